@@ -1,0 +1,44 @@
+"""The numpy backend's one table: primitive name -> NumPy implementation.
+
+The entries are written in the family modules next door (one per primitive
+family, mirroring ``minijax/primitives/``); ``load_all`` imports them.
+An implementation takes NumPy arrays and the primitive's params and returns
+a NumPy array (or a list, for primitives with multiple results).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from minijax_numpy.backend import NumpyBackend
+
+IMPLS: dict[str, Callable[..., Any]] = {}
+
+# Primitives that carry jaxprs (jit, control flow): name -> (backend, params)
+# -> callable on arrays. They compile their jaxprs once, when resolved.
+HIGHER_ORDER: dict[str, Callable[[NumpyBackend, dict[str, Any]], Callable[..., Any]]] = {}
+
+FAMILIES = ("elementwise", "structural", "reductions", "higher_order")
+
+_loaded = False
+
+
+def load_all() -> None:
+    global _loaded
+    if not _loaded:
+        for family in FAMILIES:
+            importlib.import_module(f"minijax_numpy.{family}")
+        _loaded = True
+
+
+def impl(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: register ``fn`` as the implementation of primitive ``name``."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        IMPLS[name] = fn
+        return fn
+
+    return register

@@ -1,0 +1,36 @@
+"""minijax: a small, readable re-implementation of JAX's core.
+
+``import minijax as jax; import minijax.numpy as jnp`` gives JAX's public API
+for the supported surface.
+"""
+
+from minijax import config as _config_module
+from minijax import primitives as _primitives  # noqa: F401  (registers every primitive)
+from minijax import dispatch as _dispatch  # noqa: F401  (installs eager evaluation)
+from minijax import tree_util as tree_util
+from minijax import errors as errors
+from minijax import dtypes as dtypes
+from minijax.api import (
+    ShapeDtypeStruct as ShapeDtypeStruct,
+    block_until_ready as block_until_ready,
+    default_backend as default_backend,
+    device_count as device_count,
+    device_get as device_get,
+    device_put as device_put,
+    devices as devices,
+    eval_shape as eval_shape,
+    local_device_count as local_device_count,
+    local_devices as local_devices,
+    make_jaxpr as make_jaxpr,
+    process_count as process_count,
+    process_index as process_index,
+)
+from minijax.array import Array as Array
+from minijax.config import config as config
+from minijax.interpreters.jit import jit as jit
+from minijax import lax as lax
+from minijax import numpy as numpy
+
+__version__ = "0.1.0"
+
+del _config_module

@@ -1,0 +1,167 @@
+"""Public entry points that are not transforms of their own module: make_jaxpr,
+eval_shape, devices and placement, readiness."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from minijax import core, dtypes, tree_util
+from minijax.array import Array
+from minijax.backend import Device, get_backend
+from minijax.dispatch import device_put as device_put
+from minijax.interpreters.jit import Jitted
+from minijax.interpreters.tracing import DebugInfo, abstractify, arg_names_of, fun_name, trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing in for an array (``jax.ShapeDtypeStruct``)."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, *, sharding: Any = None, weak_type: bool = False) -> None:
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+        self.sharding = sharding
+
+    @property
+    def aval(self) -> core.ShapedArray:
+        return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ShapeDtypeStruct)
+            and (self.shape, self.dtype, self.weak_type) == (other.shape, other.dtype, other.weak_type)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+def make_jaxpr(
+    fun: Callable[..., Any],
+    static_argnums: int | Sequence[int] = (),
+    axis_env: Any = None,
+    return_shape: bool = False,
+    abstracted_axes: Any = None,
+) -> Callable[..., Any]:
+    """``make_jaxpr(f)(*args)``: the ClosedJaxpr of ``f`` at the arguments' avals."""
+    if axis_env is not None:
+        raise NotImplementedError("make_jaxpr(axis_env=...) is not supported by minijax yet")
+    if abstracted_axes is not None:
+        raise NotImplementedError("make_jaxpr(abstracted_axes=...) is not supported by minijax")
+    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    def make(*args: Any, **kwargs: Any) -> Any:
+        nargs = len(args)
+        static_pos = {i: a for i, a in enumerate(args) if i in statics or i - nargs in statics}
+        dyn_args = [a for i, a in enumerate(args) if i not in static_pos]
+        flat, in_tree = tree_util.tree_flatten((tuple(dyn_args), kwargs))
+        avals = [abstractify(x) for x in flat]
+        out_tree_box: list[Any] = []
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            d_args, d_kwargs = tree_util.tree_unflatten(in_tree, tracers)
+            it = iter(d_args)
+            full = [static_pos[i] if i in static_pos else next(it) for i in range(nargs)]
+            out = fun(*full, **d_kwargs)
+            out_flat, out_tree = tree_util.tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return out_flat
+
+        info = DebugInfo(fun_name(fun), arg_names_of(fun, args, kwargs), "make_jaxpr")
+        closed, _ = trace_to_jaxpr(flat_fun, avals, info)
+        if return_shape:
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
+            return closed, tree_util.tree_unflatten(out_tree_box[0], shapes)
+        return closed
+
+    make.__name__ = f"make_jaxpr({fun_name(fun)})"
+    return make
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The output shapes/dtypes of ``fun`` without computing it."""
+
+    def to_aval_leaf(x: Any) -> Any:
+        return x
+
+    closed, shapes = make_jaxpr(fun, return_shape=True)(*tree_util.tree_map(to_aval_leaf, args), **kwargs)
+    return shapes
+
+
+def block_until_ready(tree: Any) -> Any:
+    """Wait for every array in ``tree`` to be computed; return the tree."""
+    for leaf in tree_util.tree_leaves(tree):
+        if isinstance(leaf, Array):
+            leaf.block_until_ready()
+    return tree
+
+
+def device_get(tree: Any) -> Any:
+    """Copy every array in ``tree`` to a NumPy array on the host."""
+    return tree_util.tree_map(lambda x: np.asarray(x) if isinstance(x, Array) else x, tree)
+
+
+def devices(backend: str | None = None) -> list[Device]:
+    return list(get_backend(backend).devices())
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Device]:
+    return devices(backend)
+
+
+def device_count(backend: str | None = None) -> int:
+    return len(devices(backend))
+
+
+def local_device_count(backend: str | None = None) -> int:
+    return device_count(backend)
+
+
+def default_backend() -> str:
+    return get_backend().platform
+
+
+def process_index() -> int:
+    return 0
+
+
+def process_count() -> int:
+    return 1
+
+
+def is_jitted(f: Any) -> bool:
+    return isinstance(f, Jitted)
+
+
+__all__ = [
+    "ClosedJaxpr",
+    "ShapeDtypeStruct",
+    "block_until_ready",
+    "default_backend",
+    "device_count",
+    "device_get",
+    "device_put",
+    "devices",
+    "eval_shape",
+    "local_device_count",
+    "local_devices",
+    "make_jaxpr",
+]

@@ -1,0 +1,180 @@
+"""``Array``: an immutable value living in a backend buffer.
+
+Operators and array methods (``+``, ``.sum()``, ``.at``, indexing) are shared
+with tracers and are attached by ``minijax.numpy.array_methods``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from minijax import dtypes
+from minijax.core import ShapedArray
+
+if TYPE_CHECKING:
+    from minijax.backend import Backend, Device
+
+
+class Array:
+    """A minijax array: a buffer on a backend device plus its abstract value."""
+
+    __slots__ = ("_buf", "aval", "_backend", "_deleted", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, buf: Any, aval: ShapedArray, backend: Backend) -> None:
+        self._buf = buf
+        self.aval = aval
+        self._backend = backend
+        self._deleted = False
+
+    # --- data access -------------------------------------------------------
+    @property
+    def _value(self) -> np.ndarray[Any, Any]:
+        if self._deleted:
+            raise RuntimeError("Array has been deleted.")
+        return self._backend.get(self._buf)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
+        value = self._value
+        if copy:
+            return np.array(value, dtype=dtype, copy=True)
+        return value if dtype is None else value.astype(dtype)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.aval.ndim
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    @property
+    def nbytes(self) -> int:
+        return self.aval.size * self.aval.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.aval.dtype.itemsize
+
+    # --- printing ----------------------------------------------------------
+    def __repr__(self) -> str:
+        prefix = "Array("
+        weak = ", weak_type=True" if self.aval.weak_type else ""
+        suffix = f", dtype={self.aval.dtype.name}{weak})"
+        if self._deleted:
+            return f"Array(<deleted>{suffix}"
+        body = np.array2string(self._printable(), separator=", ", prefix=prefix, suffix=suffix)
+        return prefix + body + suffix
+
+    def __str__(self) -> str:
+        return str(self._printable())
+
+    def _printable(self) -> np.ndarray[Any, Any]:
+        return self._value
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._value[()], spec)
+        return format(self._value, spec)
+
+    # --- Python conversions ------------------------------------------------
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self) -> Iterator[Array]:
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.aval.shape[0]):
+            yield self[i]  # type: ignore[index]
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __index__(self) -> int:
+        if not dtypes.issubdtype(self.aval.dtype, np.integer):
+            raise TypeError(f"Only integer scalar arrays can be converted to a scalar index, got {self.aval.str_short()}.")
+        return int(self._value)
+
+    def item(self, *args: Any) -> Any:
+        return self._value.item(*args)
+
+    def tolist(self) -> Any:
+        return self._value.tolist()
+
+    def __hash__(self) -> int:
+        raise TypeError("unhashable type: 'Array'. Use a tuple of Python values, or a static argument, as a key.")
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        raise TypeError(
+            "'Array' object does not support item assignment. JAX arrays are "
+            "immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` "
+            "or another .at[] method: "
+            "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+        )
+
+    def __reduce__(self) -> Any:
+        from minijax.dispatch import device_put_value
+
+        return (device_put_value, (np.asarray(self._value), self.aval.weak_type))
+
+    def __copy__(self) -> Array:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Array:
+        return self
+
+    # --- placement and readiness ---------------------------------------------
+    def block_until_ready(self) -> Array:
+        if self._deleted:
+            raise RuntimeError("Array has been deleted.")
+        self._backend.block_until_ready(self._buf)
+        return self
+
+    def is_ready(self) -> bool:
+        return self._backend.is_ready(self._buf)
+
+    def devices(self) -> set[Device]:
+        return {self._backend.buffer_device(self._buf)}
+
+    @property
+    def device(self) -> Device:
+        return self._backend.buffer_device(self._buf)
+
+    def copy_to_host_async(self) -> None:
+        return None
+
+    def delete(self) -> None:
+        self._deleted = True
+        self._buf = None
+
+    def is_deleted(self) -> bool:
+        return self._deleted
+
+    def to_concrete_value(self) -> np.ndarray[Any, Any]:
+        return self._value

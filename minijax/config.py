@@ -1,0 +1,313 @@
+"""Configuration flags, mirroring ``jax.config``.
+
+Every flag has a global value (set by ``config.update`` or, at import time, by
+an environment variable named after the flag: ``JAX_ENABLE_X64`` for
+``jax_enable_x64``) and may be overridden per thread by a context manager::
+
+    from minijax.config import config, enable_x64, config_context
+
+    config.update("jax_enable_x64", True)        # global
+    with enable_x64(False):                       # this thread, this block
+        ...
+    with config_context(jax_debug_nans=True, jax_numpy_rank_promotion="raise"):
+        ...
+
+Overrides live in a thread-local stack so that transforms running on several
+threads (and tests) cannot see each other's temporary settings, the same model
+JAX uses for its context-manager flags.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+__all__ = [
+    "Config",
+    "Flag",
+    "check_tracer_leaks",
+    "config",
+    "config_context",
+    "debug_infs",
+    "debug_nans",
+    "default_device",
+    "disable_jit",
+    "enable_x64",
+    "explicit_x64_dtypes",
+    "numpy_dtype_promotion",
+    "numpy_rank_promotion",
+    "register_listener",
+    "x64_enabled",
+]
+
+T = TypeVar("T")
+
+# Strings accepted for boolean flags, from the environment or from
+# ``config.update``; JAX accepts the same spellings.
+_TRUE_STRINGS = frozenset({"1", "true", "t", "yes", "y", "on"})
+_FALSE_STRINGS = frozenset({"0", "false", "f", "no", "n", "off", ""})
+
+
+def _parse_bool(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in _TRUE_STRINGS:
+            return True
+        if lowered in _FALSE_STRINGS:
+            return False
+    raise ValueError(
+        f"Invalid value {value!r} for boolean flag {name}: expected True/False "
+        f"or one of {sorted(_TRUE_STRINGS | _FALSE_STRINGS - {''})}."
+    )
+
+
+def _enum_parser(*choices: str) -> Callable[[str, object], str]:
+    def parse(name: str, value: object) -> str:
+        # StrEnum members (as JAX hands out) compare equal to their string.
+        if isinstance(value, str) and value in choices:
+            return str(value)
+        raise ValueError(
+            f"Invalid value {value!r} for flag {name}: must be one of {list(choices)}."
+        )
+
+    return parse
+
+
+def _parse_optional_str(name: str, value: object) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"Invalid value {value!r} for flag {name}: expected a string or None.")
+
+
+def _parse_any(name: str, value: object) -> object:
+    del name  # jax_default_device holds a Device object; backends validate it.
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Storage: one global dict plus a per-thread dict of overrides.
+
+# Sentinel for "no override in this thread"; None is a legal flag value.
+_UNSET: Any = object()
+
+_global_values: dict[str, Any] = {}
+
+
+class _ThreadOverrides(threading.local):
+    """Per-thread overrides: flag name -> value currently in force here.
+
+    Only the current value is stored; each context manager remembers what it
+    replaced and puts it back on exit, which gives stack behaviour for free.
+    """
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+
+_overrides = _ThreadOverrides()
+_listeners: list[Callable[[str, Any], None]] = []
+
+
+def register_listener(fn: Callable[[str, Any], None]) -> None:
+    """Call ``fn(flag_name, new_value)`` whenever a flag's value may change.
+
+    Used by modules that cache values derived from flags (e.g. promotion
+    tables keyed on nothing but the flag). Called for ``config.update`` and
+    on entering and leaving a context manager.
+    """
+    _listeners.append(fn)
+
+
+def _notify(name: str, value: Any) -> None:
+    for fn in tuple(_listeners):
+        fn(name, value)
+
+
+def _read(name: str) -> Any:
+    value = _overrides.values.get(name, _UNSET)
+    return _global_values[name] if value is _UNSET else value
+
+
+def x64_enabled() -> bool:
+    """Whether 64-bit dtypes are enabled in this thread right now.
+
+    On the hot path of every dtype computation, so written out by hand
+    instead of going through ``config``'s attribute lookup.
+    """
+    value = _overrides.values.get("jax_enable_x64", _UNSET)
+    return bool(_global_values["jax_enable_x64"] if value is _UNSET else value)
+
+
+# ---------------------------------------------------------------------------
+# Flags
+
+
+@dataclass(frozen=True)
+class Flag(Generic[T]):
+    """One configuration option.
+
+    ``flag.value`` reads the value in force; calling the flag, as in
+    ``with enable_x64(True):``, overrides it for the current thread.
+    """
+
+    name: str
+    default: T
+    parse: Callable[[str, object], T]
+    help: str
+
+    @property
+    def value(self) -> T:
+        result: T = _read(self.name)
+        return result
+
+    def __call__(self, new_value: object = True) -> contextlib.AbstractContextManager[None]:
+        return config_context(**{self.name: new_value})
+
+
+_flags: dict[str, Flag[Any]] = {}
+
+
+def _define(
+    name: str, default: T, parse: Callable[[str, object], T], help: str
+) -> Flag[T]:
+    flag = Flag(name, default, parse, help)
+    _flags[name] = flag
+    env = os.environ.get(name.upper())
+    # Environment variables are read once, at import, like JAX does.
+    _global_values[name] = default if env is None else parse(name.upper(), env)
+    return flag
+
+
+enable_x64: Flag[bool] = _define(
+    "jax_enable_x64", False, _parse_bool,
+    "Enable 64-bit types (int64, uint64, float64). Off by default: values and "
+    "promotions that would be 64-bit are computed in 32 bits.",
+)
+explicit_x64_dtypes: Flag[str] = _define(
+    "jax_explicit_x64_dtypes", "warn", _enum_parser("allow", "warn", "error"),
+    "What to do when a 64-bit dtype is requested explicitly while x64 is off: "
+    "'warn' and truncate to 32 bits, 'error', or 'allow' it.",
+)
+platforms: Flag[str | None] = _define(
+    "jax_platforms", None, _parse_optional_str,
+    "Comma-separated backend names to use, first is the default; None picks "
+    "automatically.",
+)
+platform_name: Flag[str | None] = _define(
+    "jax_platform_name", None, _parse_optional_str,
+    "Name of the default backend; None picks automatically. Prefer jax_platforms.",
+)
+default_device: Flag[object] = _define(
+    "jax_default_device", None, _parse_any,
+    "Device on which eager operations and jit calls run; None is the default "
+    "backend's first device.",
+)
+disable_jit: Flag[bool] = _define(
+    "jax_disable_jit", False, _parse_bool,
+    "Run jit-decorated functions eagerly, op by op (useful for debugging).",
+)
+numpy_dtype_promotion: Flag[str] = _define(
+    "jax_numpy_dtype_promotion", "standard", _enum_parser("standard", "strict"),
+    "Implicit dtype promotion rules: 'standard' (JAX's lattice) or 'strict' "
+    "(only weak Python scalars promote implicitly).",
+)
+numpy_rank_promotion: Flag[str] = _define(
+    "jax_numpy_rank_promotion", "allow", _enum_parser("allow", "warn", "raise"),
+    "NumPy-style implicit rank promotion in broadcasting: 'allow', 'warn' or 'raise'.",
+)
+debug_nans: Flag[bool] = _define(
+    "jax_debug_nans", False, _parse_bool,
+    "Check every operation's output for NaNs and raise FloatingPointError.",
+)
+debug_infs: Flag[bool] = _define(
+    "jax_debug_infs", False, _parse_bool,
+    "Check every operation's output for infinities and raise FloatingPointError.",
+)
+check_tracer_leaks: Flag[bool] = _define(
+    "jax_check_tracer_leaks", False, _parse_bool,
+    "Check for tracers that escape the transformation that created them.",
+)
+
+
+def _lookup(name: str) -> Flag[Any]:
+    flag = _flags.get(name)
+    if flag is None:
+        raise AttributeError(f"Unrecognized config option: {name}")
+    return flag
+
+
+@contextlib.contextmanager
+def config_context(**new_values: object) -> Iterator[None]:
+    """Override flags for the current thread inside a ``with`` block.
+
+    >>> with config_context(jax_enable_x64=True, jax_debug_nans=True):
+    ...     pass
+    """
+    # Validate everything before changing anything: a bad value must not leave
+    # half the flags overridden.
+    parsed = {name: _lookup(name).parse(name, value) for name, value in new_values.items()}
+    local = _overrides.values
+    saved = {name: local.get(name, _UNSET) for name in parsed}
+    local.update(parsed)
+    for name, value in parsed.items():
+        _notify(name, value)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is _UNSET:
+                local.pop(name, None)
+            else:
+                local[name] = old
+            _notify(name, _read(name))
+
+
+class Config:
+    """The ``config`` object: ``config.update(name, value)``, ``config.<flag>``."""
+
+    def update(self, name: str, value: object) -> None:
+        """Set a flag's global value (thread-local overrides still win)."""
+        flag = _lookup(name)
+        _global_values[name] = flag.parse(name, value)
+        _notify(name, _read(name))
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails, i.e. for flag names.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        _lookup(name)
+        return _read(name)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(
+            f"Set flags with config.update({name!r}, value), not by assignment."
+        )
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(_flags))
+
+    @property
+    def x64_enabled(self) -> bool:
+        return x64_enabled()
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """A snapshot of every flag's value in force in this thread."""
+        return {name: _read(name) for name in _flags}
+
+    def flag(self, name: str) -> Flag[Any]:
+        """The ``Flag`` object for ``name`` (its default, help text, ...)."""
+        return _lookup(name)
+
+
+config = Config()

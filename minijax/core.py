@@ -1,0 +1,356 @@
+"""The core: abstract values, primitives, traces and tracers.
+
+Tracing design ("stackless", like JAX today): there is always exactly one
+*current trace*, held per thread. ``Primitive.bind`` hands the operation to it.
+A transform's trace handles the operation and, to compute on the values it
+wraps, makes its *parent* trace current while it binds again. Values that do
+not belong to the current trace (constants, or tracers of an enclosing
+transform) are treated by it as constants. ``spec/transforms.md`` explains why
+this design was chosen over an explicit trace stack.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+import numpy as np
+
+from minijax import dtypes
+from minijax.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+
+Shape = tuple[int, ...]
+
+
+# ---------------------------------------------------------------------------
+# Abstract values
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and weak type flag."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    array_abstraction_level: ClassVar[int] = 1
+
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
+        self.shape: Shape = tuple(int(d) for d in shape)
+        self.dtype: np.dtype[Any] = np.dtype(dtype)
+        self.weak_type: bool = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(
+        self,
+        shape: Sequence[int] | None = None,
+        dtype: Any = None,
+        weak_type: bool | None = None,
+    ) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> ShapedArray:
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def str_short(self, short_dtypes: bool = True) -> str:
+        name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+        return f"{name}[{','.join(str(d) for d in self.shape)}]"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ShapedArray)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+    __str__ = str_short
+
+
+def raise_to_shaped(aval: ShapedArray, weak_type: bool | None = None) -> ShapedArray:
+    return aval if weak_type is None else aval.update(weak_type=weak_type)
+
+
+# Python scalars and NumPy values become avals here; Array and Tracer carry one.
+_SCALAR_TYPES = (bool, int, float)
+
+
+def get_aval(x: Any) -> ShapedArray:
+    """The abstract value of anything minijax accepts as an array."""
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    if isinstance(x, _SCALAR_TYPES):
+        dtype = dtypes.dtype(x, canonicalize=True)
+        return ShapedArray((), dtype, weak_type=type(x) is not bool)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
+    if isinstance(x, complex):
+        dtypes.canonicalize_dtype(np.complex64)  # raises the clear NotImplementedError
+    raise TypeError(
+        f"Value {x!r} of type {type(x).__name__} is not a valid minijax type: "
+        "minijax works on arrays (minijax.Array, numpy.ndarray) and Python scalars. "
+        "Convert lists and tuples with jnp.asarray first."
+    )
+
+
+def is_array_like(x: Any) -> bool:
+    return isinstance(x, (Tracer, np.ndarray, np.generic) + _SCALAR_TYPES) or (
+        isinstance(getattr(x, "aval", None), ShapedArray)
+    )
+
+
+# ---------------------------------------------------------------------------
+# Primitives
+
+AbstractEvalRule = Callable[..., Any]
+
+# prim -> rule(*avals, **params) returning one ShapedArray, or a list of them
+# when the primitive has multiple results. Each primitive family module fills
+# this table next to its other rules.
+abstract_eval_rules: dict[Primitive, AbstractEvalRule] = {}
+
+# Every primitive ever created, by name: the registry tests walk it.
+primitive_registry: dict[str, Primitive] = {}
+
+
+class Primitive:
+    """A named operation. Its meaning lives in rule tables keyed by it."""
+
+    __slots__ = ("name", "multiple_results")
+
+    def __init__(self, name: str, multiple_results: bool = False) -> None:
+        self.name = name
+        self.multiple_results = multiple_results
+        primitive_registry[name] = self
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        # The hot path of everything: one thread-local read and a method call.
+        return _state.trace.process_primitive(self, args, params)
+
+    def abstract_eval(self, *avals: ShapedArray, **params: Any) -> Any:
+        try:
+            rule = abstract_eval_rules[self]
+        except KeyError:
+            raise NotImplementedError(f"no abstract evaluation rule for primitive {self.name}")
+        return rule(*avals, **params)
+
+
+def def_abstract_eval(prim: Primitive) -> Callable[[AbstractEvalRule], AbstractEvalRule]:
+    def register(rule: AbstractEvalRule) -> AbstractEvalRule:
+        abstract_eval_rules[prim] = rule
+        return rule
+
+    return register
+
+
+# ---------------------------------------------------------------------------
+# Traces and tracers
+
+
+class Trace:
+    """Interprets primitives applied to its tracers. Subclasses are the transforms."""
+
+    # Set to False when the trace's transformation has finished: its tracers
+    # are then leaked and using one raises UnexpectedTracerError.
+    is_alive: bool = True
+    transform_name: ClassVar[str] = "trace"
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def invalidate(self) -> None:
+        self.is_alive = False
+
+
+class EvalTrace(Trace):
+    """The trace at the bottom: primitives run on the backend right away."""
+
+    transform_name = "eval"
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        for x in args:
+            if isinstance(x, Tracer):
+                raise_leaked_tracer(x)
+        return eval_primitive(prim, args, params)
+
+
+def raise_leaked_tracer(tracer: Tracer) -> None:
+    trace = tracer._trace
+    raise UnexpectedTracerError(
+        f"A {type(tracer).__name__} of shape {tracer.aval.str_short()} created by a "
+        f"{trace.transform_name} transformation was used after that transformation "
+        "ended (it leaked)."
+    )
+
+
+# Set by minijax.dispatch at import: (prim, args, params) -> results on the
+# default backend. Kept as a hook so core.py knows no backend.
+_eval_primitive_impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any] | None = None
+
+
+def eval_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    assert _eval_primitive_impl is not None, "minijax.dispatch was not imported"
+    return _eval_primitive_impl(prim, args, params)
+
+
+class _TraceState(threading.local):
+    def __init__(self) -> None:
+        self.trace: Trace = eval_trace
+
+
+eval_trace = EvalTrace()
+_state = _TraceState()
+
+
+def current_trace() -> Trace:
+    return _state.trace
+
+
+@contextmanager
+def set_current_trace(trace: Trace) -> Iterator[None]:
+    prev = _state.trace
+    _state.trace = trace
+    try:
+        yield
+    finally:
+        _state.trace = prev
+
+
+class Tracer:
+    """A value being traced by a transform. Behaves like an array (see array_methods)."""
+
+    __array_priority__ = 1000
+    __slots__ = ("_trace", "__weakref__")
+    _trace: Trace
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    def to_concrete_value(self) -> Any:
+        """The concrete value behind this tracer, if its trace knows one (JVP of a constant)."""
+        return None
+
+    def _origin_msg(self) -> str:
+        return ""
+
+    # Array-like metadata.
+    @property
+    def shape(self) -> Shape:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.aval.ndim
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    # Conversions to Python/NumPy values need a concrete value.
+    def __bool__(self) -> bool:
+        value = self.to_concrete_value()
+        if value is None:
+            raise TracerBoolConversionError(self)
+        return bool(value)
+
+    def __index__(self) -> int:
+        value = self.to_concrete_value()
+        if value is None:
+            raise TracerIntegerConversionError(self)
+        return int(value.__index__())
+
+    def __int__(self) -> int:
+        value = self.to_concrete_value()
+        if value is None:
+            raise ConcretizationTypeError(self, "The int() function was called on a traced value.")
+        return int(value)
+
+    def __float__(self) -> float:
+        value = self.to_concrete_value()
+        if value is None:
+            raise ConcretizationTypeError(self, "The float() function was called on a traced value.")
+        return float(value)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
+        value = self.to_concrete_value()
+        if value is None:
+            raise TracerArrayConversionError(self)
+        return np.asarray(value, dtype=dtype)
+
+    def __hash__(self) -> int:
+        raise TypeError(f"unhashable type: {type(self).__name__}. Traced arrays cannot be dict keys or set members.")
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        raise TypeError(
+            f"{type(self).__name__!r} object does not support item assignment. "
+            "JAX arrays are immutable. Instead of ``x[idx] = y``, use "
+            "``x = x.at[idx].set(y)`` or another .at[] method."
+        )
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval.str_short()}{'weak_type=True' if self.aval.weak_type else ''}>with<{type(self._trace).__name__}>"
+
+
+def concrete_or_error(x: Any, context: str = "") -> Any:
+    """Return ``x`` as a concrete value, or raise ConcretizationTypeError."""
+    if isinstance(x, Tracer):
+        value = x.to_concrete_value()
+        if value is None:
+            raise ConcretizationTypeError(x, context)
+        return value
+    return x
+
+
+def full_lower(x: Any) -> Any:
+    return x
+
+
+def typecheck_avals(expected: Sequence[ShapedArray], got: Sequence[ShapedArray], what: str) -> None:
+    """Raise TypeError when two lists of avals disagree (ignoring weak types)."""
+    if len(expected) != len(got):
+        raise TypeError(f"{what}: expected {len(expected)} values, got {len(got)}")
+    for i, (e, g) in enumerate(zip(expected, got)):
+        if e.shape != g.shape or e.dtype != g.dtype:
+            raise TypeError(f"{what}: value {i} has type {g.str_short()} but {e.str_short()} was expected")

@@ -1,0 +1,609 @@
+"""Dtypes, weak types and JAX's type promotion lattice (mirrors ``jax.dtypes``).
+
+Supported dtypes: bool, int8/16/32/64, uint8/16/32/64, float16, bfloat16,
+float32, float64, and ``float0`` (the tangent type of integer and bool values).
+Complex dtypes are not supported yet and are refused with NotImplementedError.
+
+Two ideas shape this module:
+
+* **Canonicalization.** With ``jax_enable_x64`` off (the default) the 64-bit
+  dtypes do not exist for values: int64/uint64/float64 become int32/uint32/
+  float32. ``canonicalize_dtype`` applies that mapping.
+
+* **Weak types.** A Python scalar like ``2`` or ``2.5`` has no dtype of its own;
+  it adopts the dtype of the array it meets (``int8_array * 2`` stays int8).
+  Values derived only from Python scalars stay "weakly typed". Promotion is
+  the join on a small lattice where Python ``int`` and ``float`` are the nodes
+  ``i*`` and ``f*`` below every concrete integer and floating dtype; see
+  https://docs.jax.dev/en/latest/type_promotion.html.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias
+
+import ml_dtypes
+import numpy as np
+
+from minijax import config as _config
+
+__all__ = [
+    "DTypeLike",
+    "TypePromotionError",
+    "bfloat16",
+    "canonicalize_dtype",
+    "check_user_dtype_supported",
+    "default_float_dtype",
+    "default_int_dtype",
+    "default_uint_dtype",
+    "dtype",
+    "dtype_from_short_name",
+    "finfo",
+    "float0",
+    "iinfo",
+    "is_python_scalar",
+    "is_weakly_typed",
+    "issubdtype",
+    "promote_types",
+    "python_scalar_dtypes",
+    "result_type",
+    "scalar_type_of",
+    "short_dtype_name",
+    "supported_dtypes",
+]
+
+# Anything that names a dtype: np.dtype, "float32", np.float32, int, bfloat16.
+DTypeLike: TypeAlias = Any
+
+bfloat16: type[Any] = ml_dtypes.bfloat16
+
+# The dtype of tangents of integer/bool values: zero bytes per element, so a
+# float0 array carries only a shape. Defined the way JAX defines it so that
+# values are interchangeable.
+float0: np.dtype[Any] = np.dtype([("float0", np.void, 0)])
+
+
+class TypePromotionError(ValueError):
+    """Raised when dtypes cannot be promoted implicitly (e.g. in strict mode)."""
+
+
+# ---------------------------------------------------------------------------
+# The supported dtypes and their names
+
+_bool = np.dtype(np.bool_)
+_i8, _i16, _i32, _i64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+_u8, _u16, _u32, _u64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+_f16, _bf16, _f32, _f64 = (np.dtype(t) for t in (np.float16, bfloat16, np.float32, np.float64))
+
+# Short names as they appear in jaxpr text (``f32[3]``, ``bool[]``, ...).
+_SHORT_NAMES: dict[np.dtype[Any], str] = {
+    _bool: "bool",
+    _i8: "i8", _i16: "i16", _i32: "i32", _i64: "i64",
+    _u8: "u8", _u16: "u16", _u32: "u32", _u64: "u64",
+    _f16: "f16", _bf16: "bf16", _f32: "f32", _f64: "f64",
+    float0: "float0",
+}
+_FROM_SHORT_NAME: dict[str, np.dtype[Any]] = {v: k for k, v in _SHORT_NAMES.items()}
+
+# Every dtype a minijax value may have.
+_VALID_DTYPES: frozenset[np.dtype[Any]] = frozenset(_SHORT_NAMES)
+
+_FLOATING: frozenset[np.dtype[Any]] = frozenset({_f16, _bf16, _f32, _f64})
+
+# x64 off: each 64-bit dtype is replaced by its 32-bit counterpart.
+_TO_32_BIT: dict[np.dtype[Any], np.dtype[Any]] = {_i64: _i32, _u64: _u32, _f64: _f32}
+
+# dtype -> canonical dtype, one table per x64 setting, so that
+# canonicalize_dtype of an np.dtype is a single dict lookup.
+_CANONICAL_X64: dict[Any, np.dtype[Any]] = {d: d for d in _VALID_DTYPES}
+_CANONICAL_X32: dict[Any, np.dtype[Any]] = {d: _TO_32_BIT.get(d, d) for d in _VALID_DTYPES}
+
+# Python scalar type -> the (uncanonicalized) dtype it stands for.
+python_scalar_dtypes: Mapping[type, np.dtype[Any]] = {bool: _bool, int: _i64, float: _f64}
+
+
+def supported_dtypes() -> tuple[np.dtype[Any], ...]:
+    """Every dtype minijax arrays may have, float0 excluded."""
+    return tuple(d for d in _SHORT_NAMES if d != float0)
+
+
+def short_dtype_name(dtype: DTypeLike) -> str:
+    """The jaxpr spelling of a dtype: ``f32``, ``i8``, ``u64``, ``bool``, ``bf16``."""
+    try:
+        return _SHORT_NAMES[dtype]
+    except (KeyError, TypeError):
+        return _SHORT_NAMES[_to_np_dtype(dtype)]
+
+
+def dtype_from_short_name(name: str) -> np.dtype[Any]:
+    """Inverse of ``short_dtype_name``, for the jaxpr parser."""
+    try:
+        return _FROM_SHORT_NAME[name]
+    except KeyError:
+        if name in ("c64", "c128"):
+            _raise_complex(name)
+        raise ValueError(
+            f"Unknown dtype short name {name!r}; expected one of {sorted(_FROM_SHORT_NAME)}."
+        ) from None
+
+
+# ---------------------------------------------------------------------------
+# Validation and canonicalization
+
+
+def _raise_complex(what: object) -> Any:
+    raise NotImplementedError(
+        f"minijax does not support complex dtypes yet ({what}). Use a real dtype "
+        "(float32/float64), or keep real and imaginary parts in separate arrays."
+    )
+
+
+def _to_np_dtype(x: DTypeLike) -> np.dtype[Any]:
+    """Turn a dtype specifier into an np.dtype that minijax supports, or raise."""
+    if x is complex:
+        _raise_complex("complex")
+    try:
+        dt = np.dtype(x)
+    except TypeError as e:
+        raise TypeError(f"dtype {x!r} not understood") from e
+    if dt in _VALID_DTYPES:
+        return dt
+    if dt.kind == "c":
+        _raise_complex(dt.name)
+    raise TypeError(
+        f"Value '{x}' with dtype {dt} is not a valid JAX array type. minijax supports "
+        "bool, int8/16/32/64, uint8/16/32/64, float16, bfloat16, float32 and float64."
+    )
+
+
+def canonicalize_dtype(dtype: DTypeLike, allow_extended_dtype: bool = False) -> np.dtype[Any]:
+    """The dtype values of ``dtype`` actually get under the current x64 setting.
+
+    With x64 off, int64 -> int32, uint64 -> uint32, float64 -> float32.
+    Accepts anything ``np.dtype`` accepts, including ``int``, ``float``, ``bool``
+    and strings; raises TypeError for dtypes JAX does not support.
+    """
+    del allow_extended_dtype  # minijax has no extended dtypes; kept for JAX's signature
+    table = _CANONICAL_X64 if _config.x64_enabled() else _CANONICAL_X32
+    # Fast path: np.dtype keys. A hit through numpy's lenient __eq__ (say
+    # "int32" == np.dtype("int32")) is still the right answer.
+    try:
+        return table[dtype]
+    except (KeyError, TypeError):
+        return table[_to_np_dtype(dtype)]
+
+
+def default_int_dtype() -> np.dtype[Any]:
+    return _i64 if _config.x64_enabled() else _i32
+
+
+def default_uint_dtype() -> np.dtype[Any]:
+    return _u64 if _config.x64_enabled() else _u32
+
+
+def default_float_dtype() -> np.dtype[Any]:
+    return _f64 if _config.x64_enabled() else _f32
+
+
+def _explicit_dtype(dt: np.dtype[Any], fun_name: str | None, stacklevel: int) -> np.dtype[Any]:
+    """Canonicalize a dtype the user asked for by name (``dtype=jnp.float64``).
+
+    Unlike silent canonicalization of values, an explicit request for a 64-bit
+    dtype with x64 off is surprising, so JAX warns (or errors, or allows it,
+    per ``jax_explicit_x64_dtypes``). ``stacklevel`` counts from the caller
+    of this function, as in ``warnings.warn``.
+    """
+    narrow = _TO_32_BIT.get(dt)
+    if narrow is None or _config.x64_enabled():
+        return dt
+    mode = _config.explicit_x64_dtypes.value
+    if mode == "allow":
+        return dt
+    where = f" requested in {fun_name}" if fun_name else ""
+    if mode == "error":
+        raise ValueError(
+            f"Explicitly requested dtype {dt}{where} is not available. To enable more "
+            "dtypes, set the jax_enable_x64 or jax_explicit_x64_dtypes configuration "
+            "options."
+        )
+    warnings.warn(
+        f"Explicitly requested dtype {dt}{where} is not available, and will be "
+        f"truncated to dtype {narrow}. To enable more dtypes, set the jax_enable_x64 "
+        "configuration option or the JAX_ENABLE_X64 shell environment variable. "
+        "See https://github.com/jax-ml/jax#current-gotchas for more.",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return narrow
+
+
+def check_user_dtype_supported(dtype: DTypeLike, fun_name: str | None = None) -> np.dtype[Any]:
+    """Validate a user-supplied ``dtype=`` argument and return its canonical form.
+
+    Python types give the default dtype of their kind (``int`` -> int32 with
+    x64 off, silently); an explicit 64-bit dtype with x64 off warns.
+    """
+    if dtype is None:
+        raise ValueError("dtype must be specified.")
+    if isinstance(dtype, type) and dtype in python_scalar_dtypes:
+        return canonicalize_dtype(python_scalar_dtypes[dtype])
+    if hasattr(dtype, "aval") or isinstance(dtype, np.ndarray):
+        raise ValueError(
+            "Passing an array as a dtype argument is not supported; instead of "
+            "dtype=arr use dtype=arr.dtype."
+        )
+    return _explicit_dtype(_to_np_dtype(dtype), fun_name, stacklevel=3)
+
+
+# ---------------------------------------------------------------------------
+# The dtype of a value, and weak types
+
+
+def is_python_scalar(x: Any) -> bool:
+    """True for Python ``bool``, ``int`` and ``float`` values (not NumPy scalars)."""
+    return type(x) in python_scalar_dtypes
+
+
+def is_weakly_typed(x: Any) -> bool:
+    """Whether ``x`` promotes like a Python scalar.
+
+    True for Python int and float (bool is a full dtype, never weak), and for
+    minijax values whose ``aval.weak_type`` is set; also accepts abstract
+    values that carry ``weak_type`` themselves.
+    """
+    t = type(x)
+    if t is int or t is float or t is complex:
+        return True
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return bool(getattr(aval, "weak_type", False))
+    return bool(getattr(x, "weak_type", False))
+
+
+def _python_scalar_dtype(t: type) -> np.dtype[Any]:
+    # A Python scalar's dtype is the default of its kind under the x64 flag.
+    if t is bool:
+        return _bool
+    if t is int:
+        return default_int_dtype()
+    return default_float_dtype()
+
+
+def dtype(x: Any, *, canonicalize: bool = False) -> np.dtype[Any]:
+    """The dtype of a value or of a dtype specifier.
+
+    Python scalars and the types ``int``/``float`` give the default dtype
+    (already canonical); values with ``.aval`` or ``.dtype`` give theirs;
+    strings, np.dtypes and scalar types are parsed. ``canonicalize=True``
+    applies the x64 mapping to the result.
+    """
+    if x is None:
+        raise ValueError("Invalid argument to dtype: None.")
+    t = type(x)
+    if t in python_scalar_dtypes:
+        return _python_scalar_dtype(t)
+    if isinstance(x, type) and x in python_scalar_dtypes:
+        return _python_scalar_dtype(x)
+    if t is complex:
+        _raise_complex("a Python complex scalar")
+    if isinstance(x, (str, np.dtype, type)):
+        dt = _to_np_dtype(x)
+    else:
+        aval = getattr(x, "aval", None)
+        found = getattr(aval if aval is not None else x, "dtype", None)
+        if isinstance(found, np.dtype):
+            dt = _to_np_dtype(found)
+        else:
+            try:
+                guess = np.result_type(x)
+            except TypeError as e:
+                raise TypeError(f"Cannot determine dtype of {x!r}") from e
+            dt = _to_np_dtype(guess)
+    return canonicalize_dtype(dt) if canonicalize else dt
+
+
+def scalar_type_of(x: Any) -> type:
+    """The Python scalar type (bool, int or float) matching ``x``'s dtype."""
+    dt = dtype(x)
+    if dt == _bool:
+        return bool
+    if dt.kind in "iu":
+        return int
+    if dt in _FLOATING:
+        return float
+    raise TypeError(f"Invalid scalar value {x!r}: dtype {dt} has no Python scalar type.")
+
+
+# ---------------------------------------------------------------------------
+# The promotion lattice
+#
+# Nodes are the short dtype names plus "i*" and "f*", the weak types (Python
+# int and float). Each node lists the nodes directly above it; the promotion
+# of a set of types is their least upper bound (join).
+
+_WEAK_NODES = frozenset({"i*", "f*"})
+_INT_NODES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
+_FLOAT_NODES = ("bf16", "f16", "f32", "f64")
+
+_STANDARD_EDGES: dict[str, tuple[str, ...]] = {
+    "bool": ("i*",),
+    "i*": ("u8", "i8"),
+    "u8": ("u16", "i16"),
+    "u16": ("u32", "i32"),
+    "u32": ("u64", "i64"),
+    "u64": ("f*",),
+    "i8": ("i16",),
+    "i16": ("i32",),
+    "i32": ("i64",),
+    "i64": ("f*",),
+    "f*": ("bf16", "f16"),
+    "bf16": ("f32",),
+    "f16": ("f32",),
+    "f32": ("f64",),
+    "f64": (),
+}
+
+# x64 off: u32 joined with a signed integer stops at i32 instead of forming an
+# i64 that could only be truncated again (the result after canonicalization
+# is the same; this keeps the join itself 32-bit, as JAX does).
+_X32_EDGES = {**_STANDARD_EDGES, "u32": ("u64", "i32")}
+
+# jax_numpy_dtype_promotion='strict': only weak Python scalars promote
+# implicitly (into any integer or floating type, and int into float).
+_STRICT_EDGES: dict[str, tuple[str, ...]] = {
+    "bool": (),
+    "i*": ("f*", *_INT_NODES),
+    "f*": _FLOAT_NODES,
+    **{n: () for n in _INT_NODES + _FLOAT_NODES},
+}
+
+
+def _upper_bounds(edges: Mapping[str, Iterable[str]]) -> dict[str, frozenset[str]]:
+    """Each node's set of upper bounds (itself included): transitive closure."""
+
+    def walk(node: str) -> frozenset[str]:
+        result = {node}
+        for parent in edges[node]:
+            result |= walk(parent)
+        return frozenset(result)
+
+    return {node: walk(node) for node in edges}
+
+
+def _join_table(edges: Mapping[str, Iterable[str]]) -> dict[tuple[str, str], str | None]:
+    """Join of every pair of nodes; None where no least upper bound exists."""
+    ub = _upper_bounds(edges)
+    table: dict[tuple[str, str], str | None] = {}
+    for a in edges:
+        for b in edges:
+            common = ub[a] & ub[b]
+            least = [c for c in common if common <= ub[c]]
+            table[a, b] = least[0] if len(least) == 1 else None
+    return table
+
+
+# Precomputed once: promotion is on the path of every binary operation.
+_JOINS: dict[tuple[bool, bool], dict[tuple[str, str], str | None]] = {
+    # (strict, x64) -> join table
+    (False, True): _join_table(_STANDARD_EDGES),
+    (False, False): _join_table(_X32_EDGES),
+    (True, True): _join_table(_STRICT_EDGES),
+    (True, False): _join_table(_STRICT_EDGES),
+}
+
+# (dtype, weak) -> lattice node. A weak value sits on its Python type's node;
+# weak bool does not exist (bool is always strong).
+_NODE: dict[tuple[np.dtype[Any], bool], str] = {}
+for _dt, _name in _SHORT_NAMES.items():
+    if _dt == float0:
+        continue
+    _NODE[_dt, False] = _name
+    _NODE[_dt, True] = "bool" if _dt == _bool else ("f*" if _dt in _FLOATING else "i*")
+del _dt, _name
+
+
+def _join(nodes: list[str], table: Mapping[tuple[str, str], str | None]) -> str | None:
+    acc = nodes[0]
+    for node in nodes[1:]:
+        joined = table[acc, node]
+        if joined is None:
+            return None
+        acc = joined
+    return acc
+
+
+def _node_dtype(node: str) -> np.dtype[Any]:
+    if node == "i*":
+        return default_int_dtype()
+    if node == "f*":
+        return default_float_dtype()
+    return _FROM_SHORT_NAME[node]
+
+
+def _nodes_of(pairs: Iterable[tuple[np.dtype[Any], bool]]) -> list[str]:
+    nodes = []
+    for dt, weak in pairs:
+        node = _NODE.get((dt, weak))
+        if node is None:
+            raise ValueError(f"dtype={dt!r} is not a valid dtype for JAX type promotion.")
+        nodes.append(node)
+    return nodes
+
+
+def _promotion_error(nodes: list[str], strict: bool) -> TypePromotionError:
+    shown = ", ".join(nodes)
+    if strict:
+        return TypePromotionError(
+            f"Input dtypes ({shown}) have no implicit dtype promotion path when "
+            "jax_numpy_dtype_promotion='strict'. Cast the inputs explicitly to "
+            "the dtype you want (x.astype(...)), or set "
+            "jax_numpy_dtype_promotion='standard'."
+        )
+    return TypePromotionError(
+        f"Input dtypes ({shown}) have no implicit dtype promotion path. "
+        "Cast the inputs explicitly to the dtype you want."
+    )
+
+
+def _lattice_join(nodes: list[str]) -> str:
+    """Join lattice nodes under the current promotion mode and x64 flag."""
+    strict = _config.numpy_dtype_promotion.value == "strict"
+    out = _join(nodes, _JOINS[strict, _config.x64_enabled()])
+    if out is None:
+        raise _promotion_error(nodes, strict)
+    return out
+
+
+def _dtype_and_weak(x: Any) -> tuple[np.dtype[Any], bool]:
+    """(dtype, weak_type) of one argument of result_type.
+
+    Values that already exist (minijax arrays, tracers, avals) keep their
+    dtype even if it is 64-bit with x64 off: once formed, it is respected.
+    NumPy values are canonicalized silently; explicit dtype specifiers are
+    canonicalized with the "explicitly requested dtype" warning.
+    """
+    # Hot path first: minijax Array and Tracer carry an aval.
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, bool(getattr(aval, "weak_type", False))
+    t = type(x)
+    if t is int or t is float:
+        return _python_scalar_dtype(t), True
+    if t is bool:
+        return _bool, False
+    if x is None:  # NumPy's convention: None stands for the default float
+        return default_float_dtype(), False
+    if x is int or x is float:  # the types themselves promote like their values
+        return _python_scalar_dtype(x), True
+    if x is bool:
+        return _bool, False
+    if isinstance(x, (np.ndarray, np.generic)):
+        return canonicalize_dtype(x.dtype), False
+    if isinstance(x, (str, np.dtype, type)):
+        return _explicit_dtype(_to_np_dtype(x), "result_type", stacklevel=3), False
+    if t is complex:
+        _raise_complex("a Python complex scalar")
+    found = getattr(x, "dtype", None)
+    if isinstance(found, np.dtype):
+        weak = getattr(x, "weak_type", None)
+        if weak is not None:  # an abstract value (ShapedArray): take it as is
+            return _to_np_dtype(found), bool(weak)
+        return canonicalize_dtype(found), False  # some other library's array
+    return canonicalize_dtype(dtype(x)), False
+
+
+def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
+    """The dtype JAX computes in when ``args`` meet in one operation.
+
+    Arguments may be arrays, tracers, Python scalars, NumPy values, dtypes,
+    strings or the types int/float/bool. Returns an np.dtype, or
+    ``(dtype, weak_type)`` when ``return_weak_type_flag`` is set.
+
+    The result is weak only when it lands on a weak node (i.e. every input
+    was a Python scalar or weak value). Weak results use the default dtype
+    of their kind, so they are always canonical.
+    """
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    # A plain loop, not a comprehension, so warning stacklevels are the same
+    # on every Python version (3.11 gives comprehensions their own frame).
+    pairs = []
+    for a in args:
+        pairs.append(_dtype_and_weak(a))
+    out_dtype, out_weak = pairs[0]
+    if len(pairs) > 1:
+        all_weak = all(w for _, w in pairs)
+        if not all_weak and all(d == out_dtype for d, _ in pairs):
+            # The common case of same-dtype operands; also lets float0 through.
+            out_weak = False
+        elif all_weak and _config.numpy_dtype_promotion.value != "strict":
+            # Every input weak: promote their strong dtypes and keep the result
+            # weak, so that e.g. weak int16 and weak int32 give weak int32
+            # instead of the lattice's default int.
+            node = _lattice_join(_nodes_of((d, False) for d, _ in pairs))
+            out_dtype = _explicit_dtype(_node_dtype(node), "result_type", stacklevel=2)
+            out_weak = True
+        else:
+            node = _lattice_join(_nodes_of(pairs))
+            out_dtype = _explicit_dtype(_node_dtype(node), "result_type", stacklevel=2)
+            out_weak = node in _WEAK_NODES
+    if out_dtype == _bool:
+        out_weak = False
+    elif out_weak:
+        # A weak result is only a kind (int/uint/float); it gets that kind's default.
+        if out_dtype in _FLOATING:
+            out_dtype = default_float_dtype()
+        elif out_dtype.kind == "u":
+            out_dtype = default_uint_dtype()
+        elif out_dtype.kind == "i":
+            out_dtype = default_int_dtype()
+    return (out_dtype, out_weak) if return_weak_type_flag else out_dtype
+
+
+def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype[Any]:
+    """``jnp.promote_types``: the join of two dtypes on JAX's lattice.
+
+    The Python types ``int`` and ``float`` stand for the weak nodes (so
+    ``promote_types('uint8', int)`` is uint8). Like JAX, the result is not
+    canonicalized: the lattice is the x64 one or the 32-bit one depending on
+    the flag, but a 64-bit input (or a weak-only result) yields a 64-bit dtype.
+    """
+    out = _lattice_join([_promote_types_node(a), _promote_types_node(b)])
+    if out == "i*":
+        return _i64
+    if out == "f*":
+        return _f64
+    return _FROM_SHORT_NAME[out]
+
+
+def _promote_types_node(x: DTypeLike) -> str:
+    if x is int:
+        return "i*"
+    if x is float:
+        return "f*"
+    dt = _to_np_dtype(x)
+    node = _NODE.get((dt, False))
+    if node is None:
+        raise ValueError(f"dtype={dt!r} is not a valid dtype for JAX type promotion.")
+    return node
+
+
+# ---------------------------------------------------------------------------
+# Dtype hierarchy and limits
+
+
+def _scalar_type(x: DTypeLike) -> type:
+    if isinstance(x, type) and issubclass(x, np.generic):
+        return x
+    return np.dtype(x).type
+
+
+@functools.lru_cache(maxsize=256)
+def _issubdtype(a: type, b: type) -> bool:
+    if a is bfloat16:
+        # NumPy does not place ml_dtypes' bfloat16 under np.floating; JAX does.
+        return b in (bfloat16, np.floating, np.inexact, np.number, np.generic)
+    return bool(np.issubdtype(a, b))
+
+
+def issubdtype(a: DTypeLike, b: DTypeLike) -> bool:
+    """``np.issubdtype`` that also knows bfloat16 is a floating dtype."""
+    return _issubdtype(_scalar_type(a), _scalar_type(b))
+
+
+# ml_dtypes ships no annotations for finfo; its finfo subclasses np.finfo.
+_ml_finfo: Any = ml_dtypes.finfo
+
+
+def finfo(dtype: DTypeLike) -> np.finfo[Any]:
+    """Machine limits of a floating dtype; unlike np.finfo, knows bfloat16."""
+    result: np.finfo[Any] = _ml_finfo(_to_np_dtype(dtype))
+    return result
+
+
+def iinfo(int_type: DTypeLike) -> np.iinfo[Any]:
+    """Machine limits of an integer dtype."""
+    return np.iinfo(_to_np_dtype(int_type))

@@ -1,0 +1,121 @@
+"""The error classes minijax raises, named and shaped like JAX's ``jax.errors``.
+
+Each message says what happened and what to do about it; the long
+explanations live in ``docs/errors.md`` and the messages link there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_DOCS = "https://minijax.readthedocs.io/en/latest/errors.html"
+
+
+class JAXTypeError(TypeError):
+    """Base of minijax's TypeErrors that carry a link to the errors page."""
+
+    def __init__(self, message: str) -> None:
+        name = type(self).__name__
+        super().__init__(f"{message}\nSee {_DOCS}#{name.lower()}")
+
+
+class JAXIndexError(IndexError):
+    """An IndexError raised while tracing (e.g. a traced index where a static one is needed)."""
+
+
+def _describe_tracer(tracer: Any) -> str:
+    describe = getattr(tracer, "_origin_msg", None)
+    origin = describe() if callable(describe) else ""
+    aval = getattr(tracer, "aval", None)
+    text = f"The problem arose with a tracer of type {aval.str_short() if aval else '?'}"
+    return f"{text}.\n{origin}" if origin else f"{text}."
+
+
+class ConcretizationTypeError(JAXTypeError):
+    """A concrete value was needed but the value is abstract (a tracer)."""
+
+    def __init__(self, tracer: Any, context: str = "") -> None:
+        super().__init__(
+            "Abstract tracer value encountered where concrete value is expected: "
+            f"{tracer}\n{context}\n{_describe_tracer(tracer)}\n"
+            "This happens when Python control flow or a shape depends on a traced "
+            "value. Fixes: mark the argument static (static_argnums / "
+            "static_argnames on jit), use structured control flow (lax.cond, "
+            "lax.while_loop) or a value-level select (jnp.where)."
+        )
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` (an ``if`` or ``while``) was applied to a traced value."""
+
+    def __init__(self, tracer: Any) -> None:
+        JAXTypeError.__init__(
+            self,
+            "Attempted boolean conversion of traced array with shape "
+            f"{tracer.aval.str_short()}.\n{_describe_tracer(tracer)}\n"
+            "Python `if`/`while`/`and`/`or` need a concrete bool, but under a "
+            "transformation the value is abstract. Fixes: mark the argument static "
+            "(static_argnums / static_argnames on jit), use lax.cond or "
+            "lax.while_loop, or compute both branches and select with jnp.where.",
+        )
+
+
+class TracerIntegerConversionError(JAXTypeError):
+    """``int()``/``__index__`` was applied to a traced value."""
+
+    def __init__(self, tracer: Any) -> None:
+        super().__init__(
+            "The __index__() method was called on traced array with shape "
+            f"{tracer.aval.str_short()}.\n{_describe_tracer(tracer)}\n"
+            "A Python integer is needed (e.g. for a shape, a range or a list "
+            "index) but the value is traced. Fix: mark the argument static "
+            "(static_argnums / static_argnames) or use lax.dynamic_slice / "
+            "jnp.take for traced indices."
+        )
+
+
+class TracerArrayConversionError(JAXTypeError):
+    """``np.asarray()`` was applied to a traced value."""
+
+    def __init__(self, tracer: Any) -> None:
+        super().__init__(
+            "The numpy.ndarray conversion method __array__() was called on "
+            f"traced array with shape {tracer.aval.str_short()}.\n"
+            f"{_describe_tracer(tracer)}\n"
+            "NumPy functions cannot run on traced values. Fix: use minijax.numpy "
+            "(jnp) instead of numpy inside transformed functions."
+        )
+
+
+class UnexpectedTracerError(JAXTypeError):
+    """A tracer escaped the transformation that created it and was used later."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            f"Encountered an unexpected tracer. {message}\n"
+            "A function transformed by minijax stored a traced value outside its "
+            "scope (in a global, a closure or an attribute) and it was used after "
+            "the transformation finished. Fix: return the value from the "
+            "transformed function instead of storing it."
+        )
+
+
+class KeyReuseError(RuntimeError):
+    """A PRNG key was used twice where that is checked."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A shape computation could not be decided (symbolic shapes; not supported)."""
+
+
+__all__ = [
+    "ConcretizationTypeError",
+    "InconclusiveDimensionOperation",
+    "JAXIndexError",
+    "JAXTypeError",
+    "KeyReuseError",
+    "TracerArrayConversionError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "UnexpectedTracerError",
+]

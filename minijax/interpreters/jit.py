@@ -1,0 +1,334 @@
+"""``jit``: trace once per signature, compile on the backend, replay.
+
+The cache key is (pytree structure, avals incl. weak types, static argument
+values, backend, x64 flag). With no transformation active a call goes straight
+to the cached executable; under a transformation (make_jaxpr, grad, vmap) the
+call is bound as the ``jit`` primitive, which carries the traced jaxpr.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from minijax import config as config_module
+from minijax import core, tree_util
+from minijax.backend import Backend, get_backend
+from minijax.config import config
+from minijax.core import Primitive, ShapedArray, abstract_eval_rules
+from minijax.dispatch import compiled_for, eager_rules, run_compiled, to_array
+from minijax.interpreters.tracing import DebugInfo, abstractify, arg_names_of, fun_name, trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr
+from minijax.jaxpr_text import param_filters
+
+jit_p = Primitive("jit", multiple_results=True)
+
+
+def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[ShapedArray]:
+    core.typecheck_avals(jaxpr.in_avals, avals, f"jit of {name}")
+    return jaxpr.out_avals
+
+
+abstract_eval_rules[jit_p] = _jit_abstract_eval
+# JAX shows jit's name first, then its jaxpr, and hides the bookkeeping params.
+param_filters["jit"] = lambda params: [("name", params["name"]), ("jaxpr", params["jaxpr"])]
+
+
+def _jit_eager(backend: Backend, arrays: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    return run_compiled(backend, params["jaxpr"], arrays)
+
+
+eager_rules[jit_p] = _jit_eager
+
+
+class _CacheEntry:
+    __slots__ = ("closed", "out_tree")
+
+    def __init__(self, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef) -> None:
+        self.closed = closed
+        self.out_tree = out_tree
+
+
+def _hashable_static(value: Any, where: str) -> Hashable:
+    try:
+        hash(value)
+    except TypeError as e:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred "
+            f"while trying to hash an object of type {type(value)}, {value}. The "
+            f"error was:\nTypeError: {e}\n(static argument {where}; make it "
+            "hashable, e.g. a tuple instead of a list, or pass it as a regular "
+            "array argument)"
+        ) from None
+    return value  # type: ignore[no-any-return]
+
+
+def _normalize_argnums(argnums: int | Sequence[int] | None) -> tuple[int, ...]:
+    if argnums is None:
+        return ()
+    if isinstance(argnums, int):
+        return (argnums,)
+    return tuple(int(a) for a in argnums)
+
+
+def _normalize_argnames(argnames: str | Sequence[str] | None) -> tuple[str, ...]:
+    if argnames is None:
+        return ()
+    if isinstance(argnames, str):
+        return (argnames,)
+    return tuple(argnames)
+
+
+class Jitted:
+    """What ``jit(f)`` returns: callable, with ``lower``, ``trace`` and ``eval_shape``."""
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        static_argnums: tuple[int, ...],
+        static_argnames: tuple[str, ...],
+        donate_argnums: tuple[int, ...],
+        backend: str | None,
+    ) -> None:
+        if not callable(fun):
+            raise TypeError(f"Expected a callable value, got {fun}")
+        self.fun = fun
+        self._backend_name = backend
+        self._donate_argnums = donate_argnums
+        functools.update_wrapper(self, fun)  # type: ignore[arg-type]
+        try:
+            params = list(inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        # JAX infers static_argnames from static_argnums and vice versa.
+        nums = set(static_argnums)
+        names = set(static_argnames)
+        for i in static_argnums:
+            if 0 <= i < len(positional):
+                names.add(positional[i])
+        for n in static_argnames:
+            if n in positional:
+                nums.add(positional.index(n))
+        self.static_argnums = tuple(sorted(nums))
+        self.static_argnames = tuple(sorted(names))
+        self._cache: dict[Hashable, _CacheEntry] = {}
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # jit applied to a method in a class body: bind like a function would.
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    # --- the call path -----------------------------------------------------
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], Hashable]:
+        nargs = len(args)
+        statics: list[Hashable] = []
+        dyn_args = args
+        if self.static_argnums:
+            dyn_list = []
+            for i, a in enumerate(args):
+                if i in self.static_argnums or (i - nargs) in self.static_argnums:
+                    statics.append((i, _hashable_static(a, f"argnum {i}")))
+                else:
+                    dyn_list.append(a)
+            dyn_args = tuple(dyn_list)
+        dyn_kwargs = kwargs
+        if self.static_argnames and kwargs:
+            dyn_kwargs = {}
+            for k, v in kwargs.items():
+                if k in self.static_argnames:
+                    statics.append((k, _hashable_static(v, f"{k!r}")))
+                else:
+                    dyn_kwargs[k] = v
+        return dyn_args, dyn_kwargs, tuple(statics)
+
+    def _entry(self, args: tuple[Any, ...], kwargs: dict[str, Any], traced_for: str = "jit") -> tuple[_CacheEntry, list[Any]]:
+        dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
+        flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        avals = tuple(abstractify(x) for x in flat)
+        key = (in_tree, avals, static_key, self._backend_name, config_module.x64_enabled())
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._trace(args, kwargs, in_tree, avals, traced_for)
+        return entry, flat
+
+    def _trace(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        in_tree: tree_util.PyTreeDef,
+        avals: Sequence[ShapedArray],
+        traced_for: str,
+    ) -> _CacheEntry:
+        nargs = len(args)
+        static_pos = {i: a for i, a in enumerate(args) if i in self.static_argnums or (i - nargs) in self.static_argnums}
+        static_kw = {k: v for k, v in kwargs.items() if k in self.static_argnames}
+        out_tree_box: list[tree_util.PyTreeDef] = []
+
+        def flat_fun(*flat_args: Any) -> list[Any]:
+            dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, flat_args)
+            it = iter(dyn_args)
+            full_args = [static_pos[i] if i in static_pos else next(it) for i in range(nargs)]
+            out = self.fun(*full_args, **dyn_kwargs, **static_kw)
+            out_flat, out_tree = tree_util.tree_flatten(out)
+            for leaf in out_flat:
+                if not core.is_array_like(leaf):
+                    raise TypeError(
+                        f"{fun_name(self.fun)} returned a value of type {type(leaf).__name__} "
+                        "at an output position, which is not a valid JAX type: jitted "
+                        "functions must return arrays or pytrees of arrays."
+                    )
+            out_tree_box.append(out_tree)
+            return out_flat
+
+        all_names = arg_names_of(self.fun, args, kwargs)
+        static_names = {n for n in all_names if n.split("[")[0].split(".")[0] in self.static_argnames}
+        dyn_names = [n for n in all_names if n not in static_names]
+        info = DebugInfo(fun_name(self.fun), dyn_names, traced_for)
+        closed, _ = trace_to_jaxpr(flat_fun, avals, info)
+        return _CacheEntry(closed, out_tree_box[0])
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
+        entry, flat = self._entry(args, kwargs)
+        if core.current_trace() is core.eval_trace:
+            backend = self._backend()
+            outs = run_compiled(backend, entry.closed, [to_array(x, backend) for x in flat])
+        else:
+            outs = jit_p.bind(*flat, jaxpr=entry.closed, name=fun_name(self.fun))
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _backend(self) -> Backend:
+        return get_backend(self._backend_name)
+
+    # --- ahead-of-time stages ------------------------------------------------
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        entry, flat = self._entry(args, kwargs)
+        return Traced(self, entry, flat)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        entry, _ = self._entry(args, kwargs)
+        from minijax.api import ShapeDtypeStruct
+
+        shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.closed.out_avals]
+        return tree_util.tree_unflatten(entry.out_tree, shapes)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def _cache_size(self) -> int:
+        return len(self._cache)
+
+    def __repr__(self) -> str:
+        return f"<minijax.jit of {fun_name(self.fun)}>"
+
+
+class Traced:
+    """``jit(f).trace(*args)``: the traced jaxpr, before lowering."""
+
+    def __init__(self, jitted: Jitted, entry: _CacheEntry, flat_args: list[Any]) -> None:
+        self._jitted = jitted
+        self._entry = entry
+        self.jaxpr = entry.closed
+        self.out_info = entry.out_tree
+
+    def lower(self) -> Lowered:
+        return Lowered(self._jitted, self._entry)
+
+
+class Lowered:
+    """``jit(f).lower(*args)``: the program in the backend's own text."""
+
+    def __init__(self, jitted: Jitted, entry: _CacheEntry) -> None:
+        self._jitted = jitted
+        self._entry = entry
+
+    def as_text(self) -> str:
+        return self._jitted._backend().lower_text(self._entry.closed)
+
+    def compile(self) -> Compiled:
+        backend = self._jitted._backend()
+        compiled_for(self._entry.closed, backend)
+        return Compiled(self._jitted, self._entry, backend)
+
+
+class Compiled:
+    """``jit(f).lower(*args).compile()``: callable on arguments of the traced types."""
+
+    def __init__(self, jitted: Jitted, entry: _CacheEntry, backend: Backend) -> None:
+        self._jitted = jitted
+        self._entry = entry
+        self._backend = backend
+
+    def as_text(self) -> str:
+        return self._backend.lower_text(self._entry.closed)
+
+    def cost_analysis(self) -> Any:
+        return None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        entry, flat = self._jitted._entry(args, kwargs)
+        if entry is not self._entry:
+            raise TypeError(
+                "Compiled function called with argument types that differ from the "
+                "ones it was lowered for: expected "
+                + ", ".join(a.str_short() for a in self._entry.closed.in_avals)
+                + "; got "
+                + ", ".join(a.str_short() for a in entry.closed.in_avals)
+            )
+        outs = run_compiled(self._backend, entry.closed, [to_array(x, self._backend) for x in flat])
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+
+def jit(
+    fun: Callable[..., Any] | None = None,
+    *,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Sequence[str] | None = None,
+    keep_unused: bool = False,
+    device: Any = None,
+    backend: str | None = None,
+    inline: bool = False,
+    abstracted_axes: Any = None,
+    compiler_options: Any = None,
+) -> Any:
+    """Compile ``fun``: trace it once per argument signature and replay it."""
+    unsupported = {
+        "in_shardings": in_shardings,
+        "out_shardings": out_shardings,
+        "device": device,
+        "abstracted_axes": abstracted_axes,
+        "compiler_options": compiler_options,
+    }
+    for name, value in unsupported.items():
+        if value is not None:
+            raise NotImplementedError(f"jit({name}=...) is not supported by minijax yet")
+    if donate_argnums is not None or donate_argnames is not None:
+        # Donation only matters to a backend that can reuse buffers (XLA).
+        pass
+
+    def wrap(f: Callable[..., Any]) -> Jitted:
+        return Jitted(
+            f,
+            _normalize_argnums(static_argnums),
+            _normalize_argnames(static_argnames),
+            _normalize_argnums(donate_argnums),
+            backend,
+        )
+
+    return wrap if fun is None else wrap(fun)
+
+
+_all_jitted: weakref.WeakSet[Jitted] = weakref.WeakSet()

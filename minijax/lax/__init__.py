@@ -1,0 +1,3 @@
+"""``minijax.lax``: thin public wrappers that bind primitives."""
+
+from minijax.lax.ops import *  # noqa: F403

@@ -1,0 +1,1 @@
+"""Public testing utilities (hypothesis strategies, the conformance suite)."""
