@@ -1,3 +1,8 @@
-"""``minijax.lax``: thin public wrappers that bind primitives."""
+"""``minijax.lax``: the public wrappers that bind primitives, named as in ``jax.lax``."""
 
-from minijax.lax.ops import *  # noqa: F403
+from minijax.lax.elementwise import *  # noqa: F403
+from minijax.lax.structural import *  # noqa: F403
+from minijax.lax import elementwise as _elementwise
+from minijax.lax import structural as _structural
+
+__all__ = [*_elementwise.__all__, *_structural.__all__]

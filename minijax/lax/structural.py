@@ -1,0 +1,3 @@
+"""Public lax wrappers (being written)."""
+
+__all__: list[str] = []
