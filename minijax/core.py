@@ -119,7 +119,7 @@ def get_aval(x: Any) -> ShapedArray:
 
 
 def is_array_like(x: Any) -> bool:
-    return isinstance(x, (Tracer, np.ndarray, np.generic) + _SCALAR_TYPES) or (
+    return isinstance(x, (Tracer, np.ndarray, np.generic, complex) + _SCALAR_TYPES) or (
         isinstance(getattr(x, "aval", None), ShapedArray)
     )
 

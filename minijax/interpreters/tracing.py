@@ -19,6 +19,7 @@ from minijax.core import (
     Trace,
     Tracer,
     get_aval,
+    is_array_like as core_is_array_like,
     raise_leaked_tracer,
     set_current_trace,
 )
@@ -169,10 +170,11 @@ def trace_to_jaxpr(
 
 def abstractify(x: Any) -> ShapedArray:
     """The aval a traced argument gets: Python scalars are weakly typed."""
-    if isinstance(x, (list, tuple)):
+    if not core_is_array_like(x):
         raise TypeError(
-            f"Argument {x!r} of type {type(x).__name__} is not a valid JAX type; "
-            "pass arrays (or pytrees of arrays)."
+            f"Argument '{x}' of type {type(x)} is not a valid JAX type. Pass arrays "
+            "(or pytrees of arrays), or mark the argument static with "
+            "static_argnums / static_argnames."
         )
     return get_aval(x)
 
