@@ -21,14 +21,18 @@ if TYPE_CHECKING:
 class Array:
     """A minijax array: a buffer on a backend device plus its abstract value."""
 
-    __slots__ = ("_buf", "aval", "_backend", "_deleted", "__weakref__")
+    # A deleted (or donated) array has ``_buf is None``.
+    __slots__ = ("_buf", "aval", "_backend", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buf: Any, aval: ShapedArray, backend: Backend) -> None:
         self._buf = buf
         self.aval = aval
         self._backend = backend
-        self._deleted = False
+
+    @property
+    def _deleted(self) -> bool:
+        return self._buf is None
 
     # --- data access -------------------------------------------------------
     @property
@@ -170,7 +174,6 @@ class Array:
         return None
 
     def delete(self) -> None:
-        self._deleted = True
         self._buf = None
 
     def is_deleted(self) -> bool:

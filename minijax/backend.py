@@ -72,6 +72,21 @@ class Backend(abc.ABC):
     ) -> list[Any]:
         """Run one primitive eagerly on buffers; return output buffers."""
 
+    def prepare(
+        self,
+        prim: Primitive,
+        params: dict[str, Any],
+        in_avals: Sequence[ShapedArray],
+        out_avals: Sequence[ShapedArray],
+    ) -> Callable[[Sequence[Any]], list[Any]]:
+        """A runner for one primitive at fixed avals and params.
+
+        Eager execution caches the runner per (primitive, avals, params), so a
+        backend can do its per-operation work (resolving an implementation,
+        compiling an executable) once here instead of in every ``execute``.
+        """
+        return lambda bufs: self.execute(prim, params, bufs, out_avals)
+
     @abc.abstractmethod
     def compile(self, closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None) -> Executable:
         """Compile a whole jaxpr: the result maps input buffers to output buffers."""
@@ -113,8 +128,21 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
 def _load(spec: str) -> Callable[[], Backend]:
     import importlib
 
-    module, _, attr = spec.partition(":")
-    factory: Callable[[], Backend] = getattr(importlib.import_module(module), attr)
+    def factory() -> Backend:
+        module, _, attr = spec.partition(":")
+        make: Callable[[], Backend] = getattr(importlib.import_module(module), attr)
+        return make()
+
+    return factory
+
+
+def _entry_point_factory(ep: metadata.EntryPoint) -> Callable[[], Backend]:
+    # Importing a backend can be costly (XLA loads a shared library): defer
+    # the import until the backend is asked for.
+    def factory() -> Backend:
+        make: Callable[[], Backend] = ep.load()
+        return make()
+
     return factory
 
 
@@ -126,10 +154,10 @@ def _discover() -> None:
         if _discovered:
             return
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            _factories.setdefault(ep.name, lambda ep=ep: ep.load()())
+            _factories.setdefault(ep.name, _entry_point_factory(ep))
         for name, spec in _BUNDLED.items():
             if name not in _factories:
-                _factories[name] = lambda spec=spec: _load(spec)()
+                _factories[name] = _load(spec)
         _discovered = True
 
 

@@ -191,15 +191,17 @@ class Trace:
 
 
 class EvalTrace(Trace):
-    """The trace at the bottom: primitives run on the backend right away."""
+    """The trace at the bottom: primitives run on the backend right away.
+
+    ``minijax.dispatch`` installs the evaluation function as this trace's
+    ``process_primitive`` (core.py knows no backend); a tracer reaching it
+    has leaked out of its transformation and is reported as such.
+    """
 
     transform_name = "eval"
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-        for x in args:
-            if isinstance(x, Tracer):
-                raise_leaked_tracer(x)
-        return eval_primitive(prim, args, params)
+        raise RuntimeError("minijax.dispatch was not imported")
 
 
 def raise_leaked_tracer(tracer: Tracer) -> None:
@@ -211,14 +213,11 @@ def raise_leaked_tracer(tracer: Tracer) -> None:
     )
 
 
-# Set by minijax.dispatch at import: (prim, args, params) -> results on the
-# default backend. Kept as a hook so core.py knows no backend.
-_eval_primitive_impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any] | None = None
-
-
-def eval_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    assert _eval_primitive_impl is not None, "minijax.dispatch was not imported"
-    return _eval_primitive_impl(prim, args, params)
+def install_eval(apply: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any]) -> None:
+    """Make ``apply(prim, args, params)`` what binding with no transform active does."""
+    # An instance attribute: bind's method lookup then finds the function
+    # itself, one call fewer on the eager hot path.
+    eval_trace.process_primitive = apply  # type: ignore[method-assign,assignment]
 
 
 class _TraceState(threading.local):

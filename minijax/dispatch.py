@@ -34,11 +34,18 @@ def device_put_value(x: Any, weak_type: bool = False, backend: Backend | None = 
     return Array(backend.put(host), aval, backend)
 
 
+def _deleted_error() -> RuntimeError:
+    return RuntimeError(
+        "Array has been deleted (it was deleted or donated to a jit call). "
+        "Keep a copy of an argument you donate if you still need it."
+    )
+
+
 def to_array(x: Any, backend: Backend) -> Array:
     if type(x) is Array:
+        if x._buf is None:
+            raise _deleted_error()
         if x._backend is backend:
-            if x._deleted:
-                raise RuntimeError("Array has been deleted.")
             return x
         return Array(backend.put(np.asarray(x._value)), x.aval, backend)
     return device_put_value(x, backend=backend)
@@ -51,21 +58,64 @@ def _pick_backend(args: Sequence[Any]) -> Backend:
     return get_backend()
 
 
+Runner = Callable[[Sequence[Any]], list[Any]]
+
+# (prim, backend, *in_avals, *params.items()) -> (out_avals, runner). Eager ops
+# repeat with the same signature, so the abstract-eval rule and the backend's
+# per-op preparation run once per signature; this is the eager hot path.
+_eager_cache: dict[tuple[Any, ...], tuple[list[ShapedArray], Runner]] = {}
+
+
+def _prepare(
+    prim: Primitive, backend: Backend, in_avals: list[ShapedArray], params: dict[str, Any]
+) -> tuple[list[ShapedArray], Runner]:
+    out = prim.abstract_eval(*in_avals, **params)
+    out_avals: list[ShapedArray] = list(out) if prim.multiple_results else [out]
+    return out_avals, backend.prepare(prim, params, in_avals, out_avals)
+
+
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    backend = _pick_backend(args)
-    arrays = [to_array(x, backend) for x in args]
-    rule = eager_rules.get(prim)
-    if rule is not None:
-        outs = rule(backend, arrays, params)
+    """Run ``prim`` eagerly. The fast path: every operand a live Array of one backend."""
+    backend: Backend | None = None
+    in_avals: list[ShapedArray] = []
+    bufs: list[Any] = []
+    for x in args:
+        if type(x) is not Array or x._buf is None or (backend is not None and x._backend is not backend):
+            return _apply_converting(prim, args, params)
+        backend = x._backend
+        in_avals.append(x.aval)
+        bufs.append(x._buf)
+    if backend is None:
+        return _apply_converting(prim, args, params)
+    if prim in eager_rules:
+        outs = eager_rules[prim](backend, args, params)
         return outs if prim.multiple_results else outs[0]
-    out = prim.abstract_eval(*(a.aval for a in arrays), **params)
-    out_avals: list[ShapedArray] = out if prim.multiple_results else [out]
-    bufs = backend.execute(prim, params, [a._buf for a in arrays], out_avals)
-    results = [Array(b, a, backend) for b, a in zip(bufs, out_avals)]
-    return results if prim.multiple_results else results[0]
+    try:
+        key = (prim, backend, *in_avals, *params.items())
+        entry = _eager_cache.get(key)
+    except TypeError:  # a param value that is not hashable: no caching
+        key, entry = None, None
+    if entry is None:
+        entry = _prepare(prim, backend, in_avals, params)
+        if key is not None:
+            _eager_cache[key] = entry
+    out_avals, runner = entry
+    out_bufs = runner(bufs)
+    if prim.multiple_results:
+        return [Array(b, a, backend) for b, a in zip(out_bufs, out_avals)]
+    return Array(out_bufs[0], out_avals[0], backend)
 
 
-core._eval_primitive_impl = apply_primitive
+def _apply_converting(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """The slow path: put host values (and arrays of other backends) on one backend."""
+    for x in args:
+        if isinstance(x, core.Tracer):
+            core.raise_leaked_tracer(x)
+    backend = _pick_backend(args)
+    return apply_primitive(prim, [to_array(x, backend) for x in args], params)
+
+
+core.install_eval(apply_primitive)
 
 
 # --- compiled jaxprs -----------------------------------------------------------

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -13,9 +14,48 @@ from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, Var
 from minijax_numpy.table import HIGHER_ORDER, IMPLS, load_all
 
 
+def _quiet_state() -> tuple[Any, Any] | None:
+    # JAX never warns about floating-point exceptions (log(-1) is just nan).
+    # np.errstate costs ~2 us per use, more than a small op itself; NumPy 2
+    # keeps the error state in a context variable, and setting that variable
+    # directly is nearly free. Fall back to errstate when it is not there.
+    try:
+        from numpy._core import _ufunc_config
+    except ImportError:  # pragma: no cover - NumPy 1.x layout
+        return None
+    var = getattr(_ufunc_config, "_extobj_contextvar", None)
+    if var is None:  # pragma: no cover
+        return None
+    with np.errstate(all="ignore"):
+        return var, var.get()
+
+
+_QUIET = _quiet_state()
+
+
+@contextmanager
+def quiet_fp() -> Iterator[None]:
+    """Suppress NumPy's floating-point warnings in this block."""
+    if _QUIET is None:  # pragma: no cover
+        with np.errstate(all="ignore"):
+            yield
+        return
+    var, value = _QUIET
+    token = var.set(value)
+    try:
+        yield
+    finally:
+        var.reset(token)
+
+
+def quiet_call(impl: Callable[..., Any], bufs: Sequence[Any]) -> Any:
+    with quiet_fp():
+        return impl(*bufs)
+
+
 def _freeze(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    # Buffers are shared with Arrays and never copied: forbid writes so
-    # that no NumPy view handed to a user can change an immutable Array.
+    # Buffers are shared, never copied: before one is handed to a user (get),
+    # forbid writes so no NumPy view can change an immutable Array.
     if x.flags.writeable:
         x.flags.writeable = False
     return x
@@ -27,7 +67,7 @@ def _as_result(value: Any, aval: ShapedArray) -> np.ndarray[Any, Any]:
         value = np.asarray(value, dtype=aval.dtype)
     if value.shape != aval.shape:
         raise RuntimeError(f"numpy backend: result shape {value.shape} does not match {aval.str_short()}")
-    return _freeze(value)
+    return value
 
 
 class NumpyBackend(Backend):
@@ -43,21 +83,25 @@ class NumpyBackend(Backend):
         return self._devices
 
     def put(self, value: np.ndarray[Any, Any], device: Device | None = None) -> Any:
-        return _freeze(np.array(value, copy=True))
+        return np.array(value, copy=True)
 
     def get(self, buffer: Any) -> np.ndarray[Any, Any]:
-        return buffer  # type: ignore[no-any-return]
+        frozen: np.ndarray[Any, Any] = _freeze(buffer)
+        return frozen
 
     def supports(self, prim: Primitive) -> bool:
         return prim.name in IMPLS or prim.name in HIGHER_ORDER
 
     def _impl(self, prim: Primitive, params: dict[str, Any]) -> Callable[..., Any]:
+        """The implementation of ``prim`` with its params bound."""
         higher = HIGHER_ORDER.get(prim.name)
         if higher is not None:
             return higher(self, params)
         impl = IMPLS.get(prim.name)
         if impl is None:
             raise NotImplementedError(f"the numpy backend has no implementation of primitive {prim.name}")
+        if not params:
+            return impl
         return lambda *xs: impl(*xs, **params)
 
     def execute(
@@ -67,59 +111,103 @@ class NumpyBackend(Backend):
         inputs: Sequence[Any],
         out_avals: Sequence[ShapedArray],
     ) -> list[Any]:
-        with np.errstate(all="ignore"):
-            out = self._impl(prim, params)(*inputs)
-        outs = out if prim.multiple_results else [out]
-        return [_as_result(o, a) for o, a in zip(outs, out_avals)]
+        return self.prepare(prim, params, [], out_avals)(inputs)
+
+    def prepare(
+        self,
+        prim: Primitive,
+        params: dict[str, Any],
+        in_avals: Sequence[ShapedArray],
+        out_avals: Sequence[ShapedArray],
+    ) -> Callable[[Sequence[Any]], list[Any]]:
+        impl = self._impl(prim, params)
+        if prim.multiple_results:
+
+            def run_many(bufs: Sequence[Any]) -> list[Any]:
+                with quiet_fp():
+                    outs = impl(*bufs)
+                return [_as_result(o, a) for o, a in zip(outs, out_avals)]
+
+            return run_many
+        (aval,) = out_avals
+        dtype, shape = aval.dtype, aval.shape
+        if _QUIET is None:  # pragma: no cover
+            return lambda bufs: [_as_result(quiet_call(impl, bufs), aval)]
+        var, quiet = _QUIET
+
+        def run_one(bufs: Sequence[Any]) -> list[Any]:
+            # The eager hot path, written out: quiet FP state, call, check.
+            token = var.set(quiet)
+            try:
+                out = impl(*bufs)
+            finally:
+                var.reset(token)
+            if type(out) is not np.ndarray or out.dtype != dtype:
+                out = np.asarray(out, dtype=dtype)
+            if out.shape != shape:
+                raise RuntimeError(f"numpy backend: {prim.name} returned shape {out.shape}, expected {aval.str_short()}")
+            return [out]
+
+        return run_one
 
     def compile(self, closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None) -> Executable:
-        run = self.compile_jaxpr(closed.jaxpr, [_freeze(np.asarray(c)) for c in closed.consts])
+        run = self.compile_jaxpr(closed.jaxpr, closed.consts)
         return lambda bufs: run(*bufs)
 
     def compile_jaxpr(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> Callable[..., list[Any]]:
-        """An interpreter specialised to ``jaxpr``: slots instead of a dict, impls resolved once."""
-        slot: dict[Var, int] = {}
-        for v in [*jaxpr.constvars, *jaxpr.invars]:
-            slot[v] = len(slot)
-        n_const = len(jaxpr.constvars)
-        literals: list[Any] = []
+        """An interpreter specialised to ``jaxpr``.
+
+        Variables become slots of a list and every equation's implementation
+        is resolved here, once; running is a loop over prepared steps.
+        Literals and consts are stored in slots of their own before the run.
+        """
+        slots: dict[Var, int] = {}
+        initial: list[Any] = []
+
+        def constant_slot(value: Any, aval: ShapedArray) -> int:
+            initial.append(_as_result(np.asarray(value), aval))
+            return len(initial) - 1
+
+        for v, c in zip(jaxpr.constvars, consts):
+            slots[v] = constant_slot(c, v.aval)
+        n_fixed_before_args = len(initial)
+        for v in jaxpr.invars:
+            slots[v] = len(initial)
+            initial.append(None)
 
         def ref(atom: Var | Literal) -> int:
-            # Literals get negative slots into a separate list.
             if isinstance(atom, Literal):
-                literals.append(np.asarray(atom.val, dtype=atom.aval.dtype))
-                return -len(literals)
-            return slot[atom]
+                return constant_slot(atom.val, atom.aval)
+            return slots[atom]
 
-        steps: list[tuple[Callable[..., Any], list[int], list[int], list[ShapedArray], bool]] = []
+        Step = tuple[Callable[..., Any], list[int], list[int], list[ShapedArray], bool]
+        steps: list[Step] = []
         for eqn in jaxpr.eqns:
             ins = [ref(a) for a in eqn.invars]
             outs = []
             for v in eqn.outvars:
-                slot.setdefault(v, len(slot)) if not isinstance(v, DropVar) else None
-                outs.append(slot.get(v, -1) if not isinstance(v, DropVar) else -1)
-            steps.append((self._impl(eqn.primitive, eqn.params), ins, outs, [v.aval for v in eqn.outvars], eqn.primitive.multiple_results))
+                initial.append(None)
+                outs.append(len(initial) - 1)
+                if not isinstance(v, DropVar):
+                    slots[v] = len(initial) - 1
+            avals = [v.aval for v in eqn.outvars]
+            steps.append((self._impl(eqn.primitive, eqn.params), ins, outs, avals, eqn.primitive.multiple_results))
         out_refs = [ref(v) for v in jaxpr.outvars]
-        out_avals = [v.aval for v in jaxpr.outvars]
-        size = len(slot)
-        const_values = list(consts)
+        arg_start, n_args = n_fixed_before_args, len(jaxpr.invars)
 
         def run(*args: Any) -> list[Any]:
-            env: list[Any] = [None] * size
-            env[:n_const] = const_values
-            env[n_const : n_const + len(args)] = args
-
-            def read(i: int) -> Any:
-                return env[i] if i >= 0 else literals[-i - 1]
-
-            with np.errstate(all="ignore"):
+            if len(args) != n_args:
+                raise TypeError(f"compiled jaxpr takes {n_args} arguments, got {len(args)}")
+            env = list(initial)
+            env[arg_start : arg_start + n_args] = args
+            with quiet_fp():
                 for impl, ins, outs, avals, multiple in steps:
-                    result = impl(*[read(i) for i in ins])
-                    if not multiple:
-                        result = (result,)
-                    for i, value, aval in zip(outs, result, avals):
-                        if i >= 0:
+                    result = impl(*[env[i] for i in ins])
+                    if multiple:
+                        for i, value, aval in zip(outs, result, avals):
                             env[i] = _as_result(value, aval)
-            return [_as_result(read(i), a) for i, a in zip(out_refs, out_avals)]
+                    else:
+                        env[outs[0]] = _as_result(result, avals[0])
+            return [env[i] for i in out_refs]
 
         return run
