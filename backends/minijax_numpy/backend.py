@@ -63,11 +63,12 @@ def _freeze(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 def _as_result(value: Any, aval: ShapedArray) -> np.ndarray[Any, Any]:
     """Make an implementation's result exactly the array its aval promises."""
+    out: np.ndarray[Any, Any] = value
     if type(value) is not np.ndarray or value.dtype != aval.dtype:
-        value = np.asarray(value, dtype=aval.dtype)
-    if value.shape != aval.shape:
-        raise RuntimeError(f"numpy backend: result shape {value.shape} does not match {aval.str_short()}")
-    return value
+        out = np.asarray(value, dtype=aval.dtype)
+    if out.shape != aval.shape:
+        raise RuntimeError(f"numpy backend: result shape {out.shape} does not match {aval.str_short()}")
+    return out
 
 
 class NumpyBackend(Backend):
