@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,19 +32,23 @@ def _quiet_state() -> tuple[Any, Any] | None:
 _QUIET = _quiet_state()
 
 
-@contextmanager
-def quiet_fp() -> Iterator[None]:
-    """Suppress NumPy's floating-point warnings in this block."""
-    if _QUIET is None:  # pragma: no cover
-        with np.errstate(all="ignore"):
-            yield
-        return
-    var, value = _QUIET
-    token = var.set(value)
-    try:
-        yield
-    finally:
-        var.reset(token)
+class quiet_fp:
+    """Context manager: suppress NumPy's floating-point warnings in this block."""
+
+    __slots__ = ("_token", "_errstate")
+
+    def __enter__(self) -> None:
+        if _QUIET is None:  # pragma: no cover
+            self._errstate = np.errstate(all="ignore")
+            self._errstate.__enter__()
+        else:
+            self._token = _QUIET[0].set(_QUIET[1])
+
+    def __exit__(self, *exc: Any) -> None:
+        if _QUIET is None:  # pragma: no cover
+            self._errstate.__exit__(*exc)
+        else:
+            _QUIET[0].reset(self._token)
 
 
 def quiet_call(impl: Callable[..., Any], bufs: Sequence[Any]) -> Any:
@@ -208,7 +211,10 @@ class NumpyBackend(Backend):
                         for i, value, aval in zip(outs, result, avals):
                             env[i] = _as_result(value, aval)
                     else:
-                        env[outs[0]] = _as_result(result, avals[0])
+                        aval = avals[0]
+                        if type(result) is not np.ndarray or result.dtype != aval.dtype:
+                            result = _as_result(result, aval)
+                        env[outs[0]] = result
             return [env[i] for i in out_refs]
 
         return run

@@ -16,8 +16,8 @@ from typing import Any
 
 from minijax import config as config_module
 from minijax import core, tree_util
-from minijax.backend import Backend, get_backend
-from minijax.config import config
+from minijax.array import Array
+from minijax.backend import Backend, Executable, get_backend
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
 from minijax.dispatch import compiled_for, eager_rules, run_compiled, to_array
 from minijax.interpreters.tracing import DebugInfo, abstractify, arg_names_of, fun_name, trace_to_jaxpr
@@ -45,11 +45,20 @@ eager_rules[jit_p] = _jit_eager
 
 
 class _CacheEntry:
-    __slots__ = ("closed", "out_tree")
+    __slots__ = ("closed", "out_tree", "backend", "executable")
 
-    def __init__(self, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef) -> None:
+    def __init__(self, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend) -> None:
         self.closed = closed
         self.out_tree = out_tree
+        self.backend = backend
+        self.executable: Executable | None = None
+
+    def run(self, arrays: Sequence[Array]) -> list[Array]:
+        if self.executable is None:
+            self.executable = compiled_for(self.closed, self.backend)
+        bufs = self.executable([a._buf for a in arrays])
+        backend = self.backend
+        return [Array(b, aval, backend) for b, aval in zip(bufs, self.closed.out_avals)]
 
 
 def _hashable_static(value: Any, where: str) -> Hashable:
@@ -116,6 +125,10 @@ class Jitted:
         self.static_argnums = tuple(sorted(nums))
         self.static_argnames = tuple(sorted(names))
         self._cache: dict[Hashable, _CacheEntry] = {}
+        # Calls with only positional Array arguments and no static ones skip
+        # pytree flattening: keyed by the avals alone (plus the x64 flag).
+        self._fast_cache: dict[Hashable, _CacheEntry] = {}
+        self._fast_ok = not self.static_argnums and not self.static_argnames
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # jit applied to a method in a class body: bind like a function would.
@@ -190,15 +203,31 @@ class Jitted:
         dyn_names = [n for n in all_names if n not in static_names]
         info = DebugInfo(fun_name(self.fun), dyn_names, traced_for)
         closed, _ = trace_to_jaxpr(flat_fun, avals, info)
-        return _CacheEntry(closed, out_tree_box[0])
+        return _CacheEntry(closed, out_tree_box[0], self._backend())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if config.jax_disable_jit:
+        if config_module.read("jax_disable_jit"):
             return self.fun(*args, **kwargs)
+        eager = core.current_trace() is core.eval_trace
+        if eager and self._fast_ok and not kwargs:
+            # The hot path of a jitted call: all arguments live Arrays.
+            key: list[Any] = [config_module.x64_enabled()]
+            for a in args:
+                if type(a) is not Array or a._buf is None:
+                    break
+                key.append(a.aval)
+            else:
+                fast_key = tuple(key)
+                entry = self._fast_cache.get(fast_key)
+                if entry is None:
+                    entry, _ = self._entry(args, kwargs)
+                    self._fast_cache[fast_key] = entry
+                if all(a._backend is entry.backend for a in args):
+                    return tree_util.tree_unflatten(entry.out_tree, entry.run(args))
         entry, flat = self._entry(args, kwargs)
-        if core.current_trace() is core.eval_trace:
-            backend = self._backend()
-            outs = run_compiled(backend, entry.closed, [to_array(x, backend) for x in flat])
+        if eager:
+            backend = entry.backend
+            outs = entry.run([to_array(x, backend) for x in flat])
         else:
             outs = jit_p.bind(*flat, jaxpr=entry.closed, name=fun_name(self.fun))
         return tree_util.tree_unflatten(entry.out_tree, outs)
@@ -223,6 +252,7 @@ class Jitted:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._fast_cache.clear()
 
     def _cache_size(self) -> int:
         return len(self._cache)
@@ -284,7 +314,7 @@ class Compiled:
                 + "; got "
                 + ", ".join(a.str_short() for a in entry.closed.in_avals)
             )
-        outs = run_compiled(self._backend, entry.closed, [to_array(x, self._backend) for x in flat])
+        outs = entry.run([to_array(x, entry.backend) for x in flat])
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
 
