@@ -40,6 +40,9 @@ __all__ = [
     "explicit_x64_dtypes",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
+    "platform_name",
+    "platforms",
+    "read",
     "register_listener",
     "x64_enabled",
 ]
@@ -133,9 +136,15 @@ def _notify(name: str, value: Any) -> None:
         fn(name, value)
 
 
-def _read(name: str) -> Any:
+def read(name: str) -> Any:
+    """The value of flag ``name`` in force in this thread (fast, unchecked).
+
+    For hot paths; raises KeyError for unknown names. Elsewhere prefer
+    ``config.<name>`` or ``<flag>.value``.
+    """
     value = _overrides.values.get(name, _UNSET)
     return _global_values[name] if value is _UNSET else value
+
 
 
 def x64_enabled() -> bool:
@@ -167,7 +176,7 @@ class Flag(Generic[T]):
 
     @property
     def value(self) -> T:
-        result: T = _read(self.name)
+        result: T = read(self.name)
         return result
 
     def __call__(self, new_value: object = True) -> contextlib.AbstractContextManager[None]:
@@ -269,7 +278,7 @@ def config_context(**new_values: object) -> Iterator[None]:
                 local.pop(name, None)
             else:
                 local[name] = old
-            _notify(name, _read(name))
+            _notify(name, read(name))
 
 
 class Config:
@@ -279,14 +288,14 @@ class Config:
         """Set a flag's global value (thread-local overrides still win)."""
         flag = _lookup(name)
         _global_values[name] = flag.parse(name, value)
-        _notify(name, _read(name))
+        _notify(name, read(name))
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails, i.e. for flag names.
         if name.startswith("__"):
             raise AttributeError(name)
         _lookup(name)
-        return _read(name)
+        return read(name)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(
@@ -296,6 +305,11 @@ class Config:
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(_flags))
 
+    def read(self, name: str) -> Any:
+        """The value of flag ``name`` in force in this thread."""
+        _lookup(name)
+        return read(name)
+
     @property
     def x64_enabled(self) -> bool:
         return x64_enabled()
@@ -303,7 +317,7 @@ class Config:
     @property
     def values(self) -> dict[str, Any]:
         """A snapshot of every flag's value in force in this thread."""
-        return {name: _read(name) for name in _flags}
+        return {name: read(name) for name in _flags}
 
     def flag(self, name: str) -> Flag[Any]:
         """The ``Flag`` object for ``name`` (its default, help text, ...)."""

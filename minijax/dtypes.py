@@ -23,12 +23,12 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeAlias
+from typing import Any, NoReturn, TypeAlias
 
 import ml_dtypes
 import numpy as np
 
-from minijax import config as _config
+from minijax.config import explicit_x64_dtypes, read, x64_enabled
 
 __all__ = [
     "DTypeLike",
@@ -134,7 +134,7 @@ def dtype_from_short_name(name: str) -> np.dtype[Any]:
 # Validation and canonicalization
 
 
-def _raise_complex(what: object) -> Any:
+def _raise_complex(what: object) -> NoReturn:
     raise NotImplementedError(
         f"minijax does not support complex dtypes yet ({what}). Use a real dtype "
         "(float32/float64), or keep real and imaginary parts in separate arrays."
@@ -167,7 +167,7 @@ def canonicalize_dtype(dtype: DTypeLike, allow_extended_dtype: bool = False) -> 
     and strings; raises TypeError for dtypes JAX does not support.
     """
     del allow_extended_dtype  # minijax has no extended dtypes; kept for JAX's signature
-    table = _CANONICAL_X64 if _config.x64_enabled() else _CANONICAL_X32
+    table = _CANONICAL_X64 if x64_enabled() else _CANONICAL_X32
     # Fast path: np.dtype keys. A hit through numpy's lenient __eq__ (say
     # "int32" == np.dtype("int32")) is still the right answer.
     try:
@@ -177,15 +177,15 @@ def canonicalize_dtype(dtype: DTypeLike, allow_extended_dtype: bool = False) -> 
 
 
 def default_int_dtype() -> np.dtype[Any]:
-    return _i64 if _config.x64_enabled() else _i32
+    return _i64 if x64_enabled() else _i32
 
 
 def default_uint_dtype() -> np.dtype[Any]:
-    return _u64 if _config.x64_enabled() else _u32
+    return _u64 if x64_enabled() else _u32
 
 
 def default_float_dtype() -> np.dtype[Any]:
-    return _f64 if _config.x64_enabled() else _f32
+    return _f64 if x64_enabled() else _f32
 
 
 def _explicit_dtype(dt: np.dtype[Any], fun_name: str | None, stacklevel: int) -> np.dtype[Any]:
@@ -197,9 +197,9 @@ def _explicit_dtype(dt: np.dtype[Any], fun_name: str | None, stacklevel: int) ->
     of this function, as in ``warnings.warn``.
     """
     narrow = _TO_32_BIT.get(dt)
-    if narrow is None or _config.x64_enabled():
+    if narrow is None or x64_enabled():
         return dt
-    mode = _config.explicit_x64_dtypes.value
+    mode = explicit_x64_dtypes.value
     if mode == "allow":
         return dt
     where = f" requested in {fun_name}" if fun_name else ""
@@ -250,7 +250,8 @@ def is_python_scalar(x: Any) -> bool:
 def is_weakly_typed(x: Any) -> bool:
     """Whether ``x`` promotes like a Python scalar.
 
-    True for Python int and float (bool is a full dtype, never weak), and for
+    True for Python int and float (and complex, as in JAX; bool is a full
+    dtype, never weak), and for
     minijax values whose ``aval.weak_type`` is set; also accepts abstract
     values that carry ``weak_type`` themselves.
     """
@@ -415,12 +416,23 @@ def _join(nodes: list[str], table: Mapping[tuple[str, str], str | None]) -> str 
     return acc
 
 
-def _node_dtype(node: str) -> np.dtype[Any]:
+def _node_dtype(node: str, x64: bool) -> np.dtype[Any]:
     if node == "i*":
-        return default_int_dtype()
+        return _i64 if x64 else _i32
     if node == "f*":
-        return default_float_dtype()
+        return _f64 if x64 else _f32
     return _FROM_SHORT_NAME[node]
+
+
+def _weak_result_dtype(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
+    """A weak result is only a kind (int/uint/float): it gets that kind's default."""
+    if dt in _FLOATING:
+        return _f64 if x64 else _f32
+    if dt.kind == "u":
+        return _u64 if x64 else _u32
+    if dt.kind == "i":
+        return _i64 if x64 else _i32
+    return dt
 
 
 def _nodes_of(pairs: Iterable[tuple[np.dtype[Any], bool]]) -> list[str]:
@@ -448,10 +460,9 @@ def _promotion_error(nodes: list[str], strict: bool) -> TypePromotionError:
     )
 
 
-def _lattice_join(nodes: list[str]) -> str:
-    """Join lattice nodes under the current promotion mode and x64 flag."""
-    strict = _config.numpy_dtype_promotion.value == "strict"
-    out = _join(nodes, _JOINS[strict, _config.x64_enabled()])
+def _lattice_join(nodes: list[str], strict: bool, x64: bool) -> str:
+    """Join lattice nodes under the given promotion mode and x64 setting."""
+    out = _join(nodes, _JOINS[strict, x64])
     if out is None:
         raise _promotion_error(nodes, strict)
     return out
@@ -513,34 +524,58 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
     pairs = []
     for a in args:
         pairs.append(_dtype_and_weak(a))
+    # On every binary op: answer from the cache when these (dtype, weak)
+    # inputs were seen before under the same flags.
+    key = (tuple(pairs), x64_enabled(), read("jax_numpy_dtype_promotion"))
+    out = _RESULT_CACHE.get(key)
+    if out is None:
+        out = _promote(*key)
+    return out if return_weak_type_flag else out[0]
+
+
+# (((dtype, weak), ...), x64, promotion mode) -> (dtype, weak)
+_RESULT_CACHE: dict[tuple[Any, ...], tuple[np.dtype[Any], bool]] = {}
+
+
+def _promote(
+    pairs: tuple[tuple[np.dtype[Any], bool], ...], x64: bool, mode: str
+) -> tuple[np.dtype[Any], bool]:
+    """result_type's computation. Remembers its answer in _RESULT_CACHE."""
+    strict = mode == "strict"
     out_dtype, out_weak = pairs[0]
+    cacheable = True
     if len(pairs) > 1:
         all_weak = all(w for _, w in pairs)
         if not all_weak and all(d == out_dtype for d, _ in pairs):
             # The common case of same-dtype operands; also lets float0 through.
             out_weak = False
-        elif all_weak and _config.numpy_dtype_promotion.value != "strict":
-            # Every input weak: promote their strong dtypes and keep the result
-            # weak, so that e.g. weak int16 and weak int32 give weak int32
-            # instead of the lattice's default int.
-            node = _lattice_join(_nodes_of((d, False) for d, _ in pairs))
-            out_dtype = _explicit_dtype(_node_dtype(node), "result_type", stacklevel=2)
-            out_weak = True
         else:
-            node = _lattice_join(_nodes_of(pairs))
-            out_dtype = _explicit_dtype(_node_dtype(node), "result_type", stacklevel=2)
-            out_weak = node in _WEAK_NODES
+            if all_weak and not strict:
+                # Every input weak: promote their strong dtypes and mark the
+                # result weak (so two weak uint8 give a weak unsigned result,
+                # where joining i* nodes would give a signed one).
+                node = _lattice_join(_nodes_of((d, False) for d, _ in pairs), strict, x64)
+                out_weak = True
+            else:
+                node = _lattice_join(_nodes_of(pairs), strict, x64)
+                out_weak = node in _WEAK_NODES
+            out_dtype = _node_dtype(node, x64)
+            if not x64 and out_dtype in _TO_32_BIT:
+                # Only 64-bit inputs that already exist lead here. Like JAX,
+                # treat the result as an explicit request: warn and narrow
+                # (per jax_explicit_x64_dtypes), so warn on every call.
+                out_dtype = _explicit_dtype(out_dtype, "result_type", stacklevel=3)
+                cacheable = False
     if out_dtype == _bool:
         out_weak = False
     elif out_weak:
-        # A weak result is only a kind (int/uint/float); it gets that kind's default.
-        if out_dtype in _FLOATING:
-            out_dtype = default_float_dtype()
-        elif out_dtype.kind == "u":
-            out_dtype = default_uint_dtype()
-        elif out_dtype.kind == "i":
-            out_dtype = default_int_dtype()
-    return (out_dtype, out_weak) if return_weak_type_flag else out_dtype
+        out_dtype = _weak_result_dtype(out_dtype, x64)
+    result = (out_dtype, out_weak)
+    if cacheable:
+        if len(_RESULT_CACHE) > 4096:  # bound memory for unusual n-ary calls
+            _RESULT_CACHE.clear()
+        _RESULT_CACHE[pairs, x64, mode] = result
+    return result
 
 
 def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype[Any]:
@@ -551,7 +586,8 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype[Any]:
     canonicalized: the lattice is the x64 one or the 32-bit one depending on
     the flag, but a 64-bit input (or a weak-only result) yields a 64-bit dtype.
     """
-    out = _lattice_join([_promote_types_node(a), _promote_types_node(b)])
+    strict = read("jax_numpy_dtype_promotion") == "strict"
+    out = _lattice_join([_promote_types_node(a), _promote_types_node(b)], strict, x64_enabled())
     if out == "i*":
         return _i64
     if out == "f*":
