@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from minijax import dtypes
+from minijax.config import x64_enabled
 from minijax.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -99,11 +100,28 @@ def raise_to_shaped(aval: ShapedArray, weak_type: bool | None = None) -> ShapedA
 _SCALAR_TYPES = (bool, int, float)
 
 
+# (Python type, x64 flag) -> aval: Python scalars are looked up on every
+# traced `x * 2.0`, so their avals are computed once.
+_python_scalar_avals: dict[tuple[type, bool], ShapedArray] = {}
+
+
 def get_aval(x: Any) -> ShapedArray:
     """The abstract value of anything minijax accepts as an array."""
     aval = getattr(x, "aval", None)
     if isinstance(aval, ShapedArray):
         return aval
+    t = type(x)
+    if t is float or t is int or t is bool:
+        key = (t, x64_enabled())
+        cached = _python_scalar_avals.get(key)
+        if cached is None:
+            dtype = dtypes.dtype(x, canonicalize=True)
+            cached = _python_scalar_avals[key] = ShapedArray((), dtype, weak_type=t is not bool)
+        if t is int and not -(2**31) <= x < 2**31:
+            info = np.iinfo(cached.dtype)
+            if not info.min <= x <= info.max:
+                raise OverflowError(f"Python int {x} too large to convert to {cached.dtype.name}")
+        return cached
     if isinstance(x, _SCALAR_TYPES):
         dtype = dtypes.dtype(x, canonicalize=True)
         return ShapedArray((), dtype, weak_type=type(x) is not bool)
@@ -134,6 +152,8 @@ AbstractEvalRule = Callable[..., Any]
 # this table next to its other rules.
 abstract_eval_rules: dict[Primitive, AbstractEvalRule] = {}
 
+_abstract_eval_cache: dict[tuple[Any, ...], Any] = {}
+
 # Every primitive ever created, by name: the registry tests walk it.
 primitive_registry: dict[str, Primitive] = {}
 
@@ -159,8 +179,22 @@ class Primitive:
         try:
             rule = abstract_eval_rules[self]
         except KeyError:
-            raise NotImplementedError(f"no abstract evaluation rule for primitive {self.name}")
+            raise NotImplementedError(f"no abstract evaluation rule for primitive {self.name}") from None
         return rule(*avals, **params)
+
+    def abstract_eval_cached(self, avals: Sequence[ShapedArray], params: dict[str, Any]) -> Any:
+        """``abstract_eval`` memoised on (avals, params): tracing repeats signatures a lot."""
+        try:
+            key = (self, *avals, *params.items())
+            out = _abstract_eval_cache.get(key)
+        except TypeError:  # unhashable param value
+            return self.abstract_eval(*avals, **params)
+        if out is None:
+            out = self.abstract_eval(*avals, **params)
+            if len(_abstract_eval_cache) > 100_000:
+                _abstract_eval_cache.clear()
+            _abstract_eval_cache[key] = out
+        return out
 
 
 def def_abstract_eval(prim: Primitive) -> Callable[[AbstractEvalRule], AbstractEvalRule]:

@@ -73,7 +73,7 @@ class JaxprTrace(Trace):
 
     def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         atoms = [self.to_atom(x) for x in args]
-        out = prim.abstract_eval(*(a.aval for a in atoms), **params)
+        out = prim.abstract_eval_cached([a.aval for a in atoms], params)
         out_avals = out if prim.multiple_results else [out]
         outvars = [Var(a) for a in out_avals]
         self.eqns.append(JaxprEqn(atoms, outvars, prim, params))
