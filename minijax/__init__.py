@@ -8,6 +8,8 @@ from minijax import config as _config_module
 from minijax import primitives as _primitives  # noqa: F401  (registers every primitive)
 from minijax import dispatch as _dispatch  # noqa: F401  (installs eager evaluation)
 from minijax import tree_util as tree_util
+from minijax import tree as tree
+from minijax import typing as typing
 from minijax import errors as errors
 from minijax import dtypes as dtypes
 from minijax.api import (
@@ -26,6 +28,7 @@ from minijax.api import (
     process_index as process_index,
 )
 from minijax.array import Array as Array
+from minijax.backend import Device as Device
 from minijax.config import config as config
 from minijax.interpreters.jit import jit as jit
 from minijax import lax as lax

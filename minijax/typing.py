@@ -1,0 +1,16 @@
+"""Type aliases for annotating code that uses minijax (like ``jax.typing``)."""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import numpy as np
+
+from minijax.array import Array
+
+# Anything minijax accepts where an array is expected.
+ArrayLike: TypeAlias = Array | np.ndarray[Any, Any] | np.bool_ | np.number[Any] | bool | int | float
+# Anything that names a dtype.
+DTypeLike: TypeAlias = str | type[Any] | np.dtype[Any]
+
+__all__ = ["ArrayLike", "DTypeLike"]
