@@ -107,7 +107,7 @@ class Jitted:
         self.fun = fun
         self._backend_name = backend
         self._donate_argnums = donate_argnums
-        functools.update_wrapper(self, fun)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fun)
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
