@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-_DOCS = "https://minijax.readthedocs.io/en/latest/errors.html"
+# The errors page ships with the source; messages point at its sections.
+_DOCS = "docs/errors.md"
 
 
 class JAXTypeError(TypeError):
@@ -16,7 +17,7 @@ class JAXTypeError(TypeError):
 
     def __init__(self, message: str) -> None:
         name = type(self).__name__
-        super().__init__(f"{message}\nSee {_DOCS}#{name.lower()}")
+        super().__init__(f"{message}\nSee {_DOCS}#{name.lower()} in minijax's documentation.")
 
 
 class JAXIndexError(IndexError):
