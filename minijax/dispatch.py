@@ -74,9 +74,8 @@ def _prepare(
     return out_avals, backend.prepare(prim, params, in_avals, out_avals)
 
 
-def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any], backend: Backend | None = None) -> Any:
     """Run ``prim`` eagerly. The fast path: every operand a live Array of one backend."""
-    backend: Backend | None = None
     in_avals: list[ShapedArray] = []
     bufs: list[Any] = []
     for x in args:
@@ -85,8 +84,8 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
         backend = x._backend
         in_avals.append(x.aval)
         bufs.append(x._buf)
-    if backend is None:
-        return _apply_converting(prim, args, params)
+    if backend is None:  # no operands (iota): the default backend
+        backend = get_backend()
     if prim in eager_rules:
         outs = eager_rules[prim](backend, args, params)
         return outs if prim.multiple_results else outs[0]
@@ -112,7 +111,7 @@ def _apply_converting(prim: Primitive, args: Sequence[Any], params: dict[str, An
         if isinstance(x, core.Tracer):
             core.raise_leaked_tracer(x)
     backend = _pick_backend(args)
-    return apply_primitive(prim, [to_array(x, backend) for x in args], params)
+    return apply_primitive(prim, [to_array(x, backend) for x in args], params, backend)
 
 
 core.install_eval(apply_primitive)
