@@ -13,7 +13,7 @@ from minijax.array import Array
 from minijax.backend import Device, get_backend
 from minijax.dispatch import device_put as device_put
 from minijax.interpreters.jit import Jitted
-from minijax.interpreters.tracing import DebugInfo, abstractify, arg_names_of, fun_name, trace_to_jaxpr
+from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr
 
 
@@ -73,7 +73,7 @@ def make_jaxpr(
         static_pos = {i: a for i, a in enumerate(args) if i in statics or i - nargs in statics}
         dyn_args = [a for i, a in enumerate(args) if i not in static_pos]
         flat, in_tree = tree_util.tree_flatten((tuple(dyn_args), kwargs))
-        avals = [abstractify(x) for x in flat]
+        avals = list(abstractify_flat(flat, fun, lambda: arg_names_of(fun, args, kwargs)))
         out_tree_box: list[Any] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
@@ -85,7 +85,8 @@ def make_jaxpr(
             out_tree_box.append(out_tree)
             return out_flat
 
-        info = DebugInfo(fun_name(fun), arg_names_of(fun, args, kwargs), "make_jaxpr")
+        # JAX stages make_jaxpr through jit, and its messages say "for jit".
+        info = DebugInfo(fun, arg_names_of(fun, args, kwargs), "jit")
         closed, _ = trace_to_jaxpr(flat_fun, avals, info)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]

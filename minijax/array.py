@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from minijax import dtypes
-from minijax.core import ShapedArray
+from minijax.core import IMMUTABLE_MESSAGE, ShapedArray
 
 if TYPE_CHECKING:
     from minijax.backend import Backend, Device
@@ -135,12 +135,7 @@ class Array:
         raise TypeError("unhashable type: 'Array'. Use a tuple of Python values, or a static argument, as a key.")
 
     def __setitem__(self, idx: Any, value: Any) -> None:
-        raise TypeError(
-            "'Array' object does not support item assignment. JAX arrays are "
-            "immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` "
-            "or another .at[] method: "
-            "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
-        )
+        raise TypeError(IMMUTABLE_MESSAGE)
 
     def __reduce__(self) -> Any:
         from minijax.dispatch import device_put_value

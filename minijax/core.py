@@ -216,6 +216,8 @@ class Trace:
     # are then leaked and using one raises UnexpectedTracerError.
     is_alive: bool = True
     transform_name: ClassVar[str] = "trace"
+    # How this trace's tracers print: ``JitTracer(float32[3])``.
+    tracer_kind: ClassVar[str] = "Tracer"
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         raise NotImplementedError
@@ -275,6 +277,13 @@ def set_current_trace(trace: Trace) -> Iterator[None]:
         yield
     finally:
         _state.trace = prev
+
+
+IMMUTABLE_MESSAGE = (
+    "JAX arrays are immutable and do not support in-place item assignment. "
+    "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+)
 
 
 class Tracer:
@@ -337,13 +346,21 @@ class Tracer:
     def __int__(self) -> int:
         value = self.to_concrete_value()
         if value is None:
-            raise ConcretizationTypeError(self, "The int() function was called on a traced value.")
+            raise ConcretizationTypeError(
+                self,
+                "The problem arose with the `int` function. If trying to convert the data type "
+                "of a value, try using `x.astype(int)` or `jnp.array(x, int)` instead.",
+            )
         return int(value)
 
     def __float__(self) -> float:
         value = self.to_concrete_value()
         if value is None:
-            raise ConcretizationTypeError(self, "The float() function was called on a traced value.")
+            raise ConcretizationTypeError(
+                self,
+                "The problem arose with the `float` function. If trying to convert the data type "
+                "of a value, try using `x.astype(float)` or `jnp.array(x, float)` instead.",
+            )
         return float(value)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
@@ -356,14 +373,13 @@ class Tracer:
         raise TypeError(f"unhashable type: {type(self).__name__}. Traced arrays cannot be dict keys or set members.")
 
     def __setitem__(self, idx: Any, value: Any) -> None:
-        raise TypeError(
-            f"{type(self).__name__!r} object does not support item assignment. "
-            "JAX arrays are immutable. Instead of ``x[idx] = y``, use "
-            "``x = x.at[idx].set(y)`` or another .at[] method."
-        )
+        raise TypeError(IMMUTABLE_MESSAGE)
 
     def __repr__(self) -> str:
-        return f"Traced<{self.aval.str_short()}{'weak_type=True' if self.aval.weak_type else ''}>with<{type(self._trace).__name__}>"
+        # JAX's form: the trace's kind, then the aval with ~ marking a weak type.
+        aval = self.aval
+        weak = "~" if aval.weak_type else ""
+        return f"{self._trace.tracer_kind}({weak}{aval.str_short(short_dtypes=False)})"
 
 
 def concrete_or_error(x: Any, context: str = "") -> Any:

@@ -24,12 +24,16 @@ class JAXIndexError(IndexError):
     """An IndexError raised while tracing (e.g. a traced index where a static one is needed)."""
 
 
-def _describe_tracer(tracer: Any) -> str:
+def _shape(tracer: Any) -> str:
+    aval = getattr(tracer, "aval", None)
+    return aval.str_short(short_dtypes=False) if aval is not None else "?"
+
+
+def _origin(tracer: Any) -> str:
+    """Where the traced value came from: which function, which arguments."""
     describe = getattr(tracer, "_origin_msg", None)
     origin = describe() if callable(describe) else ""
-    aval = getattr(tracer, "aval", None)
-    text = f"The problem arose with a tracer of type {aval.str_short() if aval else '?'}"
-    return f"{text}.\n{origin}" if origin else f"{text}."
+    return f"\n{origin}" if origin else ""
 
 
 class ConcretizationTypeError(JAXTypeError):
@@ -38,9 +42,9 @@ class ConcretizationTypeError(JAXTypeError):
     def __init__(self, tracer: Any, context: str = "") -> None:
         super().__init__(
             "Abstract tracer value encountered where concrete value is expected: "
-            f"{tracer}\n{context}\n{_describe_tracer(tracer)}\n"
-            "This happens when Python control flow or a shape depends on a traced "
-            "value. Fixes: mark the argument static (static_argnums / "
+            f"traced array with shape {_shape(tracer)}\n{context}{_origin(tracer)}\n"
+            "Python control flow, shapes and Python conversions need concrete "
+            "values. Fixes: mark the argument static (static_argnums / "
             "static_argnames on jit), use structured control flow (lax.cond, "
             "lax.while_loop) or a value-level select (jnp.where)."
         )
@@ -52,8 +56,8 @@ class TracerBoolConversionError(ConcretizationTypeError):
     def __init__(self, tracer: Any) -> None:
         JAXTypeError.__init__(
             self,
-            "Attempted boolean conversion of traced array with shape "
-            f"{tracer.aval.str_short()}.\n{_describe_tracer(tracer)}\n"
+            f"Attempted boolean conversion of traced array with shape {_shape(tracer)}."
+            f"{_origin(tracer)}\n"
             "Python `if`/`while`/`and`/`or` need a concrete bool, but under a "
             "transformation the value is abstract. Fixes: mark the argument static "
             "(static_argnums / static_argnames on jit), use lax.cond or "
@@ -66,8 +70,8 @@ class TracerIntegerConversionError(JAXTypeError):
 
     def __init__(self, tracer: Any) -> None:
         super().__init__(
-            "The __index__() method was called on traced array with shape "
-            f"{tracer.aval.str_short()}.\n{_describe_tracer(tracer)}\n"
+            f"The __index__() method was called on traced array with shape {_shape(tracer)}"
+            f"{_origin(tracer)}\n"
             "A Python integer is needed (e.g. for a shape, a range or a list "
             "index) but the value is traced. Fix: mark the argument static "
             "(static_argnums / static_argnames) or use lax.dynamic_slice / "
@@ -81,8 +85,7 @@ class TracerArrayConversionError(JAXTypeError):
     def __init__(self, tracer: Any) -> None:
         super().__init__(
             "The numpy.ndarray conversion method __array__() was called on "
-            f"traced array with shape {tracer.aval.str_short()}.\n"
-            f"{_describe_tracer(tracer)}\n"
+            f"traced array with shape {_shape(tracer)}{_origin(tracer)}\n"
             "NumPy functions cannot run on traced values. Fix: use minijax.numpy "
             "(jnp) instead of numpy inside transformed functions."
         )

@@ -20,7 +20,7 @@ from minijax.array import Array
 from minijax.backend import Backend, Executable, get_backend
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
 from minijax.dispatch import compiled_for, eager_rules, run_compiled, to_array
-from minijax.interpreters.tracing import DebugInfo, abstractify, arg_names_of, fun_name, trace_to_jaxpr
+from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr
 from minijax.jaxpr_text import param_filters
 
@@ -162,7 +162,7 @@ class Jitted:
     def _entry(self, args: tuple[Any, ...], kwargs: dict[str, Any], traced_for: str = "jit") -> tuple[_CacheEntry, list[Any]]:
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        avals = tuple(abstractify(x) for x in flat)
+        avals = abstractify_flat(flat, self.fun, lambda: self._dynamic_arg_names(args, kwargs))
         key = (in_tree, avals, static_key, self._backend_name, config_module.x64_enabled())
         entry = self._cache.get(key)
         if entry is None:
@@ -198,12 +198,21 @@ class Jitted:
             out_tree_box.append(out_tree)
             return out_flat
 
-        all_names = arg_names_of(self.fun, args, kwargs)
-        static_names = {n for n in all_names if n.split("[")[0].split(".")[0] in self.static_argnames}
-        dyn_names = [n for n in all_names if n not in static_names]
-        info = DebugInfo(fun_name(self.fun), dyn_names, traced_for)
+        info = DebugInfo(self.fun, self._dynamic_arg_names(args, kwargs), traced_for)
         closed, _ = trace_to_jaxpr(flat_fun, avals, info)
         return _CacheEntry(closed, out_tree_box[0], self._backend())
+
+    def _dynamic_arg_names(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+        """Paths of the non-static flattened arguments (``x``, ``params['w']``)."""
+        names = arg_names_of(self.fun, args, kwargs)
+        nargs = len(args)
+        static_pos = {i for i in range(nargs) if i in self.static_argnums or (i - nargs) in self.static_argnums}
+        positional = arg_names_of(self.fun, args, {}) if static_pos else []
+        static_roots = set(self.static_argnames)
+        for i in static_pos:
+            if i < len(positional):
+                static_roots.add(positional[i].split("[")[0].split(".")[0])
+        return [n for n in names if n.split("[")[0].split(".")[0] not in static_roots]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config_module.read("jax_disable_jit"):

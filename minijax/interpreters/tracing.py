@@ -8,6 +8,7 @@ a tracer of an enclosing transform makes that tracer a constant here too).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,10 +27,10 @@ from minijax.core import (
 from minijax.jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, literal_value
 
 
-class JaxprTracer(Tracer):
+class DynamicJaxprTracer(Tracer):
     __slots__ = ("_aval", "var")
 
-    def __init__(self, trace: JaxprTrace, aval: ShapedArray, var: Var) -> None:
+    def __init__(self, trace: DynamicJaxprTrace, aval: ShapedArray, var: Var) -> None:
         self._trace = trace
         self._aval = aval
         self.var = var
@@ -40,12 +41,12 @@ class JaxprTracer(Tracer):
 
     def _origin_msg(self) -> str:
         trace = self._trace
-        assert isinstance(trace, JaxprTrace)
-        return trace.describe_origin(self.var)
+        return trace.describe_origin(self.var) if isinstance(trace, DynamicJaxprTrace) else ""
 
 
-class JaxprTrace(Trace):
+class DynamicJaxprTrace(Trace):
     transform_name = "jit"
+    tracer_kind = "JitTracer"
 
     def __init__(self, debug_info: DebugInfo | None = None) -> None:
         self.eqns: list[JaxprEqn] = []
@@ -53,13 +54,13 @@ class JaxprTrace(Trace):
         self.constvars: dict[int, tuple[Var, Any]] = {}
         self.debug_info = debug_info
 
-    def new_arg(self, aval: ShapedArray) -> JaxprTracer:
+    def new_arg(self, aval: ShapedArray) -> DynamicJaxprTracer:
         var = Var(aval)
         self.invars.append(var)
-        return JaxprTracer(self, aval, var)
+        return DynamicJaxprTracer(self, aval, var)
 
     def to_atom(self, x: Any) -> Atom:
-        if isinstance(x, JaxprTracer) and x._trace is self:
+        if isinstance(x, DynamicJaxprTracer) and x._trace is self:
             return x.var
         if isinstance(x, Tracer) and not x._trace.is_alive:
             raise_leaked_tracer(x)
@@ -77,20 +78,31 @@ class JaxprTrace(Trace):
         out_avals = out if prim.multiple_results else [out]
         outvars = [Var(a) for a in out_avals]
         self.eqns.append(JaxprEqn(atoms, outvars, prim, params))
-        tracers = [JaxprTracer(self, a, v) for a, v in zip(out_avals, outvars)]
+        tracers = [DynamicJaxprTracer(self, a, v) for a, v in zip(out_avals, outvars)]
         return tracers if prim.multiple_results else tracers[0]
 
     def describe_origin(self, var: Var) -> str:
+        """Which function was being traced, and which arguments ``var`` depends on."""
         info = self.debug_info
-        if info is None or var not in self.invars:
-            return "It is an intermediate value computed from the function's arguments."
-        i = self.invars.index(var)
-        name = info.arg_names[i] if i < len(info.arg_names) else f"argument {i}"
-        return (
-            f"The error occurred while tracing the function {info.func_name} for "
-            f"{info.traced_for}. This concrete value was not available in Python "
-            f"because it depends on the value of the argument {name}."
-        )
+        if info is None:
+            return ""
+        depends = self._argument_dependencies(var)
+        names = [info.arg_names[i] if i < len(info.arg_names) else f"args[{i}]" for i in depends]
+        head = f"The error occurred while tracing the function {info.func_src} for {info.traced_for}."
+        if not names:
+            return head
+        if len(names) == 1:
+            return f"{head} This concrete value was not available in Python because it depends on the value of the argument {names[0]}."
+        listed = ", ".join(names[:-1]) + " and " + names[-1]
+        return f"{head} This concrete value was not available in Python because it depends on the values of the arguments {listed}."
+
+    def _argument_dependencies(self, var: Var) -> list[int]:
+        # Walk the recorded equations backwards from `var` to the inputs.
+        wanted = {var}
+        for eqn in reversed(self.eqns):
+            if any(v in wanted for v in eqn.outvars):
+                wanted.update(a for a in eqn.invars if isinstance(a, Var))
+        return [i for i, v in enumerate(self.invars) if v in wanted]
 
     def to_jaxpr(self, out_tracers: Sequence[Any]) -> ClosedJaxpr:
         outvars = [self.to_atom(x) for x in out_tracers]
@@ -116,14 +128,22 @@ def _mark_unused_outputs(jaxpr: Jaxpr) -> None:
 
 
 class DebugInfo:
-    """What a trace was for, to explain errors: function name and argument names."""
+    """What a trace was for, to explain errors: function, argument names, purpose."""
 
-    __slots__ = ("func_name", "arg_names", "traced_for")
+    __slots__ = ("func_name", "func_src", "arg_names", "traced_for")
 
-    def __init__(self, func_name: str, arg_names: Sequence[str], traced_for: str) -> None:
-        self.func_name = func_name
+    def __init__(self, fun: Any, arg_names: Sequence[str], traced_for: str) -> None:
+        self.func_name = fun_name(fun)
+        self.func_src = f"{self.func_name}{_source_location(fun)}"
         self.arg_names = list(arg_names)
         self.traced_for = traced_for
+
+
+def _source_location(fun: Any) -> str:
+    code = getattr(inspect.unwrap(fun), "__code__", None)
+    if code is None:
+        return ""
+    return f" at {code.co_filename}:{code.co_firstlineno}"
 
 
 def fun_name(f: Any) -> str:
@@ -132,8 +152,6 @@ def fun_name(f: Any) -> str:
 
 def arg_names_of(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
     """Names for the flattened arguments, like ``x`` or ``params['w']``."""
-    import inspect
-
     try:
         sig = inspect.signature(f)
         bound = sig.bind(*args, **kwargs)
@@ -157,7 +175,7 @@ def trace_to_jaxpr(
     Returns the closed jaxpr and the raw outputs (for their pytree structure the
     caller flattens before calling).
     """
-    trace = JaxprTrace(debug_info)
+    trace = DynamicJaxprTrace(debug_info)
     tracers = [trace.new_arg(a) for a in in_avals]
     try:
         with set_current_trace(trace):
@@ -168,15 +186,37 @@ def trace_to_jaxpr(
     return closed, outs
 
 
-def abstractify(x: Any) -> ShapedArray:
+def abstractify(x: Any, fun: Any = None, path: str = "") -> ShapedArray:
     """The aval a traced argument gets: Python scalars are weakly typed."""
     if not core_is_array_like(x):
         raise TypeError(
-            f"Argument '{x}' of type {type(x)} is not a valid JAX type. Pass arrays "
-            "(or pytrees of arrays), or mark the argument static with "
-            "static_argnums / static_argnames."
+            f"Error interpreting argument to {fun} as an abstract array. The "
+            f"problematic value is of type {type(x)} and was passed to the function "
+            f"at path {path}.\nThis typically means that a jit-wrapped function was "
+            "called with a non-array argument, and this argument was not marked as "
+            "static using the static_argnums or static_argnames parameters of jax.jit."
         )
     return get_aval(x)
+
+
+def abstractify_flat(flat: Sequence[Any], fun: Any, names: Callable[[], list[str]]) -> tuple[ShapedArray, ...]:
+    """Avals of flattened arguments; ``names()`` gives their paths for the error."""
+    try:
+        return tuple(get_aval(x) if core_is_array_like(x) else _raise_not_array() for x in flat)
+    except _NotAnArray:
+        paths = names()
+        for i, x in enumerate(flat):
+            if not core_is_array_like(x):
+                abstractify(x, fun, paths[i] if i < len(paths) else f"args[{i}]")
+        raise AssertionError("unreachable") from None
+
+
+class _NotAnArray(Exception):
+    pass
+
+
+def _raise_not_array() -> ShapedArray:
+    raise _NotAnArray
 
 
 def is_scalar_literal(x: Any) -> bool:
