@@ -37,8 +37,8 @@ class Array:
     # --- data access -------------------------------------------------------
     @property
     def _value(self) -> np.ndarray[Any, Any]:
-        if self._deleted:
-            raise RuntimeError("Array has been deleted.")
+        if self._buf is None:
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
         return self._backend.get(self._buf)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
@@ -150,8 +150,8 @@ class Array:
 
     # --- placement and readiness ---------------------------------------------
     def block_until_ready(self) -> Array:
-        if self._deleted:
-            raise RuntimeError("Array has been deleted.")
+        if self._buf is None:
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
         self._backend.block_until_ready(self._buf)
         return self
 

@@ -34,17 +34,14 @@ def device_put_value(x: Any, weak_type: bool = False, backend: Backend | None = 
     return Array(backend.put(host), aval, backend)
 
 
-def _deleted_error() -> RuntimeError:
-    return RuntimeError(
-        "Array has been deleted (it was deleted or donated to a jit call). "
-        "Keep a copy of an argument you donate if you still need it."
-    )
+def _deleted_error(x: Array) -> RuntimeError:
+    return RuntimeError(f"Array has been deleted with shape={x.aval.str_short(short_dtypes=False)}.")
 
 
 def to_array(x: Any, backend: Backend) -> Array:
     if type(x) is Array:
         if x._buf is None:
-            raise _deleted_error()
+            raise _deleted_error(x)
         if x._backend is backend:
             return x
         return Array(backend.put(np.asarray(x._value)), x.aval, backend)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -45,20 +46,56 @@ eager_rules[jit_p] = _jit_eager
 
 
 class _CacheEntry:
-    __slots__ = ("closed", "out_tree", "backend", "executable")
+    __slots__ = ("closed", "out_tree", "backend", "executable", "consumed")
 
-    def __init__(self, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend) -> None:
+    def __init__(
+        self, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
+    ) -> None:
         self.closed = closed
         self.out_tree = out_tree
         self.backend = backend
         self.executable: Executable | None = None
+        # Flat argument positions whose donated buffer an output takes over.
+        self.consumed = _usable_donations(closed, donated)
 
     def run(self, arrays: Sequence[Array]) -> list[Array]:
         if self.executable is None:
             self.executable = compiled_for(self.closed, self.backend)
         bufs = self.executable([a._buf for a in arrays])
         backend = self.backend
+        for i in self.consumed:
+            arrays[i].delete()
         return [Array(b, aval, backend) for b, aval in zip(bufs, self.closed.out_avals)]
+
+
+def _usable_donations(closed: ClosedJaxpr, donated: Sequence[bool]) -> tuple[int, ...]:
+    """Which donated inputs an output can reuse, as XLA decides on CPU.
+
+    Each output can take over one donated input of the same shape and dtype.
+    Donated inputs no output can reuse stay alive, and JAX warns about them.
+    """
+    if not any(donated):
+        return ()
+    free = [a for a in closed.out_avals]
+    consumed: list[int] = []
+    unusable: list[str] = []
+    for i, (aval, d) in enumerate(zip(closed.in_avals, donated)):
+        if not d:
+            continue
+        match = next((j for j, o in enumerate(free) if o.shape == aval.shape and o.dtype == aval.dtype), None)
+        if match is None:
+            unusable.append(aval.str_short(short_dtypes=False))
+        else:
+            free.pop(match)
+            consumed.append(i)
+    if unusable:
+        warnings.warn(
+            f"Some donated buffers were not usable: {', '.join(unusable)}.\n"
+            "Donation lets the compiled program reuse an input buffer for an output "
+            "of the same shape and dtype; these inputs have no such output.",
+            stacklevel=4,
+        )
+    return tuple(consumed)
 
 
 def _hashable_static(value: Any, where: str) -> Hashable:
@@ -100,6 +137,7 @@ class Jitted:
         static_argnums: tuple[int, ...],
         static_argnames: tuple[str, ...],
         donate_argnums: tuple[int, ...],
+        donate_argnames: tuple[str, ...],
         backend: str | None,
     ) -> None:
         if not callable(fun):
@@ -107,12 +145,14 @@ class Jitted:
         self.fun = fun
         self._backend_name = backend
         self._donate_argnums = donate_argnums
+        self._donate_argnames = donate_argnames
         functools.update_wrapper(self, fun)
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
             params = []
         positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._positional_names = positional
         # JAX infers static_argnames from static_argnums and vice versa.
         nums = set(static_argnums)
         names = set(static_argnames)
@@ -200,7 +240,26 @@ class Jitted:
 
         info = DebugInfo(self.fun, self._dynamic_arg_names(args, kwargs), traced_for)
         closed, _ = trace_to_jaxpr(flat_fun, avals, info)
-        return _CacheEntry(closed, out_tree_box[0], self._backend())
+        return _CacheEntry(closed, out_tree_box[0], self._backend(), self._donated_leaves(args, kwargs))
+
+    def _donated_leaves(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[bool]:
+        """For each flat dynamic argument: was it donated?"""
+        if not self._donate_argnums and not self._donate_argnames:
+            return []
+        nargs = len(args)
+        flags: list[bool] = []
+        for i, a in enumerate(args):
+            if i in self.static_argnums or (i - nargs) in self.static_argnums:
+                continue
+            name = self._positional_names[i] if i < len(self._positional_names) else None
+            donated = i in self._donate_argnums or name in self._donate_argnames
+            flags.extend([donated] * len(tree_util.tree_leaves(a)))
+        for k in sorted(kwargs):
+            if k in self.static_argnames:
+                continue
+            donated = k in self._donate_argnames
+            flags.extend([donated] * len(tree_util.tree_leaves(kwargs[k])))
+        return flags
 
     def _dynamic_arg_names(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
         """Paths of the non-static flattened arguments (``x``, ``params['w']``)."""
@@ -354,9 +413,6 @@ def jit(
     for name, value in unsupported.items():
         if value is not None:
             raise NotImplementedError(f"jit({name}=...) is not supported by minijax yet")
-    if donate_argnums is not None or donate_argnames is not None:
-        # Donation only matters to a backend that can reuse buffers (XLA).
-        pass
 
     def wrap(f: Callable[..., Any]) -> Jitted:
         return Jitted(
@@ -364,6 +420,7 @@ def jit(
             _normalize_argnums(static_argnums),
             _normalize_argnames(static_argnames),
             _normalize_argnums(donate_argnums),
+            _normalize_argnames(donate_argnames),
             backend,
         )
 

@@ -108,23 +108,12 @@ class DynamicJaxprTrace(Trace):
         outvars = [self.to_atom(x) for x in out_tracers]
         consts = list(self.constvars.values())
         jaxpr = Jaxpr([v for v, _ in consts], self.invars, outvars, self.eqns)
-        _mark_unused_outputs(jaxpr)
         return ClosedJaxpr(jaxpr, [c for _, c in consts])
 
 
 def _host_value(x: Any) -> Any:
     value = getattr(x, "_value", None)
     return x if value is None else value
-
-
-def _mark_unused_outputs(jaxpr: Jaxpr) -> None:
-    """Replace equation outputs nothing reads with DropVar (printed ``_``), as JAX does."""
-    used: set[Var] = {v for v in jaxpr.outvars if isinstance(v, Var)}
-    for eqn in jaxpr.eqns:
-        used.update(v for v in eqn.invars if isinstance(v, Var))
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.multiple_results and any(v not in used for v in eqn.outvars):
-            eqn.outvars = [v if v in used else DropVar(v.aval) for v in eqn.outvars]
 
 
 class DebugInfo:

@@ -1,0 +1,136 @@
+"""The jaxpr type checker: is a jaxpr well formed and does every equation typecheck?
+
+The rules (``spec/jaxpr.md``, "Typing"):
+
+* every variable is bound once -- as a constvar, an input, or an equation
+  result -- and is bound before it is read;
+* literals are scalars whose value has the literal's dtype;
+* each equation's result types are exactly what its primitive's abstract-eval
+  rule computes from the operand types and the params: same shape, same dtype,
+  same weak-type flag, and as many results as the rule gives;
+* every output is bound (or a literal);
+* jaxprs held in params are checked by the same rules, each on its own (they
+  are closed: they see none of the outer variables);
+* a ClosedJaxpr's consts match its constvars in shape and dtype.
+"""
+
+from __future__ import annotations
+
+from minijax.core import ShapedArray, get_aval
+from minijax.jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, subjaxprs
+from minijax.jaxpr_text import NameContext, naming_of, pp_eqn_with_names
+
+__all__ = ["JaxprTypeError", "check_jaxpr"]
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr is ill formed or ill typed; the message names the equation and the mismatch."""
+
+
+def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
+    """Raise JaxprTypeError unless ``jaxpr`` (and every jaxpr nested in it) typechecks."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        _check_consts(jaxpr)
+        jaxpr = jaxpr.jaxpr
+    _Checker(jaxpr).run()
+
+
+def _describe(aval: ShapedArray) -> str:
+    return aval.str_short() + (" (weakly typed)" if aval.weak_type else "")
+
+
+def _check_consts(closed: ClosedJaxpr) -> None:
+    for i, (v, c) in enumerate(zip(closed.jaxpr.constvars, closed.consts)):
+        try:
+            aval = get_aval(c)
+        except TypeError:
+            continue  # a value minijax cannot type (e.g. a placeholder): nothing to compare
+        if (aval.shape, aval.dtype) != (v.aval.shape, v.aval.dtype):
+            raise JaxprTypeError(
+                f"check_jaxpr: constant {i} has type {aval.str_short()} but its constvar is "
+                f"declared {v.aval.str_short()}; pass consts matching the jaxpr's constvars."
+            )
+
+
+class _Checker:
+    def __init__(self, jaxpr: Jaxpr) -> None:
+        self.jaxpr = jaxpr
+        self.bound: set[Var] = set()
+        self._names: NameContext | None = None
+
+    def names(self) -> NameContext:
+        """The names ``str(jaxpr)`` prints (worked out only when reporting an error)."""
+        if self._names is None:
+            self._names = naming_of(self.jaxpr)
+        return self._names
+
+    def name(self, v: Var) -> str:
+        return self.names().name(v)
+
+    def fail(self, message: str, eqn: JaxprEqn | None = None) -> JaxprTypeError:
+        where = f"\n  in equation: {pp_eqn_with_names(eqn, self.names())}" if eqn is not None else ""
+        return JaxprTypeError(f"check_jaxpr: {message}{where}")
+
+    def bind(self, v: Var, what: str, eqn: JaxprEqn | None = None) -> None:
+        if isinstance(v, DropVar):
+            return
+        if v in self.bound:
+            raise self.fail(f"variable {self.name(v)}:{v.aval.str_short()} ({what}) is bound more than once", eqn)
+        self.bound.add(v)
+
+    def read(self, atom: Atom, what: str, eqn: JaxprEqn | None = None) -> ShapedArray:
+        if isinstance(atom, Literal):
+            self.check_literal(atom, eqn)
+        elif isinstance(atom, DropVar):
+            raise self.fail(f"{what} reads a dropped result '_', which has no value", eqn)
+        elif atom not in self.bound:
+            raise self.fail(
+                f"{what} reads variable {self.name(atom)}:{atom.aval.str_short()}, which is not bound before it", eqn
+            )
+        return atom.aval
+
+    def check_literal(self, lit: Literal, eqn: JaxprEqn | None) -> None:
+        if lit.aval.shape:
+            raise self.fail(f"literal {lit.val!r} has non-scalar type {lit.aval.str_short()}; literals are scalars", eqn)
+        dtype = getattr(lit.val, "dtype", None)
+        if dtype is not None and dtype != lit.aval.dtype:
+            raise self.fail(f"literal {lit.val!r} holds a {dtype} value but is typed {lit.aval.str_short()}", eqn)
+
+    def run(self) -> None:
+        for v in self.jaxpr.constvars:
+            self.bind(v, "constvar")
+        for v in self.jaxpr.invars:
+            self.bind(v, "input")
+        for eqn in self.jaxpr.eqns:
+            self.check_eqn(eqn)
+        for i, atom in enumerate(self.jaxpr.outvars):
+            self.read(atom, f"output {i}")
+
+    def check_eqn(self, eqn: JaxprEqn) -> None:
+        name = eqn.primitive.name
+        in_avals = [self.read(a, f"operand {i} of {name}", eqn) for i, a in enumerate(eqn.invars)]
+        for sub in subjaxprs(eqn.params):
+            try:
+                _Checker(sub).run()
+            except JaxprTypeError as e:
+                raise self.fail(f"a jaxpr in the params of {name} does not typecheck:\n{e}", eqn) from None
+        try:
+            out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+        except (TypeError, ValueError, IndexError, NotImplementedError) as e:
+            raise self.fail(f"{name} rejects its operands {_avals(in_avals)}: {type(e).__name__}: {e}", eqn) from None
+        computed: list[ShapedArray] = list(out) if eqn.primitive.multiple_results else [out]
+        if len(computed) != len(eqn.outvars):
+            raise self.fail(f"{name} produces {len(computed)} results but the equation binds {len(eqn.outvars)}", eqn)
+        for i, (want, v) in enumerate(zip(computed, eqn.outvars)):
+            if want != v.aval:
+                raise self.fail(
+                    f"result {i} of {name} is declared {_describe(v.aval)} but {name} applied to "
+                    f"{_avals(in_avals)} gives {_describe(want)}",
+                    eqn,
+                )
+        for v in eqn.outvars:
+            self.bind(v, f"result of {name}", eqn)
+
+
+def _avals(avals: list[ShapedArray]) -> str:
+    return "(" + ", ".join(_describe(a) for a in avals) + ")"
