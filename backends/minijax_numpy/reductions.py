@@ -1,7 +1,173 @@
-"""NumPy implementations: reductions primitives."""
+"""NumPy implementations: reductions, argmax/argmin, dot_general (spec/primitives/reductions.md).
+
+Accumulation: float16/bfloat16 sums, products and contractions accumulate in
+float32 and round once at the end; float32 in float32, float64 in float64.
+Integer arithmetic wraps around (NumPy integer arrays already do).
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
+from minijax.primitives.reductions import dot_input_dtype
 from minijax_numpy.table import IMPLS, impl
+
+Array = np.ndarray[Any, Any]
+
+
+def _is_float(dt: np.dtype[Any]) -> bool:
+    return dt.kind == "f" or dt.name == "bfloat16"
+
+
+def _accumulator(dt: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype a floating-point reduction accumulates in."""
+    return np.dtype(np.float64) if dt == np.float64 else np.dtype(np.float32)
+
+
+def _arithmetic(ufunc: np.ufunc) -> Callable[..., Array]:
+    def run(x: Array, *, axes: tuple[int, ...], out_sharding: Any = None) -> Array:
+        if _is_float(x.dtype):
+            return np.asarray(ufunc.reduce(x.astype(_accumulator(x.dtype)), axis=tuple(axes))).astype(x.dtype)
+        return np.asarray(ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype))
+
+    return run
+
+
+IMPLS["reduce_sum"] = _arithmetic(np.add)
+IMPLS["reduce_prod"] = _arithmetic(np.multiply)
+
+
+def _identity(name: str, dt: np.dtype[Any]) -> Any:
+    """The identity of a max/min/and/or/xor reduction: what reducing nothing gives."""
+    if name in ("reduce_or", "reduce_xor"):
+        return 0
+    if dt == np.bool_:
+        return name in ("reduce_min", "reduce_and")
+    if name == "reduce_and":
+        return np.array(-1).astype(dt)  # every bit set
+    if _is_float(dt):
+        return -np.inf if name == "reduce_max" else np.inf
+    info = np.iinfo(dt)
+    return info.min if name == "reduce_max" else info.max
+
+
+def _fix_zero_sign(x: Array, result: Array, axes: tuple[int, ...], name: str) -> Array:
+    # max(-0.0, +0.0) is +0.0 and min is -0.0 whatever the order (as XLA);
+    # NumPy returns whichever zero it saw first.
+    want_negative = name == "reduce_min"
+    present = np.any((x == 0) & (np.signbit(x) == want_negative), axis=axes)
+    return np.where((result == 0) & present, np.copysign(0.0, -1.0 if want_negative else 1.0), result)
+
+
+def _ordered(name: str, ufunc: np.ufunc) -> Callable[..., Array]:
+    def run(x: Array, *, axes: tuple[int, ...]) -> Array:
+        axes = tuple(axes)
+        work = x.astype(np.float32) if x.dtype.itemsize == 2 and _is_float(x.dtype) else x
+        result = ufunc.reduce(work, axis=axes, initial=_identity(name, x.dtype))
+        if _is_float(x.dtype):
+            result = _fix_zero_sign(work, result, axes, name)
+        return np.asarray(result).astype(x.dtype)
+
+    return run
+
+
+def _bitwise(name: str, ufunc: np.ufunc) -> Callable[..., Array]:
+    def run(x: Array, *, axes: tuple[int, ...]) -> Array:
+        return np.asarray(ufunc.reduce(x, axis=tuple(axes), initial=_identity(name, x.dtype)))
+
+    return run
+
+
+IMPLS["reduce_max"] = _ordered("reduce_max", np.maximum)
+IMPLS["reduce_min"] = _ordered("reduce_min", np.minimum)
+IMPLS["reduce_and"] = _bitwise("reduce_and", np.bitwise_and)
+IMPLS["reduce_or"] = _bitwise("reduce_or", np.bitwise_or)
+IMPLS["reduce_xor"] = _bitwise("reduce_xor", np.bitwise_xor)
+
+
+def _arg(np_fn: Callable[..., Array]) -> Callable[..., Array]:
+    # NumPy's argmax/argmin already take the first NaN as the extreme and the
+    # first index among ties (-0.0 == +0.0), as JAX does.
+    def run(x: Array, *, axes: tuple[int, ...], index_dtype: Any) -> Array:
+        work = x.astype(np.float32) if x.dtype.name == "bfloat16" else x
+        return np.asarray(np_fn(work, axis=axes[0])).astype(index_dtype)  # wraps, for narrow index dtypes
+
+    return run
+
+
+IMPLS["argmax"] = _arg(np.argmax)
+IMPLS["argmin"] = _arg(np.argmin)
+
+
+# ---------------------------------------------------------------------------
+# dot_general
+
+
+def _float_to(x: Array, dt: np.dtype[Any]) -> Array:
+    """Convert a floating-point result as XLA does: to integers with truncation,
+    saturating at the type's bounds, NaN -> 0; to bool as x != 0."""
+    if dt == np.bool_:
+        return np.not_equal(x, 0)
+    if dt.kind not in "iu":
+        return x.astype(dt)
+    info = np.iinfo(dt)
+    x = np.trunc(x.astype(np.float64))
+    # Compare in float64 and pick the bounds exactly: float(info.max) may round up.
+    high, low = x >= float(info.max), x <= float(info.min)
+    inside = np.where(high | low | np.isnan(x), 0, x).astype(dt)
+    return np.where(high, info.max, np.where(low, info.min, inside)).astype(dt)
+
+
+def _as_batched_matrices(x: Array, batch: tuple[int, ...], rows: tuple[int, ...], cols: tuple[int, ...]) -> Array:
+    """``x`` with its axes ordered (batch..., rows..., cols...), then the rows and the cols each merged into one."""
+    x = x.transpose(batch + rows + cols)
+    nb, nr = len(batch), len(rows)
+    return x.reshape(x.shape[:nb] + (math.prod(x.shape[nb : nb + nr]), math.prod(x.shape[nb + nr :])))
+
+
+def _dot_dtypes(in_dtype: np.dtype[Any], out_dtype: np.dtype[Any]) -> tuple[np.dtype[Any], np.dtype[Any]]:
+    """(stage, work): operands are converted to the common input dtype, then
+    to ``stage`` (rounding or wrapping as XLA's conversions do), then to the
+    dtype ``work`` that the products are accumulated in."""
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    if _is_float(in_dtype):
+        # Floats accumulate in float32 (float64 when either side is float64), round once.
+        return in_dtype, f64 if f64 in (in_dtype, out_dtype) else f32
+    if _is_float(out_dtype):
+        # Integer operands with a floating result are rounded to it first (XLA converts operands).
+        return out_dtype, f64 if out_dtype == f64 else f32
+    if out_dtype == np.bool_:
+        # A boolean result is "any product nonzero": count in a wide enough integer.
+        return in_dtype, np.dtype(np.int32) if in_dtype == np.bool_ else in_dtype
+    # Integers (and bools with an integer result) wrap around in the result type.
+    return out_dtype, out_dtype
+
+
+@impl("dot_general")
+def _dot_general(
+    lhs: Array,
+    rhs: Array,
+    *,
+    dimension_numbers: Any,
+    precision: Any,
+    preferred_element_type: Any,
+    out_sharding: Any = None,
+) -> Array:
+    (lc, rc), (lb, rb) = (tuple(map(tuple, pair)) for pair in dimension_numbers)
+    in_dtype = dot_input_dtype(lhs.dtype, rhs.dtype)
+    out_dtype = np.dtype(preferred_element_type) if preferred_element_type is not None else in_dtype
+    stage, work = _dot_dtypes(in_dtype, out_dtype)
+    lhs = lhs.astype(in_dtype).astype(stage).astype(work)
+    rhs = rhs.astype(in_dtype).astype(stage).astype(work)
+    lhs_free = tuple(i for i in range(lhs.ndim) if i not in lb + lc)
+    rhs_free = tuple(i for i in range(rhs.ndim) if i not in rb + rc)
+    product = np.matmul(_as_batched_matrices(lhs, lb, lhs_free, lc), _as_batched_matrices(rhs, rb, rc, rhs_free))
+    shape = tuple(lhs.shape[i] for i in lb + lhs_free) + tuple(rhs.shape[i] for i in rhs_free)
+    product = product.reshape(shape)
+    if _is_float(work):
+        return _float_to(product, out_dtype)
+    return np.asarray(product != 0 if out_dtype == np.bool_ else product.astype(out_dtype))

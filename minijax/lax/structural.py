@@ -1,3 +1,689 @@
-"""Public lax wrappers (being written)."""
+"""``lax`` shape, indexing, reduction and contraction operations, named and shaped as in ``jax.lax``.
 
-__all__: list[str] = []
+These wrappers turn user arguments (lists, NumPy ints, negative indices,
+Python scalars) into the exact params JAX's primitives carry, then bind. Like
+JAX they skip the primitive when it would be the identity (``reshape`` to the
+same shape, a ``transpose`` by the identity permutation, ...), so that
+minijax's jaxprs match JAX's equation for equation.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any, SupportsIndex
+
+import numpy as np
+
+from minijax import dtypes
+from minijax.array import Array as MinijaxArray
+from minijax.core import Tracer, get_aval
+from minijax.dispatch import device_put_value
+from minijax.interpreters.jit import jit
+from minijax.lax import elementwise as ew
+from minijax.primitives.reductions import (
+    Precision,
+    argmax_p,
+    argmin_p,
+    canonicalize_dimension_numbers,
+    dot_general_p,
+    reduce_and_p,
+    reduce_max_p,
+    reduce_min_p,
+    reduce_or_p,
+    reduce_prod_p,
+    reduce_sum_p,
+    reduce_xor_p,
+)
+from minijax.primitives.structural import (
+    broadcast_in_dim_p,
+    concatenate_p,
+    dynamic_slice_p,
+    dynamic_update_slice_p,
+    int_tuple,
+    iota_p,
+    pad_p,
+    padding_triples,
+    reshape_p,
+    rev_p,
+    slice_p,
+    split_p,
+    squeeze_p,
+    stack_p,
+    tile_p,
+    transpose_p,
+)
+
+ArrayLike = Any
+Array = Any
+Shape = tuple[int, ...]
+# Static integer sequences (shapes, axes, indices): Python or NumPy integers.
+Ints = Sequence[SupportsIndex]
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+
+
+def _is_jax_value(x: Any) -> bool:
+    """A minijax Array or a tracer: what the identity shortcuts may hand back unchanged."""
+    return isinstance(x, (MinijaxArray, Tracer))
+
+
+def _asarray(x: ArrayLike) -> Array:
+    """``x`` as a minijax value: Arrays and tracers as they are, host values put on the device."""
+    return x if _is_jax_value(x) else device_put_value(x)
+
+
+def _shape(shape: Any) -> Shape:
+    """A shape argument as a tuple of ints (an int is a 1-d shape), or TypeError."""
+    items = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    try:
+        return tuple(operator.index(d) for d in items)
+    except TypeError:
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {items}.") from None
+
+
+def _as_given(prim: str, what: str, values: Any) -> tuple[Any, ...]:
+    """A sequence param as a tuple of its own elements, after checking they are integers.
+
+    JAX keeps NumPy integers in these params as given (and prints them so),
+    so minijax does too; params that JAX canonicalizes go through int_tuple.
+    """
+    int_tuple(prim, what, values)
+    return tuple(values)
+
+
+def _no_sharding(name: str, sharding: Any) -> None:
+    if sharding is not None:
+        raise NotImplementedError(f"lax.{name}: minijax has no shardings; leave out_sharding/sharding as None.")
+
+
+def _canonical_axis(axis: SupportsIndex, ndim: int) -> int:
+    """``axis`` in [0, ndim), counting negative axes from the end; ValueError otherwise."""
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def _axis_of(axis: SupportsIndex, ndim: int, fun: str) -> int:
+    # The *_in_dim helpers index a Python list of dimensions: IndexError, as in JAX.
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"lax.{fun}: axis {axis} is out of range for an operand of rank {ndim}")
+    return axis % ndim
+
+
+# ---------------------------------------------------------------------------
+# Broadcasting and reshaping
+
+
+def broadcast_in_dim(operand: ArrayLike, shape: Ints, broadcast_dimensions: Ints, *, out_sharding: Any = None) -> Array:
+    """Broadcast ``operand`` to ``shape``, operand axis i becoming result axis ``broadcast_dimensions[i]``."""
+    _no_sharding("broadcast_in_dim", out_sharding)
+    shape = _as_given("broadcast_in_dim", "shape", shape)
+    dims = _as_given("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)
+    if get_aval(operand).shape == shape and dims == tuple(range(len(shape))):
+        return _asarray(operand)  # the identity: JAX emits no equation
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
+
+
+def broadcast(operand: ArrayLike, sizes: Ints, *, out_sharding: Any = None) -> Array:
+    """Add leading dimensions of the given ``sizes``."""
+    sizes = _shape(sizes)
+    if not sizes:
+        return _asarray(operand)
+    ndim = np.ndim(operand)
+    dims = tuple(range(len(sizes), len(sizes) + ndim))
+    return broadcast_in_dim(operand, sizes + get_aval(operand).shape, dims, out_sharding=out_sharding)
+
+
+def broadcast_to_rank(x: ArrayLike, rank: int) -> Array:
+    """Add leading 1-sized dimensions up to ``rank``."""
+    ndim = np.ndim(x)
+    if ndim == rank:
+        return _asarray(x)
+    return broadcast(x, (1,) * (rank - ndim))
+
+
+def reshape(operand: ArrayLike, new_sizes: Ints, dimensions: Ints | None = None, *, out_sharding: Any = None) -> Array:
+    """Reshape in row-major order, after transposing by ``dimensions`` if given."""
+    _no_sharding("reshape", out_sharding)
+    new_sizes = _shape(new_sizes)
+    aval = get_aval(operand)
+    dims = None if dimensions is None else int_tuple("reshape", "dimensions", dimensions)
+    if dims == tuple(range(aval.ndim)):
+        dims = None
+    if _is_jax_value(operand) and aval.shape == new_sizes and dims is None:
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
+
+
+def transpose(operand: ArrayLike, permutation: Ints) -> Array:
+    """Permute the axes: result axis i is operand axis ``permutation[i]``."""
+    perm = int_tuple("transpose", "permutation", permutation)
+    if _is_jax_value(operand) and perm == tuple(range(np.ndim(operand))):
+        return operand
+    return transpose_p.bind(operand, permutation=perm)
+
+
+def squeeze(array: ArrayLike, dimensions: Ints) -> Array:
+    """Remove the given 1-sized dimensions (negative ones count from the end)."""
+    ndim = np.ndim(array)
+    dims = tuple(sorted(_canonical_axis(d, ndim) for d in dimensions))
+    if _is_jax_value(array) and not dims:
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+def expand_dims(array: ArrayLike, dimensions: Ints) -> Array:
+    """Insert 1-sized dimensions at the given positions of the result."""
+    dims = tuple(dimensions)
+    if not dims:
+        return _asarray(array)
+    aval = get_aval(array)
+    ndim_out = aval.ndim + len(dims)
+    new_axes = tuple(_canonical_axis(d, ndim_out) for d in dims)
+    if len(set(new_axes)) != len(new_axes):
+        raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
+    kept = [i for i in range(ndim_out) if i not in new_axes]
+    shape = [1] * ndim_out
+    for i, n in zip(kept, aval.shape):
+        shape[i] = n
+    return broadcast_in_dim(array, shape, kept)
+
+
+def collapse(operand: Array, start_dimension: int, stop_dimension: int | None = None) -> Array:
+    """Merge the dimensions ``start_dimension:stop_dimension`` into one."""
+    shape = get_aval(operand).shape
+    ndim = len(shape)
+    start = _canonical_axis(start_dimension, ndim)
+    stop = ndim if stop_dimension is None else operator.index(stop_dimension)
+    stop = stop + ndim if stop < 0 else stop
+    if not start <= stop <= ndim:
+        raise ValueError(f"Invalid dimension range passed to collapse: {shape}[{start_dimension}:{stop_dimension}]")
+    return reshape(operand, shape[:start] + (math.prod(shape[start:stop]),) + shape[stop:])
+
+
+def rev(operand: ArrayLike, dimensions: Ints) -> Array:
+    """Reverse the order of elements along the given dimensions."""
+    return rev_p.bind(operand, dimensions=_as_given("rev", "dimensions", dimensions))
+
+
+# ---------------------------------------------------------------------------
+# Static slicing
+
+
+def slice(  # noqa: A001 (JAX's name)
+    operand: ArrayLike, start_indices: Ints, limit_indices: Ints, strides: Ints | None = None
+) -> Array:
+    """``operand[start:limit:stride]`` along every dimension (all static)."""
+    return slice_p.bind(
+        operand,
+        start_indices=_as_given("slice", "start_indices", start_indices),
+        limit_indices=_as_given("slice", "limit_indices", limit_indices),
+        strides=None if strides is None else _as_given("slice", "strides", strides),
+    )
+
+
+def slice_in_dim(operand: Array, start_index: int | None, limit_index: int | None, stride: int = 1, axis: int = 0) -> Array:
+    """``slice`` along one axis; None and negative indices as in Python slicing (without clipping)."""
+    shape = get_aval(operand).shape
+    axis = _axis_of(axis, len(shape), "slice_in_dim")
+    size = shape[axis]
+    start = 0 if start_index is None else operator.index(start_index)
+    limit = size if limit_index is None else operator.index(limit_index)
+    start, limit = (start + size if start < 0 else start), (limit + size if limit < 0 else limit)
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand: Array, index: int, axis: int = 0, keepdims: bool = True) -> Array:
+    """The slice at static ``index`` along ``axis``, that axis kept (size 1) or dropped."""
+    shape = get_aval(operand).shape
+    axis = _axis_of(axis, len(shape), "index_in_dim")
+    size, wrapped = shape[axis], operator.index(index)
+    wrapped = wrapped + size if wrapped < 0 else wrapped
+    if not 0 <= wrapped < size:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+    result = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
+    return result if keepdims else squeeze(result, (axis,))
+
+
+# ---------------------------------------------------------------------------
+# Dynamic slicing: start indices are operands, clamped by the primitives
+
+
+def _is_static_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _normalize_index(index: Any, size: int, allow_negative: bool) -> Any:
+    """A start index with negative values counted from the end (``index + size``).
+
+    Static ints are normalized here and become strongly typed scalars (Python
+    ints of the default int dtype); traced signed indices get the same
+    arithmetic as equations (lt, add, select_n), as JAX stages them.
+    """
+    if _is_static_int(index) or (isinstance(index, np.ndarray) and index.ndim == 0 and index.dtype.kind in "iu"):
+        dtype = dtypes.default_int_dtype() if isinstance(index, int) else dtypes.canonicalize_dtype(index.dtype)
+        value = int(index)
+        if value < 0:
+            if not allow_negative:
+                raise ValueError(f"Index {value} is out of bounds for dimension {size} if allow_negative_indices=False")
+            value += size
+        return np.array(value, dtype=np.int64).astype(dtype)
+    if not _is_jax_value(index):
+        return np.asarray(index)  # a bool or float: the primitive's rule explains the error
+    aval = get_aval(index)
+    if not allow_negative or not dtypes.issubdtype(aval.dtype, np.signedinteger):
+        return index
+    zero, dim = np.zeros((), aval.dtype), np.array(size, aval.dtype)
+    negative = ew.lt_p.bind(index, zero)
+    strong = ew.convert_element_type_p.bind(index, new_dtype=aval.dtype, weak_type=False, sharding=None) if aval.weak_type else index
+    return ew.select_n_p.bind(negative, index, ew.add_p.bind(strong, dim))
+
+
+def _start_indices(fun: str, operand_shape: Shape, start_indices: Any, allow_negative: Any) -> list[Any]:
+    """Split a 1-d index array into scalars, check the count, normalize each index."""
+    if _is_jax_value(start_indices):
+        # A 1-d array of indices: one scalar per dimension (slice + squeeze, as JAX stages it).
+        if np.ndim(start_indices) != 1:
+            raise TypeError(
+                f"lax.{fun}: start_indices must be a sequence of scalars or a 1-d array, got shape {np.shape(start_indices)}"
+            )
+        start_indices = [index_in_dim(start_indices, i, keepdims=False) for i in range(np.shape(start_indices)[0])]
+    indices = list(start_indices)
+    if len(indices) != len(operand_shape):
+        raise ValueError(
+            f"Length of slice indices must match number of operand dimensions ({len(indices)} vs {operand_shape})"
+        )
+    flags = [allow_negative] * len(indices) if isinstance(allow_negative, bool) else list(allow_negative)
+    return [_normalize_index(i, n, bool(a)) for i, n, a in zip(indices, operand_shape, flags)]
+
+
+def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Ints, *, allow_negative_indices: bool | Sequence[bool] = True) -> Array:
+    """The window of ``slice_sizes`` at traced ``start_indices``, clamped to stay in bounds."""
+    shape = get_aval(operand).shape
+    indices = _start_indices("dynamic_slice", shape, start_indices, allow_negative_indices)
+    return dynamic_slice_p.bind(operand, *indices, slice_sizes=_shape(slice_sizes))
+
+
+def dynamic_update_slice(operand: Array, update: ArrayLike, start_indices: Any, *, allow_negative_indices: bool | Sequence[bool] = True) -> Array:
+    """``operand`` with ``update`` written at traced ``start_indices`` (clamped to stay in bounds)."""
+    shape = get_aval(operand).shape
+    indices = _start_indices("dynamic_update_slice", shape, start_indices, allow_negative_indices)
+    return dynamic_update_slice_p.bind(operand, update, *indices)
+
+
+def _zero_index_like(index: Any) -> Any:
+    """A static 0 of the index's dtype, for the axes a *_in_dim helper does not move along."""
+    if isinstance(index, int) and not isinstance(index, bool):
+        return np.zeros((), dtypes.default_int_dtype())
+    return np.zeros((), get_aval(index).dtype)
+
+
+def dynamic_slice_in_dim(operand: Array, start_index: ArrayLike, slice_size: int, axis: int = 0, *, allow_negative_indices: bool = True) -> Array:
+    """``dynamic_slice`` along one axis."""
+    shape = get_aval(operand).shape
+    axis = _axis_of(axis, len(shape), "dynamic_slice_in_dim")
+    starts: list[Any] = [_zero_index_like(start_index)] * len(shape)
+    sizes = list(shape)
+    starts[axis], sizes[axis] = start_index, operator.index(slice_size)
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_update_slice_in_dim(operand: Array, update: ArrayLike, start_index: ArrayLike, axis: int, *, allow_negative_indices: bool = True) -> Array:
+    """``dynamic_update_slice`` along one axis."""
+    ndim = np.ndim(operand)
+    axis = _axis_of(axis, ndim, "dynamic_update_slice_in_dim")
+    starts: list[Any] = [_zero_index_like(start_index)] * ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow_negative_indices)
+
+
+# JAX stages these two as jit calls of their own (printed ``jit[name=...]``).
+def _dynamic_index_in_dim(operand: Array, index: ArrayLike, axis: int, keepdims: bool, allow_negative_indices: bool) -> Array:
+    result = dynamic_slice_in_dim(operand, index, 1, axis, allow_negative_indices=allow_negative_indices)
+    return result if keepdims else squeeze(result, (axis,))
+
+
+def _dynamic_update_index_in_dim(operand: Array, update: ArrayLike, index: ArrayLike, axis: int, allow_negative_indices: bool) -> Array:
+    ndim = np.ndim(operand)
+    if np.ndim(update) == ndim - 1:
+        update = expand_dims(update, (axis,))
+    elif np.ndim(update) != ndim:
+        raise TypeError(
+            f"lax.dynamic_update_index_in_dim: update must have rank {ndim} or {ndim - 1} (operand rank {ndim}), "
+            f"got shape {np.shape(update)}"
+        )
+    return dynamic_update_slice_in_dim(operand, update, index, axis, allow_negative_indices=allow_negative_indices)
+
+
+_dynamic_index_in_dim.__name__ = "dynamic_index_in_dim"
+_dynamic_update_index_in_dim.__name__ = "dynamic_update_index_in_dim"
+_dynamic_index_jit = jit(_dynamic_index_in_dim, static_argnums=(2, 3, 4))
+_dynamic_update_index_jit = jit(_dynamic_update_index_in_dim, static_argnums=(3, 4))
+
+
+def dynamic_index_in_dim(operand: Array, index: ArrayLike, axis: int = 0, keepdims: bool = True, *, allow_negative_indices: bool = True) -> Array:
+    """The slice at traced ``index`` along ``axis``, that axis kept (size 1) or dropped."""
+    axis = _axis_of(axis, np.ndim(operand), "dynamic_index_in_dim")
+    return _dynamic_index_jit(operand, index, axis, bool(keepdims), bool(allow_negative_indices))
+
+
+def dynamic_update_index_in_dim(operand: Array, update: ArrayLike, index: ArrayLike, axis: int, *, allow_negative_indices: bool = True) -> Array:
+    """``operand`` with ``update`` (with or without the size-1 ``axis``) written at traced ``index``."""
+    axis = _axis_of(axis, np.ndim(operand), "dynamic_update_index_in_dim")
+    return _dynamic_update_index_jit(operand, update, index, axis, bool(allow_negative_indices))
+
+
+# ---------------------------------------------------------------------------
+# Joining, padding, filling
+
+
+def concatenate(operands: Sequence[ArrayLike], dimension: int) -> Array:
+    """Join arrays of one dtype along ``dimension``."""
+    operands = list(operands)
+    if len(operands) == 1 and _is_jax_value(operands[0]):
+        return operands[0]
+    if not operands:
+        raise ValueError("lax.concatenate requires a non-empty sequence of arrays")
+    operator.index(dimension)  # an integer, kept as given (as JAX does)
+    return concatenate_p.bind(*operands, dimension=dimension)
+
+
+def pad(operand: ArrayLike, padding_value: ArrayLike, padding_config: Sequence[tuple[int, int, int]]) -> Array:
+    """Pad each axis with (low, high, interior) copies of ``padding_value``; negative low/high crop."""
+    if np.ndim(padding_value) != 0:
+        raise ValueError(f"padding_value must be a scalar; got np.shape(padding_value)={np.shape(padding_value)}")
+    padding_triples(padding_config)  # checked here, kept as given (as JAX does)
+    config = tuple(tuple(entry) for entry in padding_config)
+    return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+def iota(dtype: Any, size: int) -> Array:
+    """``[0, 1, ..., size - 1]`` of ``dtype``."""
+    return broadcasted_iota(dtype, _shape((size,)), 0)
+
+
+def broadcasted_iota(dtype: Any, shape: Ints, dimension: int, *, out_sharding: Any = None) -> Array:
+    """An array of ``shape`` whose elements count along ``dimension``."""
+    _no_sharding("broadcasted_iota", out_sharding)
+    dt = dtypes.check_user_dtype_supported(dtype, "iota")
+    return iota_p.bind(dtype=dt, shape=_shape(shape), dimension=operator.index(dimension), sharding=None)
+
+
+def full(shape: Ints, fill_value: ArrayLike, dtype: Any = None, *, sharding: Any = None) -> Array:
+    """An array of ``shape`` filled with the scalar ``fill_value`` (weakly typed if it is)."""
+    _no_sharding("full", sharding)
+    if np.ndim(fill_value) != 0:
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
+    weak = dtype is None and dtypes.is_weakly_typed(fill_value)
+    target = dtypes.dtype(fill_value, canonicalize=True) if dtype is None else dtypes.check_user_dtype_supported(dtype, "full")
+    return broadcast(_convert_scalar(fill_value, target, weak), _shape(shape))
+
+
+def _convert_scalar(value: ArrayLike, dtype: np.dtype[Any], weak: bool) -> Any:
+    """``value`` as a scalar of ``dtype`` and weak type ``weak``: on the host when it is concrete."""
+    if _is_jax_value(value):
+        aval = get_aval(value)
+        if aval.dtype == dtype and aval.weak_type == weak:
+            return value
+        return ew.convert_element_type_p.bind(value, new_dtype=dtype, weak_type=weak, sharding=None)
+    if weak and type(value) in (int, float):
+        return value  # a Python scalar is already weakly typed
+    return device_put_value(np.asarray(value).astype(dtype), weak_type=weak)
+
+
+def full_like(x: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Ints | None = None, sharding: Any = None) -> Array:
+    """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``."""
+    _no_sharding("full_like", sharding)
+    aval = get_aval(x)
+    weak = dtype is None and aval.weak_type
+    target = aval.dtype if dtype is None else dtypes.check_user_dtype_supported(dtype, "full_like")
+    if np.ndim(fill_value) != 0:
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
+    return broadcast(_convert_scalar(fill_value, target, weak), aval.shape if shape is None else _shape(shape))
+
+
+def zeros_like_array(x: ArrayLike) -> Array:
+    """Zeros with ``x``'s shape, dtype and weak type."""
+    return full_like(x, 0)
+
+
+def split(operand: ArrayLike, sizes: Ints, axis: int = 0) -> list[Array]:
+    """Cut ``operand`` along ``axis`` into consecutive pieces of the given ``sizes``."""
+    axis = _canonical_axis(axis, np.ndim(operand))
+    return list(split_p.bind(operand, sizes=_as_given("split", "sizes", sizes), axis=axis))
+
+
+def tile(operand: ArrayLike, reps: Ints) -> Array:
+    """Repeat ``operand`` ``reps[i]`` times along each axis i."""
+    return tile_p.bind(operand, reps=_as_given("tile", "reps", reps))
+
+
+def stack(operands: Sequence[ArrayLike], axis: int = 0) -> Array:
+    """Join same-shaped arrays along a new axis at position ``axis`` of the result."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("lax.stack requires a non-empty sequence of arrays")
+    axis = _canonical_axis(axis, np.ndim(operands[0]) + 1)
+    return stack_p.bind(*operands, axis=axis)
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+
+
+def reduce_sum(operand: ArrayLike, axes: Ints, *, out_sharding: Any = None) -> Array:
+    """Sum over ``axes``."""
+    _no_sharding("reduce_sum", out_sharding)
+    return reduce_sum_p.bind(operand, axes=_as_given("reduce_sum", "axes", axes), out_sharding=None)
+
+
+def reduce_prod(operand: ArrayLike, axes: Ints) -> Array:
+    """Product over ``axes``."""
+    return reduce_prod_p.bind(operand, axes=_as_given("reduce_prod", "axes", axes))
+
+
+def reduce_max(operand: ArrayLike, axes: Ints) -> Array:
+    """Maximum over ``axes`` (NaN if any element is NaN)."""
+    return reduce_max_p.bind(operand, axes=_as_given("reduce_max", "axes", axes))
+
+
+def reduce_min(operand: ArrayLike, axes: Ints) -> Array:
+    """Minimum over ``axes`` (NaN if any element is NaN)."""
+    return reduce_min_p.bind(operand, axes=_as_given("reduce_min", "axes", axes))
+
+
+def reduce_and(operand: ArrayLike, axes: Ints) -> Array:
+    """Logical (bool) or bitwise (integer) and over ``axes``."""
+    return reduce_and_p.bind(operand, axes=_as_given("reduce_and", "axes", axes))
+
+
+def reduce_or(operand: ArrayLike, axes: Ints) -> Array:
+    """Logical (bool) or bitwise (integer) or over ``axes``."""
+    return reduce_or_p.bind(operand, axes=_as_given("reduce_or", "axes", axes))
+
+
+def reduce_xor(operand: ArrayLike, axes: Ints) -> Array:
+    """Logical (bool) or bitwise (integer) exclusive or over ``axes``."""
+    return reduce_xor_p.bind(operand, axes=_as_given("reduce_xor", "axes", axes))
+
+
+def _monoid_identity(name: str, dtype: np.dtype[Any]) -> Any:
+    """The value ``lax.reduce``'s init must equal for ``computation`` to become a reduce_* primitive."""
+    if name in ("add", "bitwise_or", "bitwise_xor"):
+        return 0
+    if name == "mul":
+        return 1
+    if dtype == np.bool_:
+        return name in ("min", "bitwise_and")
+    if name == "bitwise_and":
+        return -1 if dtypes.issubdtype(dtype, np.signedinteger) else np.iinfo(dtype).max
+    if dtypes.issubdtype(dtype, np.floating):
+        return -np.inf if name == "max" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if name == "max" else info.max
+
+
+# lax function -> (its name, the reduction it is a monoid of). Only these
+# computations are supported by lax.reduce (minijax has no general reduce).
+_MONOIDS: dict[Callable[..., Any], tuple[str, Callable[..., Array]]] = {
+    ew.add: ("add", reduce_sum),
+    ew.mul: ("mul", reduce_prod),
+    ew.max: ("max", reduce_max),
+    ew.min: ("min", reduce_min),
+    ew.bitwise_and: ("bitwise_and", reduce_and),
+    ew.bitwise_or: ("bitwise_or", reduce_or),
+    ew.bitwise_xor: ("bitwise_xor", reduce_xor),
+}
+
+
+def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any], dimensions: Ints, out_sharding: Any = None) -> Any:
+    """Reduce ``operands`` over ``dimensions`` with ``computation`` starting from ``init_values``.
+
+    minijax supports the monoids JAX turns into primitives: one operand, a
+    computation among lax.add/mul/max/min/bitwise_and/bitwise_or/bitwise_xor
+    and a concrete init value equal to its identity (0 for add, -inf for a
+    float max, ...). Anything else raises NotImplementedError.
+    """
+    _no_sharding("reduce", out_sharding)
+    wrap: Callable[[Any], Any] = lambda r: r  # noqa: E731
+    if isinstance(operands, (tuple, list)):
+        if len(operands) != 1 or not isinstance(init_values, (tuple, list)) or len(init_values) != 1:
+            raise NotImplementedError("lax.reduce: minijax supports a single operand and init value; reduce each operand on its own.")
+        wrap = (lambda r: [r]) if isinstance(operands, list) else (lambda r: (r,))
+        operands, init_values = operands[0], init_values[0]
+    monoid = _MONOIDS.get(computation)
+    aval = get_aval(operands)
+    init = None if isinstance(init_values, Tracer) else np.asarray(init_values)
+    if monoid is None or init is None or init.shape != () or init != _monoid_identity(monoid[0], aval.dtype):
+        name = getattr(computation, "__name__", repr(computation))
+        raise NotImplementedError(
+            f"lax.reduce: minijax supports only lax.add/mul/max/min/bitwise_and/bitwise_or/bitwise_xor with "
+            f"their identity as a concrete init value, got computation {name} with init value {init_values!r}. "
+            "Use lax.reduce_sum/reduce_max/... and combine the init value yourself."
+        )
+    result = monoid[1](operands, dimensions)
+    if aval.weak_type and not dtypes.is_weakly_typed(init_values):
+        result = ew.convert_element_type_p.bind(result, new_dtype=aval.dtype, weak_type=False, sharding=None)
+    return wrap(result)
+
+
+def _arg_reduction(name: str, operand: ArrayLike, axis: int, index_dtype: Any) -> Array:
+    dt = dtypes.check_user_dtype_supported(index_dtype, name)
+    if not dtypes.issubdtype(dt, np.integer):
+        raise TypeError(f"index_dtype must be an integer type, but got {dt.name}")
+    prim = argmax_p if name == "argmax" else argmin_p
+    operator.index(axis)  # an integer, kept as given (as JAX does)
+    return prim.bind(operand, axes=(axis,), index_dtype=dt)
+
+
+def argmax(operand: ArrayLike, axis: int, index_dtype: Any) -> Array:
+    """Index of the largest element along ``axis`` (the first one; NaN counts as largest)."""
+    return _arg_reduction("argmax", operand, axis, index_dtype)
+
+
+def argmin(operand: ArrayLike, axis: int, index_dtype: Any) -> Array:
+    """Index of the smallest element along ``axis`` (the first one; NaN counts as smallest)."""
+    return _arg_reduction("argmin", operand, axis, index_dtype)
+
+
+# ---------------------------------------------------------------------------
+# Contractions
+
+
+PrecisionLike = Any
+
+
+def canonicalize_precision(precision: PrecisionLike) -> tuple[Precision, Precision] | None:
+    """None, or a (lhs, rhs) pair of ``Precision`` from any spelling JAX accepts."""
+    if precision is None:
+        return None
+    try:
+        if isinstance(precision, (str, Precision)):
+            return (Precision(precision), Precision(precision))
+        if isinstance(precision, (tuple, list)) and len(precision) == 2 and all(isinstance(p, (str, Precision)) for p in precision):
+            return (Precision(precision[0]), Precision(precision[1]))
+    except ValueError:
+        pass
+    raise ValueError(
+        "Precision argument must be one of: None, a string in ['highest', 'float32', 'high', 'bfloat16_3x', "
+        "'tensorfloat32', 'default', 'bfloat16', 'fastest'], a lax.Precision value, or a tuple of two "
+        f"lax.Precision values or strings; but got {precision!r}."
+    )
+
+
+def dot_general(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    dimension_numbers: Any,
+    precision: PrecisionLike = None,
+    preferred_element_type: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Array:
+    """Contract ``lhs`` and ``rhs`` per ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))."""
+    _no_sharding("dot_general", out_sharding)
+    pet = None if preferred_element_type is None else dtypes.check_user_dtype_supported(preferred_element_type, "dot_general")
+    return dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=canonicalize_dimension_numbers(dimension_numbers),
+        precision=canonicalize_precision(precision),
+        preferred_element_type=pet,
+        out_sharding=None,
+    )
+
+
+def dot(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    *,
+    dimension_numbers: Any = None,
+    precision: PrecisionLike = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
+) -> Array:
+    """Vector/matrix products (``lhs @ rhs`` for rank 1 or 2), or ``dot_general`` with ``dimension_numbers``."""
+    if dimension_numbers is None:
+        lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
+        if not (1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2 and lhs_shape[-1] == rhs_shape[0]):
+            raise ValueError(
+                "jax.lax.dot: dimension_numbers must be specified when not performing simple un-batched "
+                "matrix-matrix, matrix-vector, or vector-vector products; got "
+                f"lhs_shape={tuple(lhs_shape)} rhs_shape={tuple(rhs_shape)}"
+            )
+        dimension_numbers = (([len(lhs_shape) - 1], [0]), ([], []))
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type, out_sharding=out_sharding)
+
+
+def batch_matmul(lhs: Array, rhs: Array, precision: PrecisionLike = None) -> Array:
+    """Matrix products over the last two axes, batched over the leading ones."""
+    lhs_ndim, rhs_ndim = np.ndim(lhs), np.ndim(rhs)
+    if min(lhs_ndim, rhs_ndim) < 2:
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lhs_ndim}, {rhs_ndim}")
+    if lhs_ndim != rhs_ndim:
+        raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lhs_ndim}, {rhs_ndim}")
+    batch = tuple(range(lhs_ndim - 2))
+    return dot_general(lhs, rhs, (((lhs_ndim - 1,), (rhs_ndim - 2,)), (batch, batch)), precision=precision)
+
+
+__all__ = [
+    "Precision",
+    "argmax", "argmax_p", "argmin", "argmin_p", "batch_matmul", "broadcast", "broadcast_in_dim",
+    "broadcast_in_dim_p", "broadcast_to_rank", "broadcasted_iota", "collapse", "concatenate", "concatenate_p",
+    "dot", "dot_general", "dot_general_p", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
+    "dynamic_slice_p", "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim",
+    "dynamic_update_slice_p", "expand_dims", "full", "full_like", "index_in_dim", "iota", "iota_p", "pad",
+    "pad_p", "reduce", "reduce_and", "reduce_and_p", "reduce_max", "reduce_max_p", "reduce_min",
+    "reduce_min_p", "reduce_or", "reduce_or_p", "reduce_prod", "reduce_prod_p", "reduce_sum", "reduce_sum_p",
+    "reduce_xor", "reduce_xor_p", "reshape", "reshape_p", "rev", "rev_p", "slice", "slice_in_dim", "slice_p",
+    "split", "split_p", "squeeze", "squeeze_p", "stack", "stack_p", "tile", "tile_p", "transpose", "transpose_p",
+    "zeros_like_array",
+]  # fmt: skip
