@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import minijax as jax
-from minijax.config import config_context, enable_x64
 from minijax.array import Array
+from minijax.config import config_context, enable_x64
 from minijax.primitives import elementwise as ew
 
 

@@ -1,8 +1,8 @@
 """``minijax.lax``: the public wrappers that bind primitives, named as in ``jax.lax``."""
 
-from minijax.lax.elementwise import *  # noqa: F403
-from minijax.lax.structural import *  # noqa: F403
 from minijax.lax import elementwise as _elementwise
 from minijax.lax import structural as _structural
+from minijax.lax.elementwise import *  # noqa: F403
+from minijax.lax.structural import *  # noqa: F403
 
 __all__ = [*_elementwise.__all__, *_structural.__all__]

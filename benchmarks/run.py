@@ -1,0 +1,148 @@
+"""minijax side by side with NumPy and real JAX: one run, one table.
+
+    python benchmarks/run.py [--jax-python PATH] [--repeat N] [--only NAME ...]
+
+minijax and NumPy are timed in this process. JAX is never imported here: its
+timings come from a subprocess running ``workloads.py --lib jax`` under a
+Python that has jax (``--jax-python``, default ``$MINIJAX_ORACLE_PYTHON``);
+without one, the JAX column is left empty and a note says why.
+
+Ratios are "minijax relative to the other library": for latencies
+minijax_time / other_time (below 1 means minijax is faster), for tracing
+minijax_rate / other_rate (above 1 means minijax is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workloads import WORKLOADS, measure  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+Results = dict[str, dict[str, float]]
+
+# The project's targets, per workload: (kind, bound). "latency" targets bound
+# minijax_time / jax_time from above; "rate" targets bound the throughput
+# ratio minijax / JAX from below.
+TARGETS: dict[str, tuple[str, float]] = {
+    "eager_add": ("latency", 0.5),
+    "eager_sin": ("latency", 0.5),
+    "trace_lax": ("rate", 2.0),
+    "trace_jnp": ("rate", 2.0),
+}
+
+
+def measure_jax(python: str, names: list[str], repeat: int, min_time: float) -> Results:
+    command = [python, str(HERE / "workloads.py"), "--lib", "jax", "--repeat", str(repeat),
+               "--min-time", str(min_time), "--only", *names]
+    # JAX_PLATFORMS=cpu: compare against JAX's CPU backend, and skip probing for GPUs.
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise RuntimeError(f"the JAX subprocess failed ({' '.join(command)}):\n{done.stderr}")
+    results: Results = json.loads(done.stdout.strip().splitlines()[-1])
+    return results
+
+
+def value(result: dict[str, float] | None, unit: str) -> float | None:
+    """Microseconds per call, or equations per second."""
+    if result is None:
+        return None
+    if unit == "eqn":
+        return result["units"] / result["seconds"]
+    return result["seconds"] * 1e6
+
+
+def ratio(mine: float | None, other: float | None, unit: str) -> float | None:
+    if mine is None or other is None:
+        return None
+    return mine / other  # us/us for latency, (eqn/s)/(eqn/s) for rates
+
+
+def target_verdict(name: str, vs_jax: float | None) -> str:
+    target = TARGETS.get(name)
+    if target is None:
+        return ""
+    kind, bound = target
+    if vs_jax is None:
+        return f"{'≤' if kind == 'latency' else '≥'} {bound}× JAX: no JAX run"
+    met = vs_jax <= bound if kind == "latency" else vs_jax >= bound
+    return f"{'≤' if kind == 'latency' else '≥'} {bound}× JAX: {'met' if met else 'missed'}"
+
+
+def fmt(x: float | None, unit: str = "") -> str:
+    if x is None:
+        return "—"
+    if unit == "eqn":
+        return f"{x:,.0f}"
+    if unit == "ratio":
+        return f"{x:.2f}×"
+    return f"{x:.2f}"
+
+
+def table(names: list[str], mini: Results, numpy: Results, jax: Results) -> str:
+    header = ["workload", "unit", "minijax", "numpy", "jax", "minijax/jax", "minijax/numpy", "target"]
+    rows = [header]
+    for name in names:
+        unit = WORKLOADS[name][2]
+        m, n, j = (value(r.get(name), unit) for r in (mini, numpy, jax))
+        vs_jax, vs_numpy = ratio(m, j, unit), ratio(m, n, unit)
+        rows.append([
+            name,
+            "eqn/s" if unit == "eqn" else "µs/call",
+            fmt(m, unit), fmt(n, unit), fmt(j, unit),
+            fmt(vs_jax, "ratio"), fmt(vs_numpy, "ratio"),
+            target_verdict(name, vs_jax),
+        ])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) if i in (0, 1, 7) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark minijax against NumPy and real JAX.")
+    parser.add_argument("--jax-python", default=os.environ.get("MINIJAX_ORACLE_PYTHON"),
+                        help="a Python with jax installed (default: $MINIJAX_ORACLE_PYTHON)")
+    parser.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
+    parser.add_argument("--repeat", type=int, default=7, help="timing repetitions; the median is reported")
+    parser.add_argument("--min-time", type=float, default=0.05, help="minimum seconds per repetition")
+    parser.add_argument("--json", metavar="PATH", help="also write the raw results as JSON")
+    args = parser.parse_args(argv)
+    names: list[str] = args.only
+
+    print("timing minijax ...", file=sys.stderr)
+    mini = measure("minijax", names, args.repeat, args.min_time)
+    print("timing numpy ...", file=sys.stderr)
+    numpy = measure("numpy", names, args.repeat, args.min_time)
+    jax: Results = {}
+    note = ""
+    if args.jax_python:
+        print(f"timing jax in {args.jax_python} ...", file=sys.stderr)
+        jax = measure_jax(args.jax_python, names, args.repeat, args.min_time)
+    else:
+        note = "JAX not timed: pass --jax-python /path/to/python (a Python with jax) or set MINIJAX_ORACLE_PYTHON."
+
+    print(f"median of {args.repeat} repetitions; ratios are minijax relative to the other library "
+          "(latency: lower is better for minijax; eqn/s: higher is better)")
+    for name in names:
+        print(f"  {name}: {WORKLOADS[name][1]}")
+    print()
+    print(table(names, mini, numpy, jax))
+    if note:
+        print("\n" + note)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"minijax": mini, "numpy": numpy, "jax": jax}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""``python -m minijax``: the same as the ``minijax`` command."""
+
+from minijax.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,175 @@
+"""The ``minijax`` command: ``minijax info`` and ``minijax tour``.
+
+``info`` reports what is installed: the version, every backend found through
+the ``minijax.backends`` entry points, the default one and the x64 flag.
+
+``tour`` runs a few short snippets the way an interactive session would show
+them (``>>>`` prompts, then each expression's value). The snippets are the
+program: the text printed is exactly the text executed, so the tour cannot
+drift from what it claims to show.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import platform
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+# One tour step: a title, a sentence saying what to notice, and the code.
+_TOUR: list[tuple[str, str, str]] = [
+    (
+        "Arrays live on a backend device",
+        "minijax is used through JAX's names; arrays are placed on the default backend.",
+        """
+        import minijax as jax
+        import minijax.numpy as jnp
+        jax.default_backend()
+        jax.devices()
+        x = jnp.arange(4.0)
+        x
+        """,
+    ),
+    (
+        "jnp operations run eagerly",
+        "With no transformation active, each operation runs right away on the backend.",
+        """
+        x * 2 + 1
+        jnp.sin(x)
+        jnp.sum(x)
+        """,
+    ),
+    (
+        "make_jaxpr shows the program a function stages out",
+        "Tracing replaces the arguments by abstract values (shape and dtype) and records each primitive.",
+        """
+        def f(x):
+            return jnp.sin(x) * 2.0 + x
+        jax.make_jaxpr(f)(x)
+        """,
+    ),
+    (
+        "jit traces once per signature, then reuses the compiled program",
+        "The list records each time g's Python body runs, i.e. each trace.",
+        """
+        traces = []
+        @jax.jit
+        def g(x):
+            traces.append(x.shape)
+            return jnp.sin(x) * 2.0 + x
+        g(x)
+        g(x + 1)
+        traces
+        g(jnp.arange(3.0))
+        traces
+        """,
+    ),
+]
+
+_TOUR_END = (
+    "The second call with f32[4] did not run g's body again: it went straight to the cached program.\n"
+    "A new shape (f32[3]) is a new signature, so g was traced once more."
+)
+
+
+def _show_statement(source: str, out: TextIO) -> None:
+    lines = source.splitlines()
+    print(">>> " + lines[0], file=out)
+    for line in lines[1:]:
+        print("... " + line, file=out)
+
+
+def run_snippet(code: str, namespace: dict[str, Any], out: TextIO) -> None:
+    """Run ``code`` statement by statement, echoing it and each expression's value."""
+    code = textwrap.dedent(code).strip("\n")
+    module = ast.parse(code)
+    for node in module.body:
+        source = ast.get_source_segment(code, node, padded=True)
+        # A decorator is part of its function, but get_source_segment starts at `def`.
+        if isinstance(node, ast.FunctionDef) and node.decorator_list:
+            first = node.decorator_list[0].lineno
+            source = "\n".join(code.splitlines()[first - 1 : node.end_lineno])
+        assert source is not None  # the node was parsed from `code` itself
+        _show_statement(source, out)
+        if isinstance(node, ast.Expr):
+            value = eval(compile(ast.Expression(node.value), "<tour>", "eval"), namespace)
+            if value is not None:
+                print(repr(value), file=out)
+        else:
+            exec(compile(ast.Module([node], type_ignores=[]), "<tour>", "exec"), namespace)
+
+
+def tour(backend: str | None, out: TextIO) -> int:
+    from minijax import backend as backend_module
+    from minijax.config import config_context
+
+    if backend is not None and backend not in backend_module.backend_names():
+        names = ", ".join(backend_module.backend_names())
+        print(f"minijax tour: unknown backend {backend!r}; installed backends: {names}.", file=sys.stderr)
+        return 2
+    # jax_platforms names the default backend for this thread, which is what
+    # every eager operation and jit call in the tour then uses.
+    with config_context(jax_platforms=backend):
+        name = backend_module.default_backend_name()
+        print(f"A tour of minijax on the {name!r} backend.", file=out)
+        namespace: dict[str, Any] = {}
+        for i, (title, note, code) in enumerate(_TOUR, start=1):
+            print(f"\n{i}. {title}\n   {note}\n", file=out)
+            run_snippet(code, namespace, out)
+    print("\n" + _TOUR_END, file=out)
+    return 0
+
+
+def info(out: TextIO) -> int:
+    import numpy as np
+
+    import minijax
+    from minijax import backend as backend_module
+    from minijax.config import config
+
+    print(f"minijax {minijax.__version__} (distribution minijax-ref)", file=out)
+    print(f"python {platform.python_version()}, numpy {np.__version__}", file=out)
+    print(f"backends (entry-point group {backend_module.ENTRY_POINT_GROUP}):", file=out)
+    for name in backend_module.backend_names():
+        try:
+            b = backend_module.get_backend(name)
+            devices = ", ".join(repr(d) for d in b.devices())
+            print(f"  {name}: platform {b.platform}, priority {b.priority}, devices [{devices}]", file=out)
+        except Exception as e:  # one broken backend must not hide the others
+            print(f"  {name}: failed to load: {type(e).__name__}: {e}", file=out)
+    try:
+        default = backend_module.default_backend_name()
+    except RuntimeError as e:
+        print(f"default backend: none ({e})", file=out)
+        return 1
+    print(f"default backend: {default}", file=out)
+    print(f"x64 enabled: {config.jax_enable_x64} (set JAX_ENABLE_X64=1 to enable)", file=out)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="minijax",
+        description="minijax: a small, readable re-implementation of JAX's core.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands.add_parser("info", help="version, installed backends and their devices, the default backend, x64")
+    tour_parser = commands.add_parser("tour", help="a short tour: jnp operations, make_jaxpr, jit and its cache")
+    tour_parser.add_argument("--backend", metavar="NAME", default=None, help="run the tour on this backend")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``minijax`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "info":
+        return info(sys.stdout)
+    backend: str | None = args.backend
+    return tour(backend, sys.stdout)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
