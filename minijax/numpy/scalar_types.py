@@ -1,0 +1,194 @@
+"""Scalar types (``jnp.float32``, ``jnp.int8``, ...), ``jnp.ndarray`` and dtype utilities.
+
+``jnp.float32`` plays two roles, as in JAX: it names a dtype
+(``jnp.zeros(3, dtype=jnp.float32)``, ``np.dtype(jnp.float32)``) and it
+converts values (``jnp.float32(1)`` is ``Array(1., dtype=float32)``, never a
+NumPy scalar, so the result can live on a device and be traced). A NumPy
+scalar type cannot do the second, so each one is a small class whose
+metaclass makes calling it convert, and which compares equal to (and hashes
+like) the NumPy type it stands for.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+import numpy as np
+
+from minijax import core, dtypes
+from minijax.array import Array
+
+__all__ = [
+    "bfloat16",
+    "bool_",
+    "can_cast",
+    "complexfloating",
+    "dtype",
+    "e",
+    "euler_gamma",
+    "finfo",
+    "float16",
+    "float32",
+    "float64",
+    "float_",
+    "floating",
+    "generic",
+    "iinfo",
+    "inexact",
+    "inf",
+    "int16",
+    "int32",
+    "int64",
+    "int8",
+    "int_",
+    "integer",
+    "issubdtype",
+    "isscalar",
+    "nan",
+    "ndarray",
+    "newaxis",
+    "number",
+    "pi",
+    "promote_types",
+    "result_type",
+    "signedinteger",
+    "uint",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uint8",
+    "unsignedinteger",
+]
+
+
+class _ScalarMeta(type):
+    """Metaclass of the scalar types: calling one converts to an Array of its dtype."""
+
+    dtype: np.dtype[Any]
+
+    def __hash__(cls) -> int:
+        return hash(cls.dtype.type)
+
+    def __eq__(cls, other: object) -> bool:
+        return cls is other or other is cls.dtype.type
+
+    def __ne__(cls, other: object) -> bool:
+        return not cls == other
+
+    def __call__(cls, x: Any) -> Any:
+        from minijax.numpy.creation import asarray
+
+        return asarray(x, dtype=cls.dtype)
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        # Like JAX: NumPy scalars of this type are instances; Arrays are not.
+        return isinstance(instance, cls.dtype.type)
+
+
+def _make_scalar_type(np_type: type) -> _ScalarMeta:
+    name = np.dtype(np_type).name
+    doc = f"A {name} scalar type: ``{name}(x)`` converts ``x`` to an Array of dtype {name}."
+    return _ScalarMeta(name, (object,), {"dtype": np.dtype(np_type), "__module__": "minijax.numpy", "__doc__": doc})
+
+
+bool_ = _make_scalar_type(np.bool_)
+int8 = _make_scalar_type(np.int8)
+int16 = _make_scalar_type(np.int16)
+int32 = _make_scalar_type(np.int32)
+int64 = _make_scalar_type(np.int64)
+uint8 = _make_scalar_type(np.uint8)
+uint16 = _make_scalar_type(np.uint16)
+uint32 = _make_scalar_type(np.uint32)
+uint64 = _make_scalar_type(np.uint64)
+float16 = _make_scalar_type(np.float16)
+bfloat16 = _make_scalar_type(dtypes.bfloat16)
+float32 = _make_scalar_type(np.float32)
+float64 = _make_scalar_type(np.float64)
+# NumPy's default-precision aliases, as JAX spells them (64-bit names).
+float_ = float64
+int_ = int64
+uint = uint64
+
+# The abstract scalar classes are NumPy's own (issubdtype understands them).
+generic = np.generic
+number = np.number
+inexact = np.inexact
+floating = np.floating
+complexfloating = np.complexfloating
+integer = np.integer
+signedinteger = np.signedinteger
+unsignedinteger = np.unsignedinteger
+
+dtype = np.dtype
+
+
+class ndarray(abc.ABC):  # noqa: B024, N801  (JAX's public name; a pure isinstance target)
+    """The type of minijax arrays for ``isinstance`` checks: true for Arrays and tracers.
+
+    JAX makes ``isinstance(tracer, jnp.ndarray)`` hold so that code checking
+    for arrays works the same inside ``jit``; an ABC with both classes
+    registered gives exactly that.
+    """
+
+
+ndarray.__module__ = "minijax.numpy"
+ndarray.register(Array)
+ndarray.register(core.Tracer)
+
+
+# ---------------------------------------------------------------------------
+# Dtype functions
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """``np.issubdtype`` that knows JAX's extra dtypes (bfloat16 is floating)."""
+    return dtypes.issubdtype(arg1, arg2)
+
+
+def promote_types(a: Any, b: Any) -> np.dtype[Any]:
+    """The dtype two dtypes promote to on JAX's lattice (not value-dependent)."""
+    return dtypes.promote_types(a, b)
+
+
+def result_type(*args: Any) -> np.dtype[Any]:
+    """The dtype an operation on ``args`` computes in (weak types resolved)."""
+    return dtypes.canonicalize_dtype(dtypes.result_type(*args))
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """NumPy's casting rules between dtypes (or the dtype of an array)."""
+    if type(from_) in (int, float, complex):
+        raise TypeError(
+            "can_cast() does not support Python ints, floats, and complex because the result "
+            "used to depend on the value.\nThis change was part of adopting NEP 50, we may "
+            "explicitly allow them again in the future."
+        )
+    src = dtypes.dtype(from_)
+    return bool(np.can_cast(src, dtypes.dtype(to), casting=casting))  # type: ignore[arg-type]
+
+
+def finfo(dtype: Any) -> np.finfo[Any]:
+    """Machine limits of a floating dtype (of an array too); knows bfloat16."""
+    return dtypes.finfo(dtypes.dtype(dtype))
+
+
+def iinfo(int_type: Any) -> np.iinfo[Any]:
+    """Machine limits of an integer dtype (of an array too)."""
+    return dtypes.iinfo(dtypes.dtype(int_type))
+
+
+def isscalar(element: Any) -> bool:
+    """True for scalars as NumPy counts them (strings too) and for rank-0 arrays."""
+    if isinstance(element, (Array, core.Tracer, np.ndarray)):
+        return element.ndim == 0
+    return bool(np.isscalar(element))
+
+
+# Constants, as in NumPy.
+pi = np.pi
+e = np.e
+euler_gamma = np.euler_gamma
+inf = np.inf
+nan = np.nan
+newaxis = None
