@@ -110,14 +110,14 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 def block_until_ready(tree: Any) -> Any:
     """Wait for every array in ``tree`` to be computed; return the tree."""
     for leaf in tree_util.tree_leaves(tree):
-        if isinstance(leaf, Array):
+        if type(leaf) is Array:
             leaf.block_until_ready()
     return tree
 
 
 def device_get(tree: Any) -> Any:
     """Copy every array in ``tree`` to a NumPy array on the host."""
-    return tree_util.tree_map(lambda x: np.asarray(x) if isinstance(x, Array) else x, tree)
+    return tree_util.tree_map(lambda x: np.asarray(x) if type(x) is Array else x, tree)
 
 
 def devices(backend: str | None = None) -> list[Device]:

@@ -6,20 +6,27 @@ with tracers and are attached by ``minijax.numpy.array_methods``.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from minijax import dtypes
+from minijax import core
 from minijax.core import IMMUTABLE_MESSAGE, ShapedArray
 
 if TYPE_CHECKING:
     from minijax.backend import Backend, Device
 
 
-class Array:
-    """A minijax array: a buffer on a backend device plus its abstract value."""
+class Array(abc.ABC):  # noqa: B024  (an ABC so that tracers can register as Arrays)
+    """A minijax array: a buffer on a backend device plus its abstract value.
+
+    As in JAX, ``isinstance(x, Array)`` also holds for tracers (they register
+    below), so user code can check for "an array" under transformations.
+    Internals test ``type(x) is Array`` for a concrete array.
+    """
 
     # A deleted (or donated) array has ``_buf is None``.
     __slots__ = ("_buf", "aval", "_backend", "__weakref__")
@@ -79,11 +86,20 @@ class Array:
     def __repr__(self) -> str:
         prefix = "Array("
         weak = ", weak_type=True" if self.aval.weak_type else ""
-        suffix = f", dtype={self.aval.dtype.name}{weak})"
-        if self._deleted:
-            return f"Array(<deleted>{suffix}"
-        body = np.array2string(self._printable(), separator=", ", prefix=prefix, suffix=suffix)
-        return prefix + body + suffix
+        dtype_part = f"dtype={self.aval.dtype.name}{weak})"
+        if self._buf is None:
+            return f"{prefix}<deleted>, shape={self.aval.shape}, {dtype_part}"
+        if self.aval.size == 0:
+            body = f"[], shape={self.aval.shape}"
+        else:
+            body = np.array2string(
+                self._printable(), separator=", ", prefix=prefix, suffix=",", max_line_width=np.get_printoptions()["linewidth"]
+            )
+        # JAX's layout: one space before dtype= when the last line has room,
+        # else a wider gap of len("Array(") spaces (still on the same line).
+        last_line = len(body) - body.rfind("\n") + 1
+        fits = last_line + len(dtype_part) + 1 <= np.get_printoptions()["linewidth"]
+        return f"{prefix}{body},{' ' if fits else ' ' * len(prefix)}{dtype_part}"
 
     def __str__(self) -> str:
         return str(self._printable())
@@ -111,13 +127,20 @@ class Array:
     def __bool__(self) -> bool:
         return bool(self._value)
 
+    def _check_scalar(self) -> None:
+        if self.aval.ndim:
+            raise TypeError(f"Only scalar arrays can be converted to Python scalars; got arr.ndim={self.aval.ndim}")
+
     def __int__(self) -> int:
+        self._check_scalar()
         return int(self._value)
 
     def __float__(self) -> float:
+        self._check_scalar()
         return float(self._value)
 
     def __complex__(self) -> complex:
+        self._check_scalar()
         return complex(self._value)
 
     def __index__(self) -> int:
@@ -176,3 +199,6 @@ class Array:
 
     def to_concrete_value(self) -> np.ndarray[Any, Any]:
         return self._value
+
+
+Array.register(core.Tracer)

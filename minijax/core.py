@@ -338,6 +338,8 @@ class Tracer:
         return bool(value)
 
     def __index__(self) -> int:
+        if not dtypes.issubdtype(self.aval.dtype, np.integer):
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
         value = self.to_concrete_value()
         if value is None:
             raise TracerIntegerConversionError(self)
