@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from minijax import dtypes
-from minijax import core
+from minijax import core, dtypes
 from minijax.core import IMMUTABLE_MESSAGE, ShapedArray
 
 if TYPE_CHECKING:
