@@ -11,7 +11,6 @@ like) the NumPy type it stands for.
 
 from __future__ import annotations
 
-import abc
 from typing import Any
 
 import numpy as np
@@ -123,18 +122,9 @@ unsignedinteger = np.unsignedinteger
 dtype = np.dtype
 
 
-class ndarray(abc.ABC):  # noqa: B024, N801  (JAX's public name; a pure isinstance target)
-    """The type of minijax arrays for ``isinstance`` checks: true for Arrays and tracers.
-
-    JAX makes ``isinstance(tracer, jnp.ndarray)`` hold so that code checking
-    for arrays works the same inside ``jit``; an ABC with both classes
-    registered gives exactly that.
-    """
-
-
-ndarray.__module__ = "minijax.numpy"
-ndarray.register(Array)
-ndarray.register(core.Tracer)
+# As in JAX, jnp.ndarray is the Array type itself (tracers are registered
+# as Arrays, so isinstance checks hold inside transformations too).
+ndarray = Array
 
 
 # ---------------------------------------------------------------------------
