@@ -72,29 +72,42 @@ def _prepare(
 
 
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any], backend: Backend | None = None) -> Any:
-    """Run ``prim`` eagerly. The fast path: every operand a live Array of one backend."""
-    in_avals: list[ShapedArray] = []
+    """Run ``prim`` eagerly. The fast path: every operand a live Array of one backend.
+
+    This is the hot path of every eager operation, so it is written out flat:
+    one pass over the operands builds the cache key and the buffer list.
+    """
+    key: list[Any] = [prim]
     bufs: list[Any] = []
     for x in args:
-        if type(x) is not Array or x._buf is None or (backend is not None and x._backend is not backend):
+        if type(x) is not Array:
             return _apply_converting(prim, args, params)
-        backend = x._backend
-        in_avals.append(x.aval)
-        bufs.append(x._buf)
+        buf = x._buf
+        if buf is None:
+            return _apply_converting(prim, args, params)
+        if backend is None:
+            backend = x._backend
+        elif x._backend is not backend:
+            return _apply_converting(prim, args, params)
+        key.append(x.aval)
+        bufs.append(buf)
     if backend is None:  # no operands (iota): the default backend
         backend = get_backend()
-    if prim in eager_rules:
-        outs = eager_rules[prim](backend, args, params)
-        return outs if prim.multiple_results else outs[0]
+    key.append(backend)
+    if params:
+        key.extend(params.items())
     try:
-        key = (prim, backend, *in_avals, *params.items())
-        entry = _eager_cache.get(key)
+        hashable: tuple[Any, ...] | None = tuple(key)
+        entry = _eager_cache.get(hashable)  # type: ignore[arg-type]
     except TypeError:  # a param value that is not hashable: no caching
-        key, entry = None, None
+        hashable, entry = None, None
     if entry is None:
-        entry = _prepare(prim, backend, in_avals, params)
-        if key is not None:
-            _eager_cache[key] = entry
+        if prim in eager_rules:
+            outs = eager_rules[prim](backend, args, params)
+            return outs if prim.multiple_results else outs[0]
+        entry = _prepare(prim, backend, [x.aval for x in args], params)
+        if hashable is not None:
+            _eager_cache[hashable] = entry
     out_avals, runner = entry
     out_bufs = runner(bufs)
     if prim.multiple_results:

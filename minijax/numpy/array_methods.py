@@ -85,10 +85,14 @@ _UNARY_OPERATORS: dict[str, str] = {
 
 
 def _binary_operator(dunder: str, fun_name: str, reflected: bool) -> Method:
+    resolved: list[Method] = []  # the jnp function, looked up on first use
+
     def op(self: Any, other: Any) -> Any:
-        if not util.is_arraylike(other):
+        if type(other) is not Array and not util.is_arraylike(other):
             return NotImplemented
-        fn = _jnp(fun_name)
+        if not resolved:
+            resolved.append(_jnp(fun_name))
+        fn = resolved[0]
         return fn(other, self) if reflected else fn(self, other)
 
     op.__name__ = op.__qualname__ = dunder
@@ -96,8 +100,12 @@ def _binary_operator(dunder: str, fun_name: str, reflected: bool) -> Method:
 
 
 def _unary_operator(dunder: str, fun_name: str) -> Method:
+    resolved: list[Method] = []
+
     def op(self: Any) -> Any:
-        return _jnp(fun_name)(self)
+        if not resolved:
+            resolved.append(_jnp(fun_name))
+        return resolved[0](self)
 
     op.__name__ = op.__qualname__ = dunder
     return op

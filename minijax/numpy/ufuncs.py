@@ -86,7 +86,8 @@ def _lax(name: str) -> Fn:
 
 
 def is_bool(x: Any) -> bool:
-    return dtypes.dtype(x) == np.bool_
+    aval = getattr(x, "aval", None)  # arrays and tracers: skip the general dtype() (hot path)
+    return bool((aval.dtype if aval is not None else dtypes.dtype(x)) == np.bool_)
 
 
 def is_unsigned(x: Any) -> bool:

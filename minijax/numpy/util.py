@@ -240,20 +240,56 @@ def _rank_promotion_problem(fun_name: str, shapes: list[tuple[int, ...]], mode: 
     )
 
 
+# The dtypes that need no promotion in the fast paths below (float0 and any
+# future extended dtype take the general path).
+_PLAIN_DTYPES = frozenset(np.dtype(d) for d in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, dtypes.bfloat16, np.float32, np.float64,
+))
+_INEXACT_DTYPES = frozenset(np.dtype(d) for d in (np.float16, dtypes.bfloat16, np.float32, np.float64))
+_NUMERIC_DTYPES = _PLAIN_DTYPES - {np.dtype(np.bool_)}
+
+
+def _already_promoted(args: tuple[Any, ...], allowed: frozenset[np.dtype[Any]]) -> bool:
+    """True when every operand is an array or tracer with one aval whose dtype is allowed.
+
+    Then the general prologue would return the operands unchanged; checking
+    this first is the eager and tracing hot path (``x + y`` on equal arrays).
+    """
+    first = None
+    for x in args:
+        if type(x) is not Array and not isinstance(x, core.Tracer):
+            return False
+        aval = x.aval
+        if first is None:
+            if aval.dtype not in allowed:
+                return False
+            first = aval
+        elif aval != first:
+            return False
+    return first is not None
+
+
 def promote_args(fun_name: str, *args: Any) -> list[Any]:
     """check_arraylike + promote_dtypes + promote_shapes: the usual ufunc prologue."""
+    if _already_promoted(args, _PLAIN_DTYPES):
+        return list(args)
     check_arraylike(fun_name, *args)
     check_no_float0(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes(*args))
 
 
 def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
+    if _already_promoted(args, _INEXACT_DTYPES):
+        return list(args)
     check_arraylike(fun_name, *args)
     check_no_float0(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
 
 
 def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
+    if _already_promoted(args, _NUMERIC_DTYPES):
+        return list(args)
     check_arraylike(fun_name, *args)
     check_no_float0(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
