@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from minijax import core, dtypes
-from minijax.core import IMMUTABLE_MESSAGE, ShapedArray
+from minijax.core import IMMUTABLE_MESSAGE, HasAval, ShapedArray
 
 if TYPE_CHECKING:
     from minijax.backend import Backend, Device
 
 
-class Array(abc.ABC):  # noqa: B024  (an ABC so that tracers can register as Arrays)
+class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can register as Arrays)
     """A minijax array: a buffer on a backend device plus its abstract value.
 
     As in JAX, ``isinstance(x, Array)`` also holds for tracers (they register
@@ -29,6 +29,7 @@ class Array(abc.ABC):  # noqa: B024  (an ABC so that tracers can register as Arr
 
     # A deleted (or donated) array has ``_buf is None``.
     __slots__ = ("_buf", "aval", "_backend", "__weakref__")
+    aval: ShapedArray
     __array_priority__ = 100
 
     def __init__(self, buf: Any, aval: ShapedArray, backend: Backend) -> None:
@@ -52,34 +53,6 @@ class Array(abc.ABC):  # noqa: B024  (an ABC so that tracers can register as Arr
         if copy:
             return np.array(value, dtype=dtype, copy=True)
         return value if dtype is None else value.astype(dtype)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return self.aval.dtype
-
-    @property
-    def ndim(self) -> int:
-        return self.aval.ndim
-
-    @property
-    def size(self) -> int:
-        return self.aval.size
-
-    @property
-    def weak_type(self) -> bool:
-        return self.aval.weak_type
-
-    @property
-    def nbytes(self) -> int:
-        return self.aval.size * self.aval.dtype.itemsize
-
-    @property
-    def itemsize(self) -> int:
-        return self.aval.dtype.itemsize
 
     # --- printing ----------------------------------------------------------
     def __repr__(self) -> str:

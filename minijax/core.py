@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -286,25 +286,16 @@ IMMUTABLE_MESSAGE = (
 )
 
 
-class Tracer:
-    """A value being traced by a transform. Behaves like an array (see array_methods)."""
+class HasAval:
+    """Array metadata read off ``self.aval``: shared by Array and every Tracer."""
 
-    __array_priority__ = 1000
-    __slots__ = ("_trace", "__weakref__")
-    _trace: Trace
+    __slots__ = ()
 
-    @property
-    def aval(self) -> ShapedArray:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # an attribute of Array, a property of tracers
 
-    def to_concrete_value(self) -> Any:
-        """The concrete value behind this tracer, if its trace knows one (JVP of a constant)."""
-        return None
+        @property
+        def aval(self) -> ShapedArray: ...
 
-    def _origin_msg(self) -> str:
-        return ""
-
-    # Array-like metadata.
     @property
     def shape(self) -> Shape:
         return self.aval.shape
@@ -324,6 +315,33 @@ class Tracer:
     @property
     def weak_type(self) -> bool:
         return self.aval.weak_type
+
+    @property
+    def nbytes(self) -> int:
+        return self.aval.size * self.aval.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return int(self.aval.dtype.itemsize)
+
+
+class Tracer(HasAval):
+    """A value being traced by a transform. Behaves like an array (see array_methods)."""
+
+    __array_priority__ = 1000
+    __slots__ = ("_trace", "__weakref__")
+    _trace: Trace
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    def to_concrete_value(self) -> Any:
+        """The concrete value behind this tracer, if its trace knows one (JVP of a constant)."""
+        return None
+
+    def _origin_msg(self) -> str:
+        return ""
 
     def __len__(self) -> int:
         if not self.aval.shape:
