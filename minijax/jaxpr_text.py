@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes
-from minijax import pretty as pp
+from minijax import dtypes, pretty as pp
 from minijax.core import ShapedArray
 from minijax.jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 

@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 jax = pytest.importorskip("jax", reason="real JAX (the oracle) is not installed in this environment")
 

@@ -13,12 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import minijax as jax
-from minijax import lax
-from minijax import pretty as pp
+from minijax import lax, pretty as pp
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
 from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr
 from minijax.jaxpr_check import check_jaxpr

@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 jax = pytest.importorskip("jax", reason="real JAX (the oracle) is not installed in this environment")
 import jax.numpy as jjnp  # noqa: E402

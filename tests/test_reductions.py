@@ -16,8 +16,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from test_structural import (
     ALL_DTYPES,
     BOOL,

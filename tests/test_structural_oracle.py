@@ -18,8 +18,7 @@ import pytest
 
 jax = pytest.importorskip("jax", reason="real JAX (the oracle) is not installed in this environment")
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, strategies as st  # noqa: E402
 from test_structural import F32, I32, PROGRAMS, B, Program, args_for  # noqa: E402
 
 import minijax  # noqa: E402

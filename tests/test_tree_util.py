@@ -11,11 +11,9 @@ import dataclasses
 from typing import Any, NamedTuple
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from minijax import tree as jtree
-from minijax import tree_util as tu
+from minijax import tree as jtree, tree_util as tu
 
 
 class Point(NamedTuple):

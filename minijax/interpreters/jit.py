@@ -15,8 +15,7 @@ import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from minijax import config as config_module
-from minijax import core, tree_util
+from minijax import config as config_module, core, tree_util
 from minijax.array import Array
 from minijax.backend import Backend, Executable, get_backend
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules

@@ -20,11 +20,9 @@ from minijax.core import (
     Trace,
     Tracer,
     get_aval,
+    is_array_like as core_is_array_like,
     raise_leaked_tracer,
     set_current_trace,
-)
-from minijax.core import (
-    is_array_like as core_is_array_like,
 )
 from minijax.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, literal_value
 

@@ -1,7 +1,6 @@
 """``minijax.lax``: the public wrappers that bind primitives, named as in ``jax.lax``."""
 
-from minijax.lax import elementwise as _elementwise
-from minijax.lax import structural as _structural
+from minijax.lax import elementwise as _elementwise, structural as _structural
 from minijax.lax.elementwise import *  # noqa: F403
 from minijax.lax.structural import *  # noqa: F403
 

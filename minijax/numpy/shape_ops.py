@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import core, dtypes
-from minijax import lax as lax
+from minijax import core, dtypes, lax as lax
 from minijax.array import Array
 from minijax.dispatch import device_put_value
 from minijax.errors import ConcretizationTypeError
