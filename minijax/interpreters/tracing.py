@@ -51,7 +51,7 @@ class DynamicJaxprTrace(Trace):
     def __init__(self, debug_info: DebugInfo | None = None) -> None:
         self.eqns: list[JaxprEqn] = []
         self.invars: list[Var] = []
-        self.constvars: dict[int, tuple[Var, Any]] = {}
+        self.constvars: dict[int, tuple[Var, Any, Any]] = {}
         self.debug_info = debug_info
 
     def new_arg(self, aval: ShapedArray) -> DynamicJaxprTracer:
@@ -69,7 +69,13 @@ class DynamicJaxprTrace(Trace):
             return Literal(literal_value(_host_value(x), aval), aval)
         entry = self.constvars.get(id(x))
         if entry is None:
-            entry = self.constvars[id(x)] = (Var(aval), x)
+            value = x
+            if isinstance(x, (np.ndarray, np.generic)) and x.dtype != aval.dtype:
+                # A host constant takes its canonical dtype when captured
+                # (float64 -> float32 with x64 off), as its aval already says.
+                value = np.asarray(x, dtype=aval.dtype)
+            # Keyed by id: the entry keeps `x` alive, so the id stays its own.
+            entry = self.constvars[id(x)] = (Var(aval), value, x)
         return entry[0]
 
     def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -107,8 +113,8 @@ class DynamicJaxprTrace(Trace):
     def to_jaxpr(self, out_tracers: Sequence[Any]) -> ClosedJaxpr:
         outvars = [self.to_atom(x) for x in out_tracers]
         consts = list(self.constvars.values())
-        jaxpr = Jaxpr([v for v, _ in consts], self.invars, outvars, self.eqns)
-        return ClosedJaxpr(jaxpr, [c for _, c in consts])
+        jaxpr = Jaxpr([v for v, _, _ in consts], self.invars, outvars, self.eqns)
+        return ClosedJaxpr(jaxpr, [c for _, c, _ in consts])
 
 
 def _host_value(x: Any) -> Any:
