@@ -170,9 +170,12 @@ def minijax_runs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Future[Result]]]:
     pythonpath = os.pathsep.join([str(ROOT), str(ROOT / "backends"), os.environ.get("PYTHONPATH", "")])
+    # Working directories are made here, in one thread: tmp_path_factory is
+    # not safe to call from the worker threads at once.
+    workdirs = {script.stem: tmp_path_factory.mktemp(script.stem) for script in SCRIPTS}
 
     def run(script: Path) -> Result:
-        return run_script(script, tmp_path_factory.mktemp(script.stem), {"PYTHONPATH": pythonpath})
+        return run_script(script, workdirs[script.stem], {"PYTHONPATH": pythonpath})
 
     yield from start_runs(request, "test_seed_example_prints_what_jax_prints", run)
 

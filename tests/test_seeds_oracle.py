@@ -28,8 +28,11 @@ MINIJAX = re.compile(r"\bminijax\b")
 def jax_runs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Future[seeds.Result]]]:
+    # Made here, in one thread: tmp_path_factory is not thread-safe.
+    workdirs = {script.stem: tmp_path_factory.mktemp(script.stem) for script in seeds.SCRIPTS}
+
     def run(script: Path) -> seeds.Result:
-        workdir = tmp_path_factory.mktemp(script.stem)
+        workdir = workdirs[script.stem]
         as_jax = workdir / script.name
         as_jax.write_text(MINIJAX.sub("jax", script.read_text(encoding="utf-8")), encoding="utf-8")
         # One CPU device, as in the stored expectations, whatever this machine has.

@@ -8,7 +8,8 @@ same eagerly and under every transformation.
 Modules: ``scalar_types`` (``jnp.float32``, ``jnp.ndarray``, dtype helpers),
 ``creation`` (array, zeros, arange, ...), ``ufuncs`` and ``ufuncs_math``
 (elementwise functions), ``reductions`` (sum, mean, argmax, allclose, ...),
-``shape_ops`` (reshape, concatenate, where, matmul, ...), ``indexing``
+``shape_ops`` (reshape, concatenate, where, ...), ``tensor_contractions``
+(dot, matmul, tensordot, ...), ``indexing``
 (``x[idx]`` and ``x.at[idx]``). ``array_methods`` gives arrays and tracers
 their operators and methods.
 """
@@ -18,6 +19,7 @@ from minijax.numpy.creation import *  # noqa: F403
 from minijax.numpy.reductions import *  # noqa: F403
 from minijax.numpy.scalar_types import *  # noqa: F403
 from minijax.numpy.shape_ops import *  # noqa: F403
+from minijax.numpy.tensor_contractions import *  # noqa: F403
 from minijax.numpy.ufuncs import *  # noqa: F403
 from minijax.numpy.ufuncs_math import *  # noqa: F403
 
