@@ -214,6 +214,7 @@ def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
     if len(args) < 2:
         return list(args)
     shapes = [shape(x) for x in args]
+    _check_broadcastable(shapes)
     nonscalar_ranks = {len(s) for s in shapes if s}
     if len(nonscalar_ranks) < 2:
         return list(args)  # equal ranks, or scalars: lax broadcasts those itself
@@ -222,6 +223,14 @@ def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
         _rank_promotion_problem(fun_name, shapes, mode)
     rank = max(nonscalar_ranks)
     return [x if not s else broadcast_to_rank(x, rank) for x, s in zip(args, shapes)]
+
+
+def _check_broadcastable(shapes: list[tuple[int, ...]]) -> None:
+    """JAX's ValueError when NumPy broadcasting cannot combine the shapes."""
+    rank = max(len(s) for s in shapes)
+    for dims in zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]):
+        if len({d for d in dims if d != 1}) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}")
 
 
 def _rank_promotion_problem(fun_name: str, shapes: list[tuple[int, ...]], mode: str) -> None:
