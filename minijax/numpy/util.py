@@ -214,10 +214,11 @@ def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
     if len(args) < 2:
         return list(args)
     shapes = [shape(x) for x in args]
-    _check_broadcastable(shapes)
     nonscalar_ranks = {len(s) for s in shapes if s}
     if len(nonscalar_ranks) < 2:
-        return list(args)  # equal ranks, or scalars: lax broadcasts those itself
+        return list(args)  # equal ranks, or scalars: lax broadcasts (or rejects) those itself
+    # Ranks differ: NumPy's rule decides here, with JAX's ValueError.
+    _check_broadcastable(shapes)
     mode = numpy_rank_promotion.value
     if mode != "allow":
         _rank_promotion_problem(fun_name, shapes, mode)
