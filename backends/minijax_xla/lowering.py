@@ -1,0 +1,254 @@
+"""Lowering jaxprs to StableHLO: the rule table and the context rules receive.
+
+Every primitive's lowering rule is registered in ``LOWERINGS`` (one table for
+this backend) by the family modules ``rules_*.py``. A rule has the signature
+
+    rule(ctx: LoweringRuleContext, *operands: ir.Value, **params) -> Sequence[ir.Value]
+
+and returns one ``ir.Value`` per result of the primitive (a list even for a
+single result). It runs with an active MLIR context, location and insertion
+point. ``ctx.avals_in`` / ``ctx.avals_out`` are the equation's abstract values.
+
+Rules build ops with the helpers below (``ir_type``, ``constant``,
+``broadcast_to_shape``); ``lower_jaxpr`` turns a whole ClosedJaxpr into a
+module, one ``func.func`` per jaxpr (nested jits become private functions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func, stablehlo as hlo
+
+from minijax.core import ShapedArray
+from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
+from minijax_xla import jaxlib_api
+
+LoweringRule = Callable[..., Sequence[Any]]
+
+LOWERINGS: dict[str, LoweringRule] = {}
+
+
+def register(name: str) -> Callable[[LoweringRule], LoweringRule]:
+    """Decorator: ``fn`` lowers the primitive called ``name``."""
+
+    def add(fn: LoweringRule) -> LoweringRule:
+        LOWERINGS[name] = fn
+        return fn
+
+    return add
+
+
+class LoweringRuleContext:
+    """What a rule knows besides its operands: the equation's avals, and the module being built."""
+
+    __slots__ = ("avals_in", "avals_out", "module_context")
+
+    def __init__(self, avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray], module_context: Any) -> None:
+        self.avals_in = list(avals_in)
+        self.avals_out = list(avals_out)
+        # The module under construction (for rules that add functions, e.g. jit
+        # or reductions' bodies); set by lower_jaxpr.
+        self.module_context = module_context
+
+
+# --- types and constants (for rules) ---------------------------------------------
+
+
+def element_type(dtype: Any) -> ir.Type:
+    """The MLIR element type of ``dtype`` (i1 for bool, ui32 for uint32, bf16, ...)."""
+    return jaxlib_api.element_type(dtype)
+
+
+def ir_type(aval: ShapedArray) -> ir.RankedTensorType:
+    """The tensor type of an aval: ``f32[2,3]`` -> ``tensor<2x3xf32>``."""
+    return jaxlib_api.tensor_type(aval.shape, aval.dtype)
+
+
+def constant(value: Any, dtype: Any) -> ir.Value[Any]:
+    """A ``stablehlo.constant`` of ``value`` (scalar or array) cast to ``dtype``."""
+    return jaxlib_api.dense_constant(np.asarray(value, dtype=dtype))
+
+
+def broadcast_to_shape(value: ir.Value[Any], from_aval: ShapedArray, to_shape: Sequence[int]) -> ir.Value[Any]:
+    """Broadcast ``value`` (of ``from_aval``) to ``to_shape`` by NumPy's rule
+    (trailing dimensions aligned). Returns ``value`` itself when the shapes match."""
+    to_shape = tuple(to_shape)
+    if from_aval.shape == to_shape:
+        return value
+    offset = len(to_shape) - from_aval.ndim
+    if offset < 0 or any(d not in (1, to_shape[offset + i]) for i, d in enumerate(from_aval.shape)):
+        raise ValueError(f"cannot broadcast {from_aval.str_short()} to shape {to_shape}")
+    out_type = jaxlib_api.tensor_type(to_shape, from_aval.dtype)
+    result: ir.Value[Any] = hlo.broadcast_in_dim(out_type, value, list(range(offset, len(to_shape))))
+    return result
+
+
+def broadcast_to(value: ir.Value[Any], aval_from: ShapedArray, aval_to: ShapedArray) -> ir.Value[Any]:
+    """``broadcast_to_shape`` with the target given as an aval (its dtype is ignored)."""
+    return broadcast_to_shape(value, aval_from, aval_to.shape)
+
+
+# --- lowering a jaxpr ------------------------------------------------------------------
+
+# Closed-over constants up to this many elements are embedded in the module
+# (XLA can fold them); larger ones become parameters of main, passed as
+# buffers at each call, so big data is neither copied into IR text nor kept
+# alive in the shared MLIR context.
+INLINE_CONST_MAX_SIZE = 16
+
+
+class ModuleContext:
+    """The module under construction: its symbol names and nested functions."""
+
+    def __init__(self, module: ir.Module) -> None:
+        self.module = module
+        self._names: set[str] = set()
+        # id(ClosedJaxpr) -> (the jaxpr, kept alive so the id stays unique; func name)
+        self._lowered: dict[int, tuple[ClosedJaxpr, str]] = {}
+
+    def fresh_name(self, base: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "fn"
+        name, i = base, 0
+        while name in self._names:
+            i += 1
+            name = f"{base}_{i}"
+        self._names.add(name)
+        return name
+
+    def lower_nested(self, closed: ClosedJaxpr, name: str) -> str:
+        """A private ``func.func`` computing ``closed``; returns its symbol name.
+
+        The same ClosedJaxpr called twice is lowered once. Its consts are
+        embedded as constants (nested functions take only the call's operands).
+        """
+        entry = self._lowered.get(id(closed))
+        if entry is not None and entry[0] is closed:
+            return entry[1]
+        sym = self.fresh_name(name)
+        self._lowered[id(closed)] = (closed, sym)
+        with ir.InsertionPoint(self.module.body):
+            _build_func(self, sym, closed, private=True, hoist_consts=False, aliases={})
+        return sym
+
+
+def emit_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Value[Any]], args: Sequence[ir.Value[Any]]) -> list[ir.Value[Any]]:
+    """Emit ``jaxpr``'s equations at the current insertion point.
+
+    ``consts`` and ``args`` are the values of its constvars and invars; the
+    result is one value per outvar. Rules of higher-order primitives (cond,
+    while) use this to fill their regions.
+    """
+    env: dict[Var, ir.Value[Any]] = {}
+
+    def read(atom: Var | Literal) -> ir.Value[Any]:
+        if isinstance(atom, Literal):
+            return constant(atom.val, atom.aval.dtype)
+        return env[atom]
+
+    for v, c in zip(jaxpr.constvars, consts):
+        env[v] = c
+    for v, a in zip(jaxpr.invars, args):
+        env[v] = a
+    for eqn in jaxpr.eqns:
+        outs = _lower_eqn(mctx, eqn, [read(a) for a in eqn.invars])
+        for v, out in zip(eqn.outvars, outs):
+            if not isinstance(v, DropVar):
+                env[v] = out
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _lower_eqn(mctx: ModuleContext, eqn: JaxprEqn, operands: list[ir.Value[Any]]) -> list[ir.Value[Any]]:
+    name = eqn.primitive.name
+    rule = LOWERINGS.get(name)
+    if rule is None:
+        raise NotImplementedError(f"the xla backend has no lowering rule for primitive '{name}' (in equation: {eqn})")
+    avals_out = [v.aval for v in eqn.outvars]
+    ctx = LoweringRuleContext([a.aval for a in eqn.invars], avals_out, mctx)
+    try:
+        outs = list(rule(ctx, *operands, **eqn.params))
+    except Exception as e:
+        raise _with_equation(e, eqn) from e
+    if len(outs) != len(avals_out):
+        raise RuntimeError(
+            f"xla lowering rule for '{name}' returned {len(outs)} values, expected {len(avals_out)} (equation: {eqn})"
+        )
+    for out, aval in zip(outs, avals_out):
+        if out.type != ir_type(aval):
+            raise RuntimeError(
+                f"xla lowering rule for '{name}' produced {out.type}, expected {ir_type(aval)} "
+                f"for {aval.str_short()} (equation: {eqn})"
+            )
+    return outs
+
+
+def _with_equation(e: Exception, eqn: JaxprEqn) -> Exception:
+    """``e`` with the equation appended to its message, keeping its type when possible."""
+    message = f"{e}\n  while lowering equation: {eqn}"
+    try:
+        new = type(e)(message)
+    except Exception:
+        e.add_note(f"while lowering equation: {eqn}")
+        return e
+    return new
+
+
+def _build_func(
+    mctx: ModuleContext, name: str, closed: ClosedJaxpr, private: bool, hoist_consts: bool, aliases: Mapping[int, int]
+) -> list[np.ndarray[Any, Any]]:
+    """Add ``func.func @name`` computing ``closed`` at the current insertion
+    point; returns the const values that became leading parameters."""
+    jaxpr = closed.jaxpr
+    const_values = [np.asarray(c, dtype=v.aval.dtype) for v, c in zip(jaxpr.constvars, closed.consts)]
+    hoisted = [hoist_consts and c.size > INLINE_CONST_MAX_SIZE for c in const_values]
+    param_avals = [v.aval for v, h in zip(jaxpr.constvars, hoisted) if h] + jaxpr.in_avals
+    n_hoisted = sum(hoisted)
+    fn_type = ir.FunctionType.get([ir_type(a) for a in param_avals], [ir_type(a) for a in jaxpr.out_avals])
+    fn = func.FuncOp(name, fn_type)
+    if private:
+        fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    if aliases:
+        i32 = ir.IntegerType.get_signless(32)
+        attrs = [ir.DictAttr.get({}) for _ in param_avals]
+        for arg, out in aliases.items():
+            attrs[n_hoisted + arg] = ir.DictAttr.get({"tf.aliasing_output": ir.IntegerAttr.get(i32, out)})
+        fn.arg_attrs = ir.ArrayAttr.get(attrs)
+    block = fn.body.blocks.append(*[ir_type(a) for a in param_avals])
+    with ir.InsertionPoint(block):
+        params = list(block.arguments)
+        const_params = iter(params[:n_hoisted])
+        consts = [next(const_params) if h else jaxlib_api.dense_constant(c) for c, h in zip(const_values, hoisted)]
+        outs = emit_jaxpr(mctx, jaxpr, consts, params[n_hoisted:])
+        func.ReturnOp(outs)
+    return [c for c, h in zip(const_values, hoisted) if h]
+
+
+def lower_jaxpr(
+    closed: ClosedJaxpr, name: str = "main", aliases: Mapping[int, int] | None = None
+) -> tuple[ir.Module, list[np.ndarray[Any, Any]]]:
+    """Lower ``closed`` to a StableHLO module with a public ``func.func @name``.
+
+    Returns the module and the const values that became its leading
+    parameters (the caller passes their buffers before the jaxpr's inputs).
+    ``aliases`` maps an input position (of the jaxpr's invars) to the output
+    that may reuse its buffer (donation).
+    """
+    with jaxlib_api.context_lock, jaxlib_api.mlir_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        mctx = ModuleContext(module)
+        sym = mctx.fresh_name(name)
+        with ir.InsertionPoint(module.body):
+            hoisted = _build_func(mctx, sym, closed, private=False, hoist_consts=True, aliases=aliases or {})
+        try:
+            module.operation.verify()
+        except ir.MLIRError as e:
+            raise RuntimeError(f"xla backend: the lowered module does not verify: {e}\n{module}") from e
+    return module, hoisted
+
+
+def module_text(module: ir.Module) -> str:
+    with jaxlib_api.context_lock, jaxlib_api.mlir_context():
+        return str(module)
