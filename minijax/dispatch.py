@@ -129,15 +129,18 @@ core.install_eval(apply_primitive)
 
 # --- compiled jaxprs -----------------------------------------------------------
 
-_compiled: dict[tuple[int, str], tuple[ClosedJaxpr, Executable]] = {}
+_compiled: dict[tuple[int, str, tuple[bool, ...]], tuple[ClosedJaxpr, Executable]] = {}
 
 
-def compiled_for(closed: ClosedJaxpr, backend: Backend) -> Executable:
-    """The backend's executable for ``closed``, compiled once and cached."""
-    key = (id(closed), backend.name)
+def compiled_for(closed: ClosedJaxpr, backend: Backend, donated_invars: Sequence[bool] = ()) -> Executable:
+    """The backend's executable for ``closed`` (with those inputs donated), compiled once and cached."""
+    donated = tuple(donated_invars)
+    key = (id(closed), backend.name, donated)
     entry = _compiled.get(key)
+    # The entry holds the jaxpr itself, so an id reused by a new jaxpr is detected.
     if entry is None or entry[0] is not closed:
-        entry = _compiled[key] = (closed, backend.compile(closed))
+        compiled = backend.compile(closed, donated_invars=donated if any(donated) else None)
+        entry = _compiled[key] = (closed, compiled)
     return entry[1]
 
 

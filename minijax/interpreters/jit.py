@@ -59,7 +59,9 @@ class _CacheEntry:
 
     def run(self, arrays: Sequence[Array]) -> list[Array]:
         if self.executable is None:
-            self.executable = compiled_for(self.closed, self.backend)
+            consumed = set(self.consumed)
+            donated = [i in consumed for i in range(len(self.closed.in_avals))] if consumed else []
+            self.executable = compiled_for(self.closed, self.backend, donated)
         bufs = self.executable([a._buf for a in arrays])
         backend = self.backend
         for i in self.consumed:
