@@ -41,9 +41,15 @@ x = jnp.arange(3.0)
 eager = f(x)
 jaxpr = str(minijax.make_jaxpr(f)(x))
 jitted = minijax.jit(f)(x)
+# The XLA backend drives jaxlib directly; jaxlib must not pull jax in either.
+from minijax.backend import get_backend
+xla_device = get_backend("xla").devices()[0]
+x_xla = minijax.device_put(x, xla_device)
+on_xla = [float(v) for v in f(x_xla)] + [float(v) for v in minijax.jit(f, backend="xla")(x_xla)]
 print(json.dumps({
     "eager": [float(v) for v in eager],
     "jitted": [float(v) for v in jitted],
+    "on_xla": on_xla,
     "jaxpr": jaxpr,
     "attempts": attempts,
     "jax_in_modules": sorted(m for m in sys.modules if m == "jax" or m.startswith("jax.")),
@@ -62,6 +68,8 @@ def test_minijax_runs_without_importing_jax() -> None:
     assert abs(report["eager"][1] - 2.682942) < 1e-5
     assert abs(report["eager"][2] - 3.818595) < 1e-5
     assert report["jitted"] == report["eager"]
+    for got, want in zip(report["on_xla"], report["eager"] * 2):
+        assert abs(got - want) < 1e-5
     assert "b:f32[3] = sin a" in report["jaxpr"]
 
 
