@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 from minijax.backend import Backend, Device, Executable
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, Var
-from minijax_numpy.table import HIGHER_ORDER, IMPLS, load_all
+from minijax_numpy.table import HIGHER_ORDER, IMPLS, SPECIALIZERS, load_all
 
 
 def _quiet_state() -> tuple[Any, Any] | None:
@@ -106,7 +107,7 @@ class NumpyBackend(Backend):
             raise NotImplementedError(f"the numpy backend has no implementation of primitive {prim.name}")
         if not params:
             return impl
-        return lambda *xs: impl(*xs, **params)
+        return functools.partial(impl, **params)
 
     def execute(
         self,
@@ -124,7 +125,9 @@ class NumpyBackend(Backend):
         in_avals: Sequence[ShapedArray],
         out_avals: Sequence[ShapedArray],
     ) -> Callable[[Sequence[Any]], list[Any]]:
-        impl = self._impl(prim, params)
+        specialize = SPECIALIZERS.get(prim.name)
+        specialized = specialize(in_avals) if specialize is not None and in_avals else None
+        impl = specialized if specialized is not None else self._impl(prim, params)
         if prim.multiple_results:
 
             def run_many(bufs: Sequence[Any]) -> list[Any]:

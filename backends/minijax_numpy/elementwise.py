@@ -21,19 +21,21 @@ function: they are written below as vectorised formulas evaluated in float64
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
 from minijax import dtypes
-from minijax_numpy.table import IMPLS, impl
+from minijax.core import ShapedArray
+from minijax_numpy.table import IMPLS, SPECIALIZERS, impl
 
 Array = np.ndarray[Any, Any]
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _LOW_PRECISION = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
+_FULL_PRECISION = frozenset({_F32, _F64})
 # Integer dtypes by width in bytes, to view a value's bits as unsigned or signed.
 _UNSIGNED: dict[int, np.dtype[Any]] = {np.dtype(t).itemsize: np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)}
 _SIGNED: dict[int, np.dtype[Any]] = {np.dtype(t).itemsize: np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64)}
@@ -76,6 +78,15 @@ def _all_ones(dtype: np.dtype[Any]) -> Any:
     return np.invert(np.zeros((), dtype))
 
 
+def _plain_float(fn: Callable[..., Any]) -> Callable[[Sequence[ShapedArray]], Callable[..., Any] | None]:
+    """Eager fast path: on float32/float64 operands the NumPy function itself is the implementation."""
+
+    def specialize(avals: Sequence[ShapedArray]) -> Callable[..., Any] | None:
+        return fn if avals[0].dtype in _FULL_PRECISION else None
+
+    return specialize
+
+
 # ---------------------------------------------------------------------------
 # Floating-point math with a NumPy counterpart
 
@@ -90,6 +101,7 @@ _FLOAT_MATH: dict[str, Callable[..., Any]] = {
 }  # fmt: skip
 for _name, _fn in _FLOAT_MATH.items():
     IMPLS[_name] = _in_float32(_fn)
+    SPECIALIZERS[_name] = _plain_float(_fn)
 
 
 @impl("is_finite")
@@ -109,6 +121,20 @@ def _round(x: Array, *, rounding_method: int) -> Array:
 
 # ---------------------------------------------------------------------------
 # Arithmetic on any numeric dtype
+
+
+def _by_dtype_kind(
+    float_fn: Callable[..., Any], int_fn: Callable[..., Any]
+) -> Callable[[Sequence[ShapedArray]], Callable[..., Any] | None]:
+    """Eager fast path for `_float_or_int`: choose the function once, from the operand dtype."""
+
+    def specialize(avals: Sequence[ShapedArray]) -> Callable[..., Any] | None:
+        dtype = avals[0].dtype
+        if dtype in _FULL_PRECISION:
+            return float_fn
+        return int_fn if dtype not in _FLOAT_DTYPES else None
+
+    return specialize
 
 
 def _float_or_int(float_fn: Callable[..., Any], int_fn: Callable[..., Any]) -> Callable[..., Array]:
@@ -160,16 +186,29 @@ def _float_min(x: Array, y: Array) -> Array:
     return np.where(zeros, np.where(np.signbit(x), x, y), np.minimum(x, y))
 
 
-_neg = IMPLS["neg"] = _float_or_int(np.negative, np.negative)
-_add = IMPLS["add"] = _float_or_int(np.add, np.add)
-_mul = IMPLS["mul"] = _float_or_int(np.multiply, np.multiply)
-_div = IMPLS["div"] = _float_or_int(np.divide, _int_div)
-_max = IMPLS["max"] = _float_or_int(_float_max, np.maximum)  # np.maximum on bools is "or"
-_min = IMPLS["min"] = _float_or_int(_float_min, np.minimum)
-IMPLS["abs"] = _float_or_int(np.abs, np.abs)
-IMPLS["square"] = _float_or_int(np.square, np.square)
-IMPLS["sub"] = _float_or_int(np.subtract, np.subtract)
-IMPLS["rem"] = _float_or_int(np.fmod, _int_rem)
+# name -> (implementation on floats, implementation on integers and bools)
+_ARITHMETIC: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+    "neg": (np.negative, np.negative),
+    "add": (np.add, np.add),
+    "mul": (np.multiply, np.multiply),
+    "div": (np.divide, _int_div),
+    "max": (_float_max, np.maximum),  # np.maximum on bools is "or"
+    "min": (_float_min, np.minimum),
+    "abs": (np.abs, np.abs),
+    "square": (np.square, np.square),
+    "sub": (np.subtract, np.subtract),
+    "rem": (np.fmod, _int_rem),
+}
+for _name, (_float_fn, _int_fn) in _ARITHMETIC.items():
+    IMPLS[_name] = _float_or_int(_float_fn, _int_fn)
+    SPECIALIZERS[_name] = _by_dtype_kind(_float_fn, _int_fn)
+# The arithmetic implementations, reused below to build composite ones.
+_neg: Callable[..., Array] = IMPLS["neg"]
+_add: Callable[..., Array] = IMPLS["add"]
+_mul: Callable[..., Array] = IMPLS["mul"]
+_div: Callable[..., Array] = IMPLS["div"]
+_max: Callable[..., Array] = IMPLS["max"]
+_min: Callable[..., Array] = IMPLS["min"]
 _exp = IMPLS["exp"] = _in_float32(np.exp)
 
 # JAX writes exp2 and logistic as compositions, each step rounded to the operand dtype;

@@ -9,8 +9,10 @@ a NumPy array (or a list, for primitives with multiple results).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+
+from minijax.core import ShapedArray
 
 if TYPE_CHECKING:
     from minijax_numpy.backend import NumpyBackend
@@ -20,6 +22,12 @@ IMPLS: dict[str, Callable[..., Any]] = {}
 # Primitives that carry jaxprs (jit, control flow): name -> (backend, params)
 # -> callable on arrays. They compile their jaxprs once, when resolved.
 HIGHER_ORDER: dict[str, Callable[[NumpyBackend, dict[str, Any]], Callable[..., Any]]] = {}
+
+# Optional fast paths: name -> (in_avals) -> an implementation specialised to
+# those operand dtypes (taking only the arrays), or None for the general one.
+# Used only by eager execution, which prepares one runner per signature; a
+# specialisation must compute exactly what IMPLS[name] computes.
+SPECIALIZERS: dict[str, Callable[[Sequence[ShapedArray]], Callable[..., Any] | None]] = {}
 
 FAMILIES = ("elementwise", "structural", "reductions", "higher_order")
 
