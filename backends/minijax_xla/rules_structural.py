@@ -1,0 +1,141 @@
+"""Lowering rules: structural primitives (``spec/primitives/structural.md``).
+
+Most structural primitives have a StableHLO op of the same meaning; the rest
+(squeeze, split, tile, stack) are short compositions of reshape, slice,
+broadcast_in_dim and concatenate. The NumPy backend
+(``backends/minijax_numpy/structural.py``) is the reference every rule here
+agrees with, exactly.
+
+Two facts checked against XLA CPU (jaxlib 0.10.2) that the rules rely on:
+
+- ``stablehlo.dynamic_slice`` / ``dynamic_update_slice`` clamp each start index
+  to ``[0, operand_dim - window_dim]`` themselves, as minijax's semantics ask,
+  reading unsigned indices as unsigned and 64-bit indices at full width; so
+  the indices are passed through untouched.
+- ``stablehlo.iota`` of a float type rounds each count to nearest (ties to
+  even) and of a narrow integer type wraps around, as counting in int64 and
+  converting does in the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from minijax_xla.jaxlib_api import tensor_type
+from minijax_xla.lowering import LoweringRuleContext, ir_type, register
+
+
+def _ints(values: Sequence[int]) -> list[int]:
+    return [int(v) for v in values]
+
+
+# ---------------------------------------------------------------------------
+# Ops with a StableHLO counterpart
+
+
+@register("broadcast_in_dim")
+def _broadcast_in_dim(
+    ctx: LoweringRuleContext, x: ir.Value[Any], *, shape: Any, broadcast_dimensions: Any, sharding: Any
+) -> list[ir.Value[Any]]:
+    return [hlo.broadcast_in_dim(ir_type(ctx.avals_out[0]), x, _ints(broadcast_dimensions))]
+
+
+@register("reshape")
+def _reshape(ctx: LoweringRuleContext, x: ir.Value[Any], *, new_sizes: Any, dimensions: Any, sharding: Any) -> list[ir.Value[Any]]:
+    # ``dimensions`` is the order to read the operand in: a transpose first.
+    if dimensions is not None:
+        x = hlo.transpose(x, _ints(dimensions))
+    return [hlo.reshape(ir_type(ctx.avals_out[0]), x)]
+
+
+@register("transpose")
+def _transpose(ctx: LoweringRuleContext, x: ir.Value[Any], *, permutation: Any) -> list[ir.Value[Any]]:
+    return [hlo.transpose(x, _ints(permutation))]
+
+
+@register("squeeze")
+def _squeeze(ctx: LoweringRuleContext, x: ir.Value[Any], *, dimensions: Any) -> list[ir.Value[Any]]:
+    # Dropping size-1 axes never moves an element: a reshape.
+    return [hlo.reshape(ir_type(ctx.avals_out[0]), x)]
+
+
+@register("rev")
+def _rev(ctx: LoweringRuleContext, x: ir.Value[Any], *, dimensions: Any) -> list[ir.Value[Any]]:
+    return [hlo.reverse(x, _ints(dimensions))]
+
+
+@register("slice")
+def _slice(
+    ctx: LoweringRuleContext, x: ir.Value[Any], *, start_indices: Any, limit_indices: Any, strides: Any
+) -> list[ir.Value[Any]]:
+    steps = [1] * len(start_indices) if strides is None else _ints(strides)
+    return [hlo.slice(x, _ints(start_indices), _ints(limit_indices), steps)]
+
+
+@register("dynamic_slice")
+def _dynamic_slice(ctx: LoweringRuleContext, x: ir.Value[Any], *indices: ir.Value[Any], slice_sizes: Any) -> list[ir.Value[Any]]:
+    # stablehlo clamps the starts exactly as the semantics ask (module docstring).
+    return [hlo.dynamic_slice(x, list(indices), _ints(slice_sizes))]
+
+
+@register("dynamic_update_slice")
+def _dynamic_update_slice(ctx: LoweringRuleContext, x: ir.Value[Any], update: ir.Value[Any], *indices: ir.Value[Any]) -> list[ir.Value[Any]]:
+    return [hlo.dynamic_update_slice(x, update, list(indices))]
+
+
+@register("concatenate")
+def _concatenate(ctx: LoweringRuleContext, *xs: ir.Value[Any], dimension: Any) -> list[ir.Value[Any]]:
+    return [hlo.concatenate(list(xs), int(dimension))]
+
+
+@register("pad")
+def _pad(ctx: LoweringRuleContext, x: ir.Value[Any], padding_value: ir.Value[Any], *, padding_config: Any) -> list[ir.Value[Any]]:
+    # stablehlo.pad has the same (low, high, interior) meaning, negative low/high included.
+    lows, highs, interiors = (list(column) for column in zip(*padding_config)) if padding_config else ([], [], [])
+    return [hlo.pad(x, padding_value, _ints(lows), _ints(highs), _ints(interiors))]
+
+
+@register("iota")
+def _iota(ctx: LoweringRuleContext, *, dtype: Any, shape: Any, dimension: Any, sharding: Any) -> list[ir.Value[Any]]:
+    return [hlo.iota(ir_type(ctx.avals_out[0]), int(dimension))]
+
+
+# ---------------------------------------------------------------------------
+# Compositions
+
+
+@register("split")
+def _split(ctx: LoweringRuleContext, x: ir.Value[Any], *, sizes: Any, axis: Any) -> list[ir.Value[Any]]:
+    # One static slice per piece, each starting where the previous one ended.
+    shape = ctx.avals_in[0].shape
+    pieces: list[ir.Value[Any]] = []
+    offset = 0
+    for size in _ints(sizes):
+        starts = [offset if d == axis else 0 for d in range(len(shape))]
+        limits = [offset + size if d == axis else n for d, n in enumerate(shape)]
+        pieces.append(hlo.slice(x, starts, limits, [1] * len(shape)))
+        offset += size
+    return pieces
+
+
+@register("tile")
+def _tile(ctx: LoweringRuleContext, x: ir.Value[Any], *, reps: Any) -> list[ir.Value[Any]]:
+    # Broadcast to (r0, n0, r1, n1, ...) -- each operand axis behind a new
+    # repetition axis -- then merge every (r_i, n_i) pair: repetition-major, as np.tile.
+    aval = ctx.avals_in[0]
+    interleaved = [size for pair in zip(_ints(reps), aval.shape) for size in pair]
+    wide = hlo.broadcast_in_dim(tensor_type(interleaved, aval.dtype), x, [2 * i + 1 for i in range(aval.ndim)])
+    return [hlo.reshape(ir_type(ctx.avals_out[0]), wide)]
+
+
+@register("stack")
+def _stack(ctx: LoweringRuleContext, *xs: ir.Value[Any], axis: Any) -> list[ir.Value[Any]]:
+    # Give every operand a size-1 axis at ``axis``, then join them along it.
+    aval = ctx.avals_in[0]
+    axis = int(axis)
+    with_axis = tensor_type(aval.shape[:axis] + (1,) + aval.shape[axis:], aval.dtype)
+    return [hlo.concatenate([hlo.reshape(with_axis, x) for x in xs], axis)]
