@@ -6,8 +6,6 @@ machinery with a handful of elementwise ops.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import ml_dtypes
@@ -16,11 +14,6 @@ import pytest
 
 pytest.importorskip("jaxlib", reason="the XLA backend needs jaxlib")
 
-try:
-    import minijax_xla
-except ImportError:  # source checkout without the package installed
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends"))
-    import minijax_xla
 
 from minijax_xla import jaxlib_api
 from minijax_xla.lowering import LOWERINGS, LoweringRuleContext, lower_jaxpr
@@ -28,14 +21,11 @@ from minijax_xla.lowering import LOWERINGS, LoweringRuleContext, lower_jaxpr
 import minijax as jax
 import minijax.numpy as jnp
 from minijax.array import Array
-from minijax.backend import backend_names, get_backend, register_backend
+from minijax.backend import get_backend
 from minijax.config import enable_x64
 from minijax.core import ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from minijax.primitives import elementwise as ew
-
-if "xla" not in backend_names():
-    register_backend("xla", minijax_xla.make_backend)
 
 
 def _register_stand_in_rules() -> None:

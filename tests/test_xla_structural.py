@@ -25,9 +25,7 @@ float64) and tiny(out) the smallest normal number of the result dtype
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,11 +34,6 @@ from hypothesis import given, settings, strategies as st
 
 pytest.importorskip("jaxlib", reason="the XLA backend needs jaxlib")
 
-try:
-    import minijax_xla
-except ImportError:  # a source checkout whose pyproject does not list the package yet
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends"))
-    import minijax_xla
 
 from minijax_numpy.table import IMPLS
 from minijax_xla.backend import load_rules
@@ -48,13 +41,12 @@ from minijax_xla.lowering import LOWERINGS
 
 import minijax
 from minijax import dtypes
-from minijax.backend import get_backend, register_backend
+from minijax.backend import get_backend
 from minijax.config import enable_x64
 from minijax.core import Primitive, ShapedArray
 from minijax.primitives import reductions, structural
 from minijax.primitives.reductions import Precision
 
-register_backend("xla", minijax_xla.make_backend)
 XLA = get_backend("xla")
 DEVICE = XLA.devices()[0]
 load_rules()

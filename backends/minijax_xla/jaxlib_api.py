@@ -25,7 +25,7 @@ import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 from jaxlib import xla_client as xc  # noqa: E402
 from jaxlib.mlir import ir  # noqa: E402
-from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: E402
+from jaxlib.mlir.dialects import chlo, stablehlo as hlo  # noqa: E402
 from jaxlib.version import __version__ as _jaxlib_version  # noqa: E402
 
 from minijax.core import ShapedArray  # noqa: E402
@@ -64,6 +64,8 @@ def mlir_context() -> ir.Context:
                 ctx.append_dialect_registry(registry)
                 ctx.load_all_available_dialects()
                 hlo.register_dialect(ctx)
+                # CHLO: the client ops (erf, lgamma, asin, ...) that XLA expands.
+                chlo.register_dialect(ctx)
                 _context = ctx
     return _context
 
