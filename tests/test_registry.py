@@ -40,6 +40,12 @@ def test_the_numpy_backend_implements_every_primitive(prim):
     assert get_backend("numpy").supports(prim)
 
 
+@pytest.mark.parametrize("prim", public_primitives(), ids=lambda p: p.name)
+def test_the_xla_backend_lowers_every_primitive(prim):
+    pytest.importorskip("jaxlib", reason="the XLA backend needs jaxlib")
+    assert get_backend("xla").supports(prim)
+
+
 def test_registry_and_spec_agree():
     specified = set(spec_sections())
     registered = {p.name for p in public_primitives()}
