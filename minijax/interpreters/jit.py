@@ -204,11 +204,21 @@ class Jitted:
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         avals = abstractify_flat(flat, self.fun, lambda: self._dynamic_arg_names(args, kwargs))
-        key = (in_tree, avals, static_key, self._backend_name, config_module.x64_enabled())
+        backend = self._backend_for(flat)
+        key = (in_tree, avals, static_key, backend.name, config_module.x64_enabled())
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._cache[key] = self._trace(args, kwargs, in_tree, avals, traced_for)
+            entry = self._cache[key] = self._trace(args, kwargs, in_tree, avals, traced_for, backend)
         return entry, flat
+
+    def _backend_for(self, flat: Sequence[Any]) -> Backend:
+        """jit(backend=...) if given; else, as in JAX, computation follows the data:
+        the backend of the first array argument; else the default backend."""
+        if self._backend_name is None:
+            for x in flat:
+                if type(x) is Array:
+                    return x._backend
+        return get_backend(self._backend_name)
 
     def _trace(
         self,
@@ -217,6 +227,7 @@ class Jitted:
         in_tree: tree_util.PyTreeDef,
         avals: Sequence[ShapedArray],
         traced_for: str,
+        backend: Backend,
     ) -> _CacheEntry:
         nargs = len(args)
         static_pos = {i: a for i, a in enumerate(args) if i in self.static_argnums or (i - nargs) in self.static_argnums}
@@ -241,7 +252,7 @@ class Jitted:
 
         info = DebugInfo(self.fun, self._dynamic_arg_names(args, kwargs), traced_for)
         closed, _ = trace_to_jaxpr(flat_fun, avals, info)
-        return _CacheEntry(closed, out_tree_box[0], self._backend(), self._donated_leaves(args, kwargs))
+        return _CacheEntry(closed, out_tree_box[0], backend, self._donated_leaves(args, kwargs))
 
     def _donated_leaves(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[bool]:
         """For each flat dynamic argument: was it donated?"""
@@ -280,7 +291,7 @@ class Jitted:
         eager = core.current_trace() is core.eval_trace
         if eager and self._fast_ok and not kwargs:
             # The hot path of a jitted call: all arguments live Arrays.
-            key: list[Any] = [config_module.x64_enabled()]
+            key: list[Any] = [config_module.x64_enabled(), args[0]._backend if args and type(args[0]) is Array else None]
             for a in args:
                 if type(a) is not Array or a._buf is None:
                     break
@@ -300,9 +311,6 @@ class Jitted:
         else:
             outs = jit_p.bind(*flat, jaxpr=entry.closed, name=fun_name(self.fun))
         return tree_util.tree_unflatten(entry.out_tree, outs)
-
-    def _backend(self) -> Backend:
-        return get_backend(self._backend_name)
 
     # --- ahead-of-time stages ------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
@@ -351,10 +359,10 @@ class Lowered:
         self._entry = entry
 
     def as_text(self) -> str:
-        return self._jitted._backend().lower_text(self._entry.closed)
+        return self._entry.backend.lower_text(self._entry.closed)
 
     def compile(self) -> Compiled:
-        backend = self._jitted._backend()
+        backend = self._entry.backend
         compiled_for(self._entry.closed, backend)
         return Compiled(self._jitted, self._entry, backend)
 
