@@ -346,3 +346,15 @@ def test_x64_program_runs_on_xla() -> None:
         got = jax.jit(lambda a: a * 3.0 + 1.0, backend="xla")(xf)
         assert got.dtype == np.float64
         np.testing.assert_array_equal(np.asarray(got), np.array([4.0, 1.0 + 3e-10]))
+
+
+def test_jit_without_backend_follows_the_data() -> None:
+    # As in JAX: computation happens where the (committed) arguments live.
+    f = jax.jit(lambda v: v * 2.0)
+    on_xla = jax.device_put(np.arange(3.0, dtype=np.float32), get_backend("xla").devices()[0])
+    y = f(on_xla)
+    assert y._backend is get_backend("xla") and is_xla_buffer(y)
+    z = f(jnp.arange(3.0))
+    assert z._backend is get_backend("numpy")
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(z))
+    assert f._cache_size() == 2  # one trace per backend
