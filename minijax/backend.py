@@ -188,6 +188,9 @@ _default_name: str | None = None
 
 def default_backend_name() -> str:
     global _default_name
+    chosen = config.minijax_backend
+    if chosen:
+        return str(chosen)
     wanted = config.jax_platforms or config.jax_platform_name
     if wanted:
         first = str(wanted).split(",")[0].strip()

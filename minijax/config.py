@@ -38,6 +38,7 @@ __all__ = [
     "disable_jit",
     "enable_x64",
     "explicit_x64_dtypes",
+    "minijax_backend",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
     "platform_name",
@@ -211,6 +212,12 @@ platforms: Flag[str | None] = _define(
     "jax_platforms", None, _parse_optional_str,
     "Comma-separated backend names to use, first is the default; None picks "
     "automatically.",
+)
+minijax_backend: Flag[str | None] = _define(
+    "minijax_backend", None, _parse_optional_str,
+    "The default minijax backend by registry name ('numpy', 'xla', or a plug-in); "
+    "None picks the installed backend with the highest priority. Environment: "
+    "MINIJAX_BACKEND. Takes precedence over jax_platforms.",
 )
 platform_name: Flag[str | None] = _define(
     "jax_platform_name", None, _parse_optional_str,

@@ -358,3 +358,19 @@ def test_jit_without_backend_follows_the_data() -> None:
     assert z._backend is get_backend("numpy")
     np.testing.assert_array_equal(np.asarray(y), np.asarray(z))
     assert f._cache_size() == 2  # one trace per backend
+
+
+def test_the_default_backend_is_chosen_by_flag_and_environment() -> None:
+    import subprocess
+    import sys
+
+    from minijax.config import config_context
+
+    with config_context(minijax_backend="xla"):
+        assert jnp.ones(2)._backend is get_backend("xla")
+        assert jax.default_backend() == "cpu"
+    assert jnp.ones(2)._backend is get_backend("numpy")
+    program = "import minijax.numpy as jnp; print(jnp.ones(2)._backend.name)"
+    env = {**__import__("os").environ, "MINIJAX_BACKEND": "xla"}
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "xla", out.stderr
