@@ -129,6 +129,18 @@ def jit_dispatch(lib: Lib) -> tuple[Callable[[], Any], int]:
     return (lambda: jitted(x, y).block_until_ready()), 1
 
 
+def jit_matmul(lib: Lib) -> tuple[Callable[[], Any], int]:
+    import numpy as np
+
+    x = np.random.default_rng(0).standard_normal((1000, 1000), dtype=np.float32)
+    if lib.jax is None:
+        return (lambda: np.dot(x, x.T)), 1
+    xd = lib.jax.device_put(x)
+    jitted = lib.jax.jit(lambda a: lib.jnp.dot(a, a.T))
+    jitted(xd).block_until_ready()
+    return (lambda: jitted(xd).block_until_ready()), 1
+
+
 # name -> (setup, description, unit). Units: "s" means time per call, "eqn"
 # means the call processes that many equations (reported per second).
 WORKLOADS: dict[str, tuple[Setup, str, str]] = {
@@ -137,6 +149,7 @@ WORKLOADS: dict[str, tuple[Setup, str, str]] = {
     "trace_lax": (trace_lax, "make_jaxpr: 1000 × lax.mul(lax.sin(x), x)", "eqn"),
     "trace_jnp": (trace_jnp, "make_jaxpr: 1000 × jnp.sin(x) * x", "eqn"),
     "jit_dispatch": (jit_dispatch, "cached jit(a * b + 1.0), f32[8], blocked", "s"),
+    "jit_matmul": (jit_matmul, "cached jit(jnp.dot(x, x.T)), f32[1000,1000], blocked", "s"),
 }
 
 
