@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 import minijax as jax
 from minijax import dtypes
@@ -86,6 +86,10 @@ def index_case() -> Any:
 @given(case=index_case())
 def test_basic_indexing_matches_numpy(case):
     shape, idx, dtype, seed = case
+    # A scalar boolean together with None: NumPy releases disagree on where the
+    # new axes go and JAX 0.10.2 raises, so there is no reference to match.
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    assume(not (any(e is None for e in entries) and any(isinstance(e, bool) for e in entries)))
     a = host(shape, dtype, seed)
     check(getitem(dev(a), idx), a[idx])
     check(jax.jit(lambda v: getitem(v, idx))(dev(a)), a[idx])
