@@ -83,13 +83,17 @@ def index_case() -> Any:
 # x[idx]
 
 
+def _has_a_reference(idx: Any) -> bool:
+    """False for a scalar boolean together with None: NumPy releases disagree on
+    where the new axes go and JAX 0.10.2 raises, so there is nothing to match."""
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    return not (any(e is None for e in entries) and any(isinstance(e, bool) for e in entries))
+
+
 @given(case=index_case())
 def test_basic_indexing_matches_numpy(case):
     shape, idx, dtype, seed = case
-    # A scalar boolean together with None: NumPy releases disagree on where the
-    # new axes go and JAX 0.10.2 raises, so there is no reference to match.
-    entries = idx if isinstance(idx, tuple) else (idx,)
-    assume(not (any(e is None for e in entries) and any(isinstance(e, bool) for e in entries)))
+    assume(_has_a_reference(idx))
     a = host(shape, dtype, seed)
     check(getitem(dev(a), idx), a[idx])
     check(jax.jit(lambda v: getitem(v, idx))(dev(a)), a[idx])
@@ -209,6 +213,7 @@ def _numpy_update(a: np.ndarray, idx: Any, v: np.ndarray, method: str) -> np.nda
 @given(case=index_case(), method=st.sampled_from(["set", "add", "multiply", "min", "max", "subtract"]), data=st.data())
 def test_at_updates_match_numpy(case, method, data):
     shape, idx, dtype, seed = case
+    assume(_has_a_reference(idx))
     if dtype == np.bool_ and method in ("add", "multiply", "subtract"):
         dtype = np.dtype(np.int32)
     a = host(shape, dtype, seed)
