@@ -268,69 +268,82 @@ def integer_pow(x: ArrayLike, y: int) -> Array:
 
 
 def exp(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("exp", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("exp", accuracy)
     return exp_p.bind(x, accuracy=None)
 
 
 def exp2(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("exp2", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("exp2", accuracy)
     return exp2_p.bind(x, accuracy=None)
 
 
 def log(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("log", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("log", accuracy)
     return log_p.bind(x, accuracy=None)
 
 
 def log1p(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("log1p", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("log1p", accuracy)
     return log1p_p.bind(x, accuracy=None)
 
 
 def expm1(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("expm1", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("expm1", accuracy)
     return expm1_p.bind(x, accuracy=None)
 
 
 def tanh(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("tanh", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("tanh", accuracy)
     return tanh_p.bind(x, accuracy=None)
 
 
 def logistic(x: ArrayLike, *, accuracy: Any = None) -> Array:
     """1 / (1 + exp(-x))."""
-    _accuracy_ok("logistic", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("logistic", accuracy)
     return logistic_p.bind(x, accuracy=None)
 
 
 def sin(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("sin", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("sin", accuracy)
     return sin_p.bind(x, accuracy=None)
 
 
 def cos(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("cos", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("cos", accuracy)
     return cos_p.bind(x, accuracy=None)
 
 
 def tan(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("tan", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("tan", accuracy)
     return tan_p.bind(x, accuracy=None)
 
 
 def sqrt(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("sqrt", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("sqrt", accuracy)
     return sqrt_p.bind(x, accuracy=None)
 
 
 def rsqrt(x: ArrayLike, *, accuracy: Any = None) -> Array:
     """1 / sqrt(x)."""
-    _accuracy_ok("rsqrt", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("rsqrt", accuracy)
     return rsqrt_p.bind(x, accuracy=None)
 
 
 def cbrt(x: ArrayLike, *, accuracy: Any = None) -> Array:
-    _accuracy_ok("cbrt", accuracy)
+    if accuracy is not None:  # checked inline: eager hot path
+        _accuracy_ok("cbrt", accuracy)
     return cbrt_p.bind(x, accuracy=None)
 
 

@@ -119,9 +119,13 @@ _INEXACT_UNARY: dict[str, str] = {
 def _inexact_unary(name: str) -> Fn:
     lax_name = _INEXACT_UNARY[name]
 
+    resolved: list[Fn] = []  # the lax function, looked up on first use
+
     def fn(x: ArrayLike, /) -> Any:
         (a,) = util.promote_args_inexact(name, x)
-        return _lax(lax_name)(a)
+        if not resolved:
+            resolved.append(_lax(lax_name))
+        return resolved[0](a)
 
     return _public(name, fn, f"Elementwise ``{name}`` (``lax.{lax_name}``); integers are computed as floats.")
 
