@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax.primitives.reductions import dot_input_dtype
+from minijax.primitives.reductions import dot_accumulation_dtypes, dot_input_dtype
 from minijax_numpy.table import IMPLS, impl
 
 Array = np.ndarray[Any, Any]
@@ -129,24 +129,6 @@ def _as_batched_matrices(x: Array, batch: tuple[int, ...], rows: tuple[int, ...]
     return x.reshape(x.shape[:nb] + (math.prod(x.shape[nb : nb + nr]), math.prod(x.shape[nb + nr :])))
 
 
-def _dot_dtypes(in_dtype: np.dtype[Any], out_dtype: np.dtype[Any]) -> tuple[np.dtype[Any], np.dtype[Any]]:
-    """(stage, work): operands are converted to the common input dtype, then
-    to ``stage`` (rounding or wrapping as XLA's conversions do), then to the
-    dtype ``work`` that the products are accumulated in."""
-    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
-    if _is_float(in_dtype):
-        # Floats accumulate in float32 (float64 when either side is float64), round once.
-        return in_dtype, f64 if f64 in (in_dtype, out_dtype) else f32
-    if _is_float(out_dtype):
-        # Integer operands with a floating result are rounded to it first (XLA converts operands).
-        return out_dtype, f64 if out_dtype == f64 else f32
-    if out_dtype == np.bool_:
-        # A boolean result is "any product nonzero": count in a wide enough integer.
-        return in_dtype, np.dtype(np.int32) if in_dtype == np.bool_ else in_dtype
-    # Integers (and bools with an integer result) wrap around in the result type.
-    return out_dtype, out_dtype
-
-
 @impl("dot_general")
 def _dot_general(
     lhs: Array,
@@ -160,7 +142,7 @@ def _dot_general(
     (lc, rc), (lb, rb) = (tuple(map(tuple, pair)) for pair in dimension_numbers)
     in_dtype = dot_input_dtype(lhs.dtype, rhs.dtype)
     out_dtype = np.dtype(preferred_element_type) if preferred_element_type is not None else in_dtype
-    stage, work = _dot_dtypes(in_dtype, out_dtype)
+    stage, work = dot_accumulation_dtypes(in_dtype, out_dtype)
     lhs = lhs.astype(in_dtype).astype(stage).astype(work)
     rhs = rhs.astype(in_dtype).astype(stage).astype(work)
     lhs_free = tuple(i for i in range(lhs.ndim) if i not in lb + lc)

@@ -22,7 +22,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax import dtypes
-from minijax.primitives.reductions import Precision, dot_input_dtype
+from minijax.primitives.reductions import Precision, dot_accumulation_dtypes, dot_input_dtype
 from minijax_xla.jaxlib_api import tensor_type
 from minijax_xla.lowering import LoweringRuleContext, constant, register
 
@@ -177,23 +177,6 @@ register("argmin")(_arg_rule("argmin"))
 # dot_general
 
 
-def _dot_dtypes(in_dtype: DType, out_dtype: DType) -> tuple[DType, DType]:
-    """(stage, work): each operand is converted to the common ``in_dtype``, then
-    to ``stage``, then to ``work``, the dtype the contraction accumulates in
-    (the spec's dot_general Semantics; the reference backend does the same)."""
-    if _is_float(in_dtype):
-        # Floats accumulate in float32, or float64 when either end is float64.
-        return in_dtype, _F64 if _F64 in (in_dtype, out_dtype) else _F32
-    if _is_float(out_dtype):
-        # Integer operands with a floating result are rounded to it first.
-        return out_dtype, _F64 if out_dtype == _F64 else _F32
-    if out_dtype == np.bool_:
-        # bool x bool -> bool is "any product true": count in int32.
-        return in_dtype, np.dtype(np.int32) if in_dtype == np.bool_ else in_dtype
-    # Integers (and bools with an integer result) wrap in the result type.
-    return out_dtype, out_dtype
-
-
 _PRECISIONS = {Precision.DEFAULT: "DEFAULT", Precision.HIGH: "HIGH", Precision.HIGHEST: "HIGHEST"}
 
 
@@ -212,7 +195,7 @@ def _dot_general(
     lhs_aval, rhs_aval = ctx.avals_in
     out_aval = ctx.avals_out[0]
     in_dtype = dot_input_dtype(lhs_aval.dtype, rhs_aval.dtype)
-    stage, work = _dot_dtypes(in_dtype, out_aval.dtype)
+    stage, work = dot_accumulation_dtypes(in_dtype, out_aval.dtype)
 
     def prepare(x: ir.Value[Any], dt: DType, shape: Sequence[int]) -> ir.Value[Any]:
         for src, dst in ((dt, in_dtype), (in_dtype, stage), (stage, work)):

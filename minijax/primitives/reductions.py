@@ -296,3 +296,26 @@ def _complete_dot_general(
 param_filters["dot_general"] = _dot_general_params
 param_completers["dot_general"] = _complete_dot_general
 param_constructors["Precision"] = Precision  # precision=(Precision.HIGH, ...) reads back
+
+
+def dot_accumulation_dtypes(in_dtype: np.dtype[Any], out_dtype: np.dtype[Any]) -> tuple[np.dtype[Any], np.dtype[Any]]:
+    """How dot_general computes (its Semantics in spec/primitives/reductions.md).
+
+    Returns (stage, work): each operand is converted to the common input dtype
+    ``in_dtype``, then to ``stage`` (rounding or wrapping as a conversion does),
+    then to ``work``, the dtype the products are accumulated in; the result is
+    then converted to ``out_dtype``. Every backend follows this, so it is
+    stated once, here.
+    """
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    if dtypes.issubdtype(in_dtype, np.floating):
+        # Floats accumulate in float32 (float64 when either end is float64), round once.
+        return in_dtype, f64 if f64 in (in_dtype, out_dtype) else f32
+    if dtypes.issubdtype(out_dtype, np.floating):
+        # Integer operands with a floating result are rounded to it first.
+        return out_dtype, f64 if out_dtype == f64 else f32
+    if out_dtype == np.bool_:
+        # A boolean result is "any product nonzero": count in a wide enough integer.
+        return in_dtype, np.dtype(np.int32) if in_dtype == np.bool_ else in_dtype
+    # Integers (and bools with an integer result) wrap around in the result type.
+    return out_dtype, out_dtype
