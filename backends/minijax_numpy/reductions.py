@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax.primitives.reductions import dot_accumulation_dtypes, dot_input_dtype
+from minijax.primitives.reductions import dot_accumulation_dtypes, dot_input_dtype, reduction_identity
 from minijax_numpy.table import IMPLS, impl
 
 Array = np.ndarray[Any, Any]
@@ -41,20 +41,6 @@ IMPLS["reduce_sum"] = _arithmetic(np.add)
 IMPLS["reduce_prod"] = _arithmetic(np.multiply)
 
 
-def _identity(name: str, dt: np.dtype[Any]) -> Any:
-    """The identity of a max/min/and/or/xor reduction: what reducing nothing gives."""
-    if name in ("reduce_or", "reduce_xor"):
-        return 0
-    if dt == np.bool_:
-        return name in ("reduce_min", "reduce_and")
-    if name == "reduce_and":
-        return np.array(-1).astype(dt)  # every bit set
-    if _is_float(dt):
-        return -np.inf if name == "reduce_max" else np.inf
-    info = np.iinfo(dt)
-    return info.min if name == "reduce_max" else info.max
-
-
 def _fix_zero_sign(x: Array, result: Array, axes: tuple[int, ...], name: str) -> Array:
     # max(-0.0, +0.0) is +0.0 and min is -0.0 whatever the order (as XLA);
     # NumPy returns whichever zero it saw first.
@@ -67,7 +53,7 @@ def _ordered(name: str, ufunc: np.ufunc) -> Callable[..., Array]:
     def run(x: Array, *, axes: tuple[int, ...]) -> Array:
         axes = tuple(axes)
         work = x.astype(np.float32) if x.dtype.itemsize == 2 and _is_float(x.dtype) else x
-        result = ufunc.reduce(work, axis=axes, initial=_identity(name, x.dtype))
+        result = ufunc.reduce(work, axis=axes, initial=reduction_identity(name, x.dtype))
         if _is_float(x.dtype):
             result = _fix_zero_sign(work, result, axes, name)
         return np.asarray(result).astype(x.dtype)
@@ -77,7 +63,7 @@ def _ordered(name: str, ufunc: np.ufunc) -> Callable[..., Array]:
 
 def _bitwise(name: str, ufunc: np.ufunc) -> Callable[..., Array]:
     def run(x: Array, *, axes: tuple[int, ...]) -> Array:
-        return np.asarray(ufunc.reduce(x, axis=tuple(axes), initial=_identity(name, x.dtype)))
+        return np.asarray(ufunc.reduce(x, axis=tuple(axes), initial=reduction_identity(name, x.dtype)))
 
     return run
 

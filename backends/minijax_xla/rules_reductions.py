@@ -22,7 +22,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax import dtypes
-from minijax.primitives.reductions import Precision, dot_accumulation_dtypes, dot_input_dtype
+from minijax.primitives.reductions import Precision, dot_accumulation_dtypes, dot_input_dtype, reduction_identity
 from minijax_xla.jaxlib_api import tensor_type
 from minijax_xla.lowering import LoweringRuleContext, constant, register
 
@@ -70,22 +70,6 @@ def _reduce(
 # The monoid reductions
 
 
-def _identity(name: str, dt: DType) -> Any:
-    """What reducing nothing gives (the same table as the reference backend's)."""
-    if name == "reduce_sum" or name in ("reduce_or", "reduce_xor"):
-        return 0
-    if name == "reduce_prod":
-        return 1
-    if dt == np.bool_:
-        return name in ("reduce_min", "reduce_and")
-    if name == "reduce_and":
-        return np.array(-1).astype(dt)  # every bit set
-    if _is_float(dt):
-        return -np.inf if name == "reduce_max" else np.inf
-    info = np.iinfo(dt)
-    return info.min if name == "reduce_max" else info.max
-
-
 # name -> (the scalar combiner, whether float16/bfloat16 accumulate in float32).
 _MONOIDS: dict[str, tuple[Combiner, bool]] = {
     "reduce_sum": (hlo.add, True),
@@ -109,7 +93,7 @@ def _monoid_rule(name: str) -> Callable[..., list[ir.Value[Any]]]:
         # The spec's accumulation: float16/bfloat16 sums and products in float32, rounded once.
         acc = _F32 if widen and _is_float(dt) and dt.itemsize == 2 else dt
         x = _convert(x, aval_in.shape, dt, acc)
-        init = constant(_identity(name, dt), acc)
+        init = constant(reduction_identity(name, dt), acc)
         (result,) = _reduce([x], [init], [acc], aval_out.shape, axes, lambda a, b: [combiner(a[0], b[0])])
         return [_convert(result, aval_out.shape, acc, aval_out.dtype)]
 
@@ -161,7 +145,7 @@ def _arg_rule(name: str) -> Callable[..., list[ir.Value[Any]]]:
             return [hlo.select(pick_a, a, b), hlo.select(pick_a, ia, ib)]
 
         # The init pair loses to every element: the worst value and the largest index.
-        worst = _identity("reduce_max" if name == "argmax" else "reduce_min", dt)
+        worst = reduction_identity("reduce_max" if name == "argmax" else "reduce_min", dt)
         inits = [constant(worst, dt), constant(np.iinfo(count).max, count)]
         _, index = _reduce([x, indices], inits, [dt, count], aval_out.shape, [axis], combine)
         return [_convert(index, aval_out.shape, count, aval_out.dtype)]

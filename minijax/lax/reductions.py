@@ -29,6 +29,7 @@ from minijax.primitives.reductions import (
     reduce_prod_p,
     reduce_sum_p,
     reduce_xor_p,
+    reduction_identity,
 )
 
 # ---------------------------------------------------------------------------
@@ -71,32 +72,16 @@ def reduce_xor(operand: ArrayLike, axes: Ints) -> Array:
     return reduce_xor_p.bind(operand, axes=_as_given("reduce_xor", "axes", axes))
 
 
-def _monoid_identity(name: str, dtype: np.dtype[Any]) -> Any:
-    """The value ``lax.reduce``'s init must equal for ``computation`` to become a reduce_* primitive."""
-    if name in ("add", "bitwise_or", "bitwise_xor"):
-        return 0
-    if name == "mul":
-        return 1
-    if dtype == np.bool_:
-        return name in ("min", "bitwise_and")
-    if name == "bitwise_and":
-        return -1 if dtypes.issubdtype(dtype, np.signedinteger) else np.iinfo(dtype).max
-    if dtypes.issubdtype(dtype, np.floating):
-        return -np.inf if name == "max" else np.inf
-    info = np.iinfo(dtype)
-    return info.min if name == "max" else info.max
-
-
 # lax function -> (its name, the reduction it is a monoid of). Only these
 # computations are supported by lax.reduce (minijax has no general reduce).
 _MONOIDS: dict[Callable[..., Any], tuple[str, Callable[..., Array]]] = {
-    ew.add: ("add", reduce_sum),
-    ew.mul: ("mul", reduce_prod),
-    ew.max: ("max", reduce_max),
-    ew.min: ("min", reduce_min),
-    ew.bitwise_and: ("bitwise_and", reduce_and),
-    ew.bitwise_or: ("bitwise_or", reduce_or),
-    ew.bitwise_xor: ("bitwise_xor", reduce_xor),
+    ew.add: ("reduce_sum", reduce_sum),
+    ew.mul: ("reduce_prod", reduce_prod),
+    ew.max: ("reduce_max", reduce_max),
+    ew.min: ("reduce_min", reduce_min),
+    ew.bitwise_and: ("reduce_and", reduce_and),
+    ew.bitwise_or: ("reduce_or", reduce_or),
+    ew.bitwise_xor: ("reduce_xor", reduce_xor),
 }
 
 
@@ -118,7 +103,7 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
     monoid = _MONOIDS.get(computation)
     aval = get_aval(operands)
     init = None if isinstance(init_values, Tracer) else np.asarray(init_values)
-    if monoid is None or init is None or init.shape != () or init != _monoid_identity(monoid[0], aval.dtype):
+    if monoid is None or init is None or init.shape != () or init != reduction_identity(monoid[0], aval.dtype):
         name = getattr(computation, "__name__", repr(computation))
         raise NotImplementedError(
             f"lax.reduce: minijax supports only lax.add/mul/max/min/bitwise_and/bitwise_or/bitwise_xor with "

@@ -319,3 +319,23 @@ def dot_accumulation_dtypes(in_dtype: np.dtype[Any], out_dtype: np.dtype[Any]) -
         return in_dtype, np.dtype(np.int32) if in_dtype == np.bool_ else in_dtype
     # Integers (and bools with an integer result) wrap around in the result type.
     return out_dtype, out_dtype
+
+
+def reduction_identity(name: str, dtype: np.dtype[Any]) -> Any:
+    """The identity of the reduce_* primitive ``name`` at ``dtype``: what reducing nothing gives.
+
+    (reduce_* Semantics in spec/primitives/reductions.md.) Backends start their
+    reductions from it and ``lax.reduce`` recognises a monoid by it.
+    """
+    if name in ("reduce_sum", "reduce_or", "reduce_xor"):
+        return np.zeros((), dtype)[()]
+    if name == "reduce_prod":
+        return np.ones((), dtype)[()]
+    if dtype == np.bool_:
+        return np.bool_(name in ("reduce_min", "reduce_and"))
+    if name == "reduce_and":
+        return np.array(-1).astype(dtype)[()]  # every bit set
+    if dtypes.issubdtype(dtype, np.floating):
+        return dtype.type(-np.inf if name == "reduce_max" else np.inf)
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if name == "reduce_max" else info.max)
