@@ -171,7 +171,12 @@ class _Reader:
 
     def value_extent(self) -> int:
         """Where the param value starting here ends: at top-level whitespace or an unmatched closer."""
-        depth, i, quote = 0, self.pos, ""
+        return self.scan(self.pos, lambda c, depth: depth == 0 and (c.isspace() or c in ")]}"))
+
+    def scan(self, start: int, stop: Callable[[str, int], bool]) -> int:
+        """The first position from ``start``, outside quoted strings, whose character
+        ``c`` satisfies ``stop(c, depth)``; ``depth`` counts the brackets open before it."""
+        depth, i, quote = 0, start, ""
         while i < self.end:
             c = self.text[i]
             if quote:
@@ -179,16 +184,14 @@ class _Reader:
                     i += 1
                 elif c == quote:
                     quote = ""
+            elif stop(c, depth):
+                return i
             elif c in "'\"":
                 quote = c
             elif c in "([{":
                 depth += 1
             elif c in ")]}":
-                if depth == 0:
-                    break
                 depth -= 1
-            elif c.isspace() and depth == 0:
-                break
             i += 1
         return i
 
@@ -257,24 +260,10 @@ def parse_jaxpr(text: str, consts: Sequence[Any] | None = None) -> ClosedJaxpr |
 
 def _matching_brace(r: _Reader) -> int:
     """The position just after the ``}`` matching the ``{`` at ``r.pos``."""
-    depth, i, quote = 0, r.pos, ""
-    while i < r.end:
-        c = r.text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    raise r.error("'{' without a matching '}'")
+    end = r.scan(r.pos + 1, lambda c, depth: depth == 0 and c == "}")
+    if end >= r.end:
+        raise r.error("'{' without a matching '}'")
+    return end + 1
 
 
 class _Scope:
