@@ -281,20 +281,20 @@ def _shift_amount(y: Array) -> tuple[Array, Array]:
     return amount, amount < _bits(y.dtype)
 
 
-@impl("shift_left")
-def _shift_left(x: Array, y: Array) -> Array:
-    u = _UNSIGNED[x.dtype.itemsize]
-    amount, ok = _shift_amount(y)
-    shifted = np.left_shift(x.view(u), np.where(ok, amount, 0).astype(u))
-    return np.asarray(np.where(ok, shifted, u.type(0)).view(x.dtype))
+def _logical_shift(shift: Callable[..., Any]) -> Callable[[Array, Array], Array]:
+    """A shift on the operand's bits as unsigned; amounts outside [0, bits) give 0, as in XLA."""
+
+    def run(x: Array, y: Array) -> Array:
+        u = _UNSIGNED[x.dtype.itemsize]
+        amount, ok = _shift_amount(y)
+        shifted = shift(x.view(u), np.where(ok, amount, 0).astype(u))
+        return np.asarray(np.where(ok, shifted, u.type(0)).view(x.dtype))
+
+    return run
 
 
-@impl("shift_right_logical")
-def _shift_right_logical(x: Array, y: Array) -> Array:
-    u = _UNSIGNED[x.dtype.itemsize]
-    amount, ok = _shift_amount(y)
-    shifted = np.right_shift(x.view(u), np.where(ok, amount, 0).astype(u))
-    return np.asarray(np.where(ok, shifted, u.type(0)).view(x.dtype))
+IMPLS["shift_left"] = _logical_shift(np.left_shift)
+IMPLS["shift_right_logical"] = _logical_shift(np.right_shift)
 
 
 @impl("shift_right_arithmetic")
