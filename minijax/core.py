@@ -222,6 +222,15 @@ class Trace:
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    # A call of a custom_jvp / custom_vjp function (minijax/interpreters/custom.py).
+    # By default it is staged as its primitive, holding the function's jaxpr and
+    # the rule; the eval trace runs the function and the JVP trace the rule.
+    def process_custom_jvp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
+        return call.bind(args)  # type: ignore[no-any-return]
+
+    def process_custom_vjp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
+        return call.bind(args)  # type: ignore[no-any-return]
+
     def invalidate(self) -> None:
         self.is_alive = False
 
@@ -238,6 +247,12 @@ class EvalTrace(Trace):
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         raise RuntimeError("minijax.dispatch was not imported")
+
+    def process_custom_jvp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
+        return call.run(args)  # type: ignore[no-any-return]
+
+    def process_custom_vjp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
+        return call.run(args)  # type: ignore[no-any-return]
 
 
 def raise_leaked_tracer(tracer: Tracer) -> None:

@@ -64,6 +64,8 @@ def format_literal_value(val: Any, aval: ShapedArray) -> str:
     """
     if np.ndim(val) != 0:  # not a valid literal (check_jaxpr says so); show it anyway
         return str(np.asarray(val).tolist())
+    if aval.dtype == dtypes.float0:  # a zero-size record: JAX shows NumPy's text for it
+        return str(np.zeros((), dtypes.float0)[()])
     x = np.asarray(val).item() if not isinstance(val, (bool, int, float)) else val
     if aval.dtype == np.bool_:
         return str(bool(x))

@@ -16,4 +16,17 @@ def _jit(backend: NumpyBackend, params: dict[str, Any]) -> Callable[..., Any]:
     return backend.compile_jaxpr(closed.jaxpr, closed.consts)
 
 
+def _call(param: str) -> Callable[[NumpyBackend, dict[str, Any]], Callable[..., Any]]:
+    """Primitives that call one jaxpr held in ``param`` (custom_jvp_call, checkpoint, ...)."""
+
+    def compile_call(backend: NumpyBackend, params: dict[str, Any]) -> Callable[..., Any]:
+        closed = params[param]
+        return backend.compile_jaxpr(closed.jaxpr, closed.consts)
+
+    return compile_call
+
+
 HIGHER_ORDER["jit"] = _jit
+HIGHER_ORDER["custom_jvp_call"] = _call("call_jaxpr")
+HIGHER_ORDER["custom_vjp_call"] = _call("call_jaxpr")
+HIGHER_ORDER["remat2"] = _call("jaxpr")

@@ -181,6 +181,23 @@ def trace_to_jaxpr(
     return closed, outs
 
 
+def hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Move constants that are tracers of an enclosing trace to leading inputs.
+
+    A function traced inside a transformation may close over that
+    transformation's tracers; as inputs of the equation that calls the jaxpr
+    they are operands the transformation sees (JAX's closure conversion).
+    """
+    jaxpr = closed.jaxpr
+    is_tracer = [isinstance(c, Tracer) for c in closed.consts]
+    if not any(is_tracer):
+        return closed, []
+    kept = [(v, c) for v, c, t in zip(jaxpr.constvars, closed.consts, is_tracer) if not t]
+    moved = [(v, c) for v, c, t in zip(jaxpr.constvars, closed.consts, is_tracer) if t]
+    new = Jaxpr([v for v, _ in kept], [v for v, _ in moved] + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns)
+    return ClosedJaxpr(new, [c for _, c in kept]), [c for _, c in moved]
+
+
 def abstractify(x: Any, fun: Any = None, path: str = "") -> ShapedArray:
     """The aval a traced argument gets: Python scalars are weakly typed."""
     if not core_is_array_like(x):
