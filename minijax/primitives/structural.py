@@ -5,6 +5,7 @@ dynamic_update_slice, concatenate, pad and iota. ``spec/primitives/structural.md
 is the written specification; each check below cites its constraint label
 (``# slice C3``). Messages follow JAX 0.10.2's wording where JAX has a clear
 one, and name the operation, the shapes and the offending param otherwise.
+The jvp, transpose and batching rules are at the end of the module.
 
 Weak types: every structural primitive keeps its operand's weak type, except
 where several arrays meet (concatenate, pad, dynamic_update_slice): the result
@@ -426,3 +427,518 @@ def _stack_rule(*xs: ShapedArray, axis: Any) -> ShapedArray:
 
 
 stack_p = standard_primitive("stack", _stack_rule)
+
+
+# ===========================================================================
+# Transformation rules: jvp, transpose and batching
+#
+# Every primitive above is linear in its array operands: dynamic_slice and
+# dynamic_update_slice in the operand and the update (not in the start
+# indices), pad in the operand and the padding value; iota has no operands.
+# So the jvp applies the primitive to the tangents, and each one has a
+# transpose rule. The rules produce the same equations as JAX's, so that the
+# jaxpr of a grad or a vmap prints as JAX's does. Where JAX computes a param
+# with NumPy arithmetic the param is a NumPy integer here too: the jaxpr text
+# shows it (``np.int64(1)``).
+
+from minijax.core import get_aval  # noqa: E402
+from minijax.interpreters import ad, batching  # noqa: E402  (the rules need the primitives above)
+from minijax.primitives import elementwise as ew  # noqa: E402
+
+BatchDim = batching.BatchDim
+
+
+# ---------------------------------------------------------------------------
+# Helpers: the primitives as the rules use them, without an equation where
+# the operation is the identity (as the lax wrappers do)
+
+
+def _reduce_sum(x: Any, axes: Sequence[int]) -> Any:
+    # Imported here: minijax.primitives.reductions imports this module.
+    from minijax.primitives.reductions import reduce_sum_p
+
+    return reduce_sum_p.bind(x, axes=tuple(axes), out_sharding=None)
+
+
+def _reshape(x: Any, shape: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
+    shape = tuple(int(n) for n in shape)
+    aval = get_aval(x)
+    if dimensions is not None and tuple(dimensions) == tuple(range(aval.ndim)):
+        dimensions = None
+    if aval.shape and aval.shape == shape and dimensions is None:
+        return x
+    dims = None if dimensions is None else tuple(int(d) for d in dimensions)
+    return reshape_p.bind(x, new_sizes=shape, dimensions=dims, sharding=None)
+
+
+def _transpose(x: Any, permutation: Sequence[int]) -> Any:
+    perm = tuple(int(p) for p in permutation)
+    if perm == tuple(range(len(perm))):
+        return x
+    return transpose_p.bind(x, permutation=perm)
+
+
+def _broadcast_in_dim(x: Any, shape: Sequence[int], dims: Sequence[Any]) -> Any:
+    shape = tuple(int(n) for n in shape)
+    if get_aval(x).shape == shape and list(dims) == list(range(len(shape))):
+        return x
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=tuple(dims), sharding=None)
+
+
+def _expand_dims(x: Any, dims: Sequence[int]) -> Any:
+    """``x`` with size-1 axes at the (result) positions ``dims``."""
+    shape = list(get_aval(x).shape)
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    return _broadcast_in_dim(x, shape, [i for i in range(len(shape)) if i not in dims])
+
+
+def _scalar(value: Any, dtype: np.dtype[Any]) -> Any:
+    """A host scalar of ``dtype``: it becomes a literal in a jaxpr (``0.0:f32[]``)."""
+    return np.array(value, dtype)
+
+
+def _full(shape: Sequence[int], value: Any, dtype: np.dtype[Any]) -> Any:
+    return _broadcast_in_dim(_scalar(value, dtype), shape, ())
+
+
+def _linear_transpose(rule: Any) -> ad.TransposeRule:
+    """A single-result transpose rule that also takes a symbolic-zero cotangent.
+
+    A Zero cotangent gives Zero cotangents to the operands being transposed
+    (and None to the others) without calling ``rule``.
+    """
+
+    def transpose(ct: Any, *operands: Any, **params: Any) -> Sequence[Any]:
+        if type(ct) is ad.Zero:
+            return [ad.Zero(x.aval) if ad.is_undefined_primal(x) else None for x in operands]
+        result: Sequence[Any] = rule(ct, *operands, **params)
+        return result
+
+    return transpose
+
+
+def _the_batch_dim(dims: Sequence[BatchDim]) -> int:
+    """The batch axis of a one-operand primitive's operand (batched, or no rule would run)."""
+    (bdim,) = dims
+    if bdim is None:
+        raise ValueError("a batching rule was called with no batched operand")
+    return bdim
+
+
+def _aval_of(x: Any) -> ShapedArray:
+    """The aval of an operand being transposed (UndefinedPrimal) or of a known value."""
+    return x.aval if ad.is_undefined_primal(x) else get_aval(x)
+
+
+# ---------------------------------------------------------------------------
+# broadcast_in_dim, reshape, transpose, squeeze, rev
+
+
+def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: Shape, broadcast_dimensions: Shape, sharding: Any) -> list[Any]:
+    # Sum over the result axes the broadcast created or grew from size 1,
+    # then put the operand's size-1 axes back.
+    unit_dims = [i for i, n in enumerate(x.aval.shape) if n == 1]
+    kept = [d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims]
+    summed = [d for d in range(len(shape)) if d not in kept]
+    return [_expand_dims(_reduce_sum(ct, summed), unit_dims)]
+
+
+def _broadcast_in_dim_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, shape: Shape, broadcast_dimensions: Shape, sharding: Any) -> tuple[Any, BatchDim]:
+    (x,), bdim = vals, _the_batch_dim(dims)
+    x = batching.moveaxis(x, bdim, 0)
+    # The batch axis goes first; the operand's axes land one further on.
+    new_dims = (0,) + tuple(np.add(1, broadcast_dimensions))
+    return _broadcast_in_dim(x, (get_aval(x).shape[0], *shape), new_dims), 0
+
+
+def _reshape_transpose(ct: Any, x: Any, *, new_sizes: Shape, dimensions: Shape | None, sharding: Any) -> list[Any]:
+    if dimensions is None:
+        return [_reshape(ct, x.aval.shape)]
+    # The forward op transposed by ``dimensions`` first: undo the reshape, then the transpose.
+    permuted = tuple(x.aval.shape[d] for d in dimensions)
+    return [_transpose(_reshape(ct, permuted), np.argsort(dimensions).tolist())]
+
+
+def _reshape_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, new_sizes: Shape, dimensions: Shape | None, sharding: Any) -> tuple[Any, BatchDim]:
+    (x,), bdim = vals, _the_batch_dim(dims)
+    x = batching.moveaxis(x, bdim, 0)
+    new_dims = None if dimensions is None else (0,) + tuple(np.add(1, dimensions))
+    return _reshape(x, (get_aval(x).shape[0], *new_sizes), new_dims), 0
+
+
+def _transpose_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, permutation: Shape) -> tuple[Any, BatchDim]:
+    (x,), bdim = vals, _the_batch_dim(dims)
+    # The batch axis goes first; the operand's axes after it shift by one.
+    perm = (bdim,) + tuple(p if p < bdim else p + 1 for p in permutation)
+    return _transpose(x, perm), 0
+
+
+def _squeeze_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, dimensions: Shape) -> tuple[Any, BatchDim]:
+    (x,), bdim = vals, _the_batch_dim(dims)
+    x = batching.moveaxis(x, bdim, 0)
+    return squeeze_p.bind(x, dimensions=tuple(sorted(d + 1 for d in dimensions))), 0
+
+
+def _rev_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, dimensions: Shape) -> tuple[Any, BatchDim]:
+    (x,), bdim = vals, _the_batch_dim(dims)
+    return rev_p.bind(x, dimensions=tuple(d + 1 if d >= bdim else d for d in dimensions)), bdim
+
+
+# ---------------------------------------------------------------------------
+# slice, dynamic_slice, dynamic_update_slice
+
+
+def _slice_transpose(ct: Any, x: Any, *, start_indices: Shape, limit_indices: Shape, strides: Shape | None) -> list[Any]:
+    # The cotangent goes back where the slice read it, zeros elsewhere: a pad
+    # whose low padding is the start, whose interior padding is stride - 1,
+    # and whose high padding fills up to the operand's size.
+    steps = (1,) * x.aval.ndim if strides is None else strides
+    unit = all(s == 1 for s in steps)
+    config = []
+    for size, start, n, step in zip(x.aval.shape, start_indices, get_aval(ct).shape, steps):
+        span = 0 if n == 0 else (n - 1) * step + 1  # from the first element read to the last
+        interior = 0 if unit else np.int64(step - 1)
+        config.append((start, np.int64(size - start - span), interior))
+    return [pad_p.bind(ct, _scalar(0, get_aval(ct).dtype), padding_config=tuple(config))]
+
+
+def _slice_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, start_indices: Shape, limit_indices: Shape, strides: Shape | None) -> tuple[Any, BatchDim]:
+    (x,), bdim = vals, _the_batch_dim(dims)
+    # The batch axis is taken whole.
+    starts, limits = list(start_indices), list(limit_indices)
+    starts.insert(bdim, 0)
+    limits.insert(bdim, get_aval(x).shape[bdim])
+    steps = None if strides is None else (*strides[:bdim], 1, *strides[bdim:])
+    return slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=steps), bdim
+
+
+def _dynamic_slice_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, slice_sizes: Shape) -> tuple[Any, Any]:
+    x, *indices = primals
+    t = tangents[0]  # the indices' tangents are float0 zeros
+    # The tangent first, then the primal: JAX's order of equations under jvp.
+    t_out = None if type(t) is ad.Zero else dynamic_slice_p.bind(t, *indices, slice_sizes=slice_sizes)
+    out = dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
+    return out, ad.Zero.from_primal(out) if t_out is None else t_out
+
+
+def _dynamic_slice_transpose(ct: Any, x: Any, *indices: Any, slice_sizes: Shape) -> list[Any]:
+    zeros = _full(x.aval.shape, 0, x.aval.dtype)
+    return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
+
+
+def _dynamic_update_slice_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    x, update, *indices = primals
+    tx, tu = tangents[:2]
+    out = dynamic_update_slice_p.bind(x, update, *indices)
+    if type(tx) is ad.Zero and type(tu) is ad.Zero:
+        return out, ad.Zero.from_primal(out)
+    return out, dynamic_update_slice_p.bind(ad.instantiate_zeros(tx), ad.instantiate_zeros(tu), *indices)
+
+
+def _dynamic_update_slice_transpose(ct: Any, x: Any, update: Any, *indices: Any) -> list[Any]:
+    u_aval = _aval_of(update)
+    # JAX makes the zeros even when only the update is being transposed.
+    zeros = _full(u_aval.shape, 0, u_aval.dtype)
+    ct_x = dynamic_update_slice_p.bind(ct, zeros, *indices) if ad.is_undefined_primal(x) else None
+    ct_u = dynamic_slice_p.bind(ct, *indices, slice_sizes=u_aval.shape) if ad.is_undefined_primal(update) else None
+    return [ct_x, ct_u] + [None] * len(indices)
+
+
+def _index_dtype(indices: Sequence[Any]) -> np.dtype[Any]:
+    """The dtype of the start indices (int32 when there are none: a rank-0 operand)."""
+    return get_aval(indices[0]).dtype if indices else np.dtype(np.int32)
+
+
+def _dynamic_slice_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, slice_sizes: Shape) -> tuple[Any, BatchDim]:
+    x, *indices = vals
+    x_dim, *index_dims = dims
+    size = batching.batch_size(vals, dims)
+    if x_dim is not None and all(d is None for d in index_dims):
+        # One window for every batch element: slice the batch axis whole.
+        starts = list(indices)
+        starts.insert(x_dim, _scalar(0, _index_dtype(indices)))
+        sizes = list(slice_sizes)
+        sizes.insert(x_dim, size)
+        return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes)), x_dim
+    # A window per batch element: JAX uses a gather, which minijax does not
+    # have yet (issue 7). The axes whose start is shared are cut by one
+    # dynamic_slice; then each axis with per-element starts is narrowed by
+    # shifting (``_take_windows``).
+    zero = _scalar(0, _index_dtype(indices))
+    shared = [d is None for d in index_dims]
+    shape = _aval_of(x).shape
+    if x_dim is not None:
+        shape = shape[:x_dim] + shape[x_dim + 1 :]
+    if any(s and n != w for s, n, w in zip(shared, shape, slice_sizes)):
+        starts = [i if s else zero for i, s in zip(indices, shared)]
+        sizes = [w if s else n for s, n, w in zip(shared, shape, slice_sizes)]
+        if x_dim is not None:
+            starts.insert(x_dim, zero)
+            sizes.insert(x_dim, size)
+        x = dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes))
+    x = batching.bdim_at_front(x, x_dim, size)
+    for axis, (i, d, w) in enumerate(zip(indices, index_dims, slice_sizes)):
+        if d is not None:
+            x = _take_windows(x, axis + 1, batching.moveaxis(i, d, 0), w)
+    return x, 0
+
+
+def _dynamic_update_slice_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, BatchDim]:
+    x, update, *indices = vals
+    x_dim, u_dim, *index_dims = dims
+    size = batching.batch_size(vals, dims)
+    if all(d is None for d in index_dims):
+        # One window for every batch element: operand and update batched
+        # along the same axis, updated whole along it.
+        bdim = x_dim if x_dim is not None else u_dim
+        if bdim is None:
+            raise ValueError("a batching rule was called with no batched operand")
+        x = batching.matchaxis(x, x_dim, bdim, size)
+        update = batching.matchaxis(update, u_dim, bdim, size)
+        starts = list(indices)
+        starts.insert(bdim, _scalar(0, _index_dtype(indices)))
+        return dynamic_update_slice_p.bind(x, update, *starts), bdim
+    # A window per batch element: JAX uses a scatter (issue 7). Here each
+    # update is spread to the operand's shape by shifting, and a select keeps
+    # the operand outside its window.
+    x = batching.bdim_at_front(x, x_dim, size)
+    update = batching.bdim_at_front(update, u_dim, size)
+    x_shape, u_shape = get_aval(x).shape, get_aval(update).shape
+    inside: Any = None
+    for axis in range(1, len(x_shape)):
+        n, w = x_shape[axis], u_shape[axis]
+        if w == n:
+            continue  # the start clamps to 0: the update covers the axis
+        start = batching.bdim_at_front(indices[axis - 1], index_dims[axis - 1], size)
+        update, window = _spread_windows(update, axis, start, n)
+        here = _broadcast_in_dim(window, x_shape, (0, axis))
+        inside = here if inside is None else ew.and_p.bind(inside, here)
+    if inside is None:
+        return update, 0  # the update covers the whole operand
+    return ew.select_n_p.bind(inside, x, update), 0
+
+
+# Windows at per-element start indices, by shifting. Along one axis of size
+# n, batch element b's window of width w starts at s[b], clamped to
+# [0, n - w] as dynamic_slice clamps. Shifting each element by its own s[b]
+# is done as a barrel shifter: for each bit t of the largest possible start,
+# a select_n between the axis as it is and the axis shifted by 2**t, chosen
+# by bit t of s[b]. That takes log2(n - w) + 1 selects at most, whatever the
+# batch size, and it only moves values (exact, -0.0 and NaN included; linear,
+# so it differentiates and transposes like the rest).
+
+
+def _clamped_starts(start: Any, limit: int) -> Any:
+    """``start`` (``int[B]``) clamped to [0, limit], as int32."""
+    dtype = get_aval(start).dtype
+    hi = min(limit, int(np.iinfo(dtype).max))
+    start = ew.clamp_p.bind(_scalar(0, dtype), start, _scalar(hi, dtype))
+    if dtype != np.int32 or get_aval(start).weak_type:
+        start = ew.convert_element_type_p.bind(start, new_dtype=np.dtype(np.int32), weak_type=False, sharding=None)
+    return start
+
+
+def _along(x: Any, axis: int, lo: int, hi: int) -> Any:
+    """``x[..., lo:hi, ...]`` along ``axis``."""
+    shape = get_aval(x).shape
+    starts, limits = [0] * len(shape), list(shape)
+    starts[axis], limits[axis] = lo, hi
+    return slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=None)
+
+
+def _pad_along(x: Any, axis: int, lo: int, hi: int) -> Any:
+    """``x`` with ``lo`` and ``hi`` zeros added along ``axis``."""
+    config = [(0, 0, 0)] * get_aval(x).ndim
+    config[axis] = (lo, hi, 0)
+    return pad_p.bind(x, _scalar(0, get_aval(x).dtype), padding_config=tuple(config))
+
+
+def _shift_by_starts(x: Any, axis: int, starts: Any, limit: int, left: bool) -> Any:
+    """``x`` (batch axis first) shifted along ``axis`` by ``starts[b]`` (int32, at most ``limit``).
+
+    Left: element k becomes element k + starts[b]; right: k - starts[b]. The
+    places left empty hold zeros.
+    """
+    shape = get_aval(x).shape
+    n = shape[axis]
+    for bit in range(limit.bit_length()):
+        step = 1 << bit
+        if left:
+            shifted = _pad_along(_along(x, axis, step, n), axis, 0, step)
+        else:
+            shifted = _pad_along(_along(x, axis, 0, n - step), axis, step, 0)
+        on = ew.ne_p.bind(ew.and_p.bind(starts, _scalar(step, np.dtype(np.int32))), _scalar(0, np.dtype(np.int32)))
+        x = ew.select_n_p.bind(_broadcast_in_dim(on, shape, (0,)), x, shifted)
+    return x
+
+
+def _take_windows(x: Any, axis: int, start: Any, width: int) -> Any:
+    """``x`` (batch axis first) narrowed along ``axis`` to each element's window."""
+    limit = get_aval(x).shape[axis] - width
+    if limit == 0:
+        return x  # the start clamps to 0: the window is the whole axis
+    shifted = _shift_by_starts(x, axis, _clamped_starts(start, limit), limit, left=True)
+    return _along(shifted, axis, 0, width)
+
+
+def _spread_windows(update: Any, axis: int, start: Any, n: int) -> tuple[Any, Any]:
+    """``update`` (batch axis first) placed along ``axis``, of new size ``n``, at each element's
+    window (zeros elsewhere); and where the windows are, ``bool[B, n]``."""
+    width = get_aval(update).shape[axis]
+    starts = _clamped_starts(start, n - width)
+    spread = _shift_by_starts(_pad_along(update, axis, 0, n - width), axis, starts, n - width, left=False)
+    shape = (get_aval(starts).shape[0], n)
+    k = iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=1, sharding=None)
+    first = _broadcast_in_dim(starts, shape, (0,))
+    end = ew.add_p.bind(first, _scalar(width, np.dtype(np.int32)))
+    return spread, ew.and_p.bind(ew.ge_p.bind(k, first), ew.lt_p.bind(k, end))
+
+
+# ---------------------------------------------------------------------------
+# concatenate, pad, iota
+
+
+def _concatenate_transpose(ct: Any, *xs: Any, dimension: int) -> list[Any]:
+    sizes = tuple(_aval_of(x).shape[dimension] for x in xs)
+    pieces = split_p.bind(ct, sizes=sizes, axis=operator.index(dimension))
+    return [p if ad.is_undefined_primal(x) else None for p, x in zip(pieces, xs)]
+
+
+def _concatenate_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, dimension: int) -> tuple[Any, BatchDim]:
+    size = batching.batch_size(vals, dims)
+    xs = [batching.bdim_at_front(x, d, size) for x, d in zip(vals, dims)]
+    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+
+
+def _pad_transpose(ct: Any, x: Any, padding_value: Any, *, padding_config: Any) -> list[Any]:
+    lows, highs, interiors = ([entry[k] for entry in padding_config] for k in range(3))
+    # Negative low/high padding crops the edges off; a slice with stride
+    # interior + 1 then drops the interior padding.
+    uncrop = tuple(zip(np.negative(lows), np.negative(highs), np.zeros_like(interiors)))
+    cropped = pad_p.bind(ct, _scalar(0, get_aval(ct).dtype), padding_config=uncrop)
+    ct_x = slice_p.bind(
+        cropped,
+        start_indices=tuple(np.zeros_like(lows)),
+        limit_indices=get_aval(cropped).shape,
+        strides=tuple(np.add(interiors, 1)),
+    )
+    ct_pad = None
+    if ad.is_undefined_primal(padding_value):
+        # Every padded position holds the padding value: its cotangent is the rest of the sum.
+        everything = range(get_aval(ct).ndim)
+        ct_pad = ew.sub_p.bind(_reduce_sum(ct, everything), _reduce_sum(ct_x, everything))
+    return [ct_x if ad.is_undefined_primal(x) else None, ct_pad]
+
+
+def _pad_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, padding_config: Any) -> tuple[Any, BatchDim]:
+    (x, padding_value), (x_dim, value_dim) = vals, dims
+    if x_dim is None:
+        x, x_dim = batching.bdim_at_front(x, None, batching.batch_size(vals, dims)), 0
+    config = list(padding_config)
+    config.insert(x_dim, (0, 0, 0))
+    if value_dim is None:
+        return pad_p.bind(x, padding_value, padding_config=tuple(config)), x_dim
+    # One padding value per batch element: pad with zeros and with a mask of
+    # where the operand went, then select the batch's padding values elsewhere.
+    dtype = get_aval(x).dtype
+    padded = pad_p.bind(x, _scalar(0, dtype), padding_config=tuple(config))
+    where_x = pad_p.bind(_full(get_aval(x).shape, True, np.dtype(np.bool_)), _scalar(False, np.dtype(np.bool_)), padding_config=tuple(config))
+    values = _broadcast_in_dim(padding_value, get_aval(padded).shape, (x_dim,))
+    return ew.select_n_p.bind(where_x, values, padded), x_dim
+
+
+def _iota_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], **params: Any) -> tuple[Any, BatchDim]:
+    # iota has no operands, so nothing of it is ever batched; listed so that
+    # every primitive has a rule.
+    return iota_p.bind(**params), None
+
+
+# ---------------------------------------------------------------------------
+# split, tile, stack
+
+
+def _split_transpose(cts: Sequence[Any], x: Any, *, sizes: Shape, axis: int) -> list[Any]:
+    if all(type(ct) is ad.Zero for ct in cts):
+        return [ad.Zero(x.aval)]
+    pieces = [ad.instantiate_zeros(ct) for ct in cts]
+    return [pieces[0] if len(pieces) == 1 else concatenate_p.bind(*pieces, dimension=axis)]
+
+
+def _split_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, sizes: Shape, axis: int) -> tuple[Any, Any]:
+    (x,), bdim = vals, _the_batch_dim(dims)
+    outs = split_p.bind(x, sizes=sizes, axis=axis + 1 if axis >= bdim else axis)
+    return outs, [bdim] * len(sizes)
+
+
+def _tile_transpose(ct: Any, x: Any, *, reps: Shape) -> list[Any]:
+    # Axis i of the result is reps[i] copies of operand axis i: split it in
+    # two, (copy, element), and sum over the copies.
+    shape = x.aval.shape
+    pairs = tuple(k for r, n in zip(reps, shape) for k in (r, n))
+    return [_reduce_sum(_reshape(ct, pairs), range(0, 2 * len(shape), 2))]
+
+
+def _tile_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, reps: Shape) -> tuple[Any, BatchDim]:
+    (x,), bdim = vals, _the_batch_dim(dims)
+    return tile_p.bind(x, reps=(*reps[:bdim], 1, *reps[bdim:])), bdim
+
+
+def _stack_transpose(ct: Any, *xs: Any, axis: int) -> list[Any]:
+    # JAX has an ``unstack`` primitive for this; minijax splits the
+    # cotangent into size-1 pieces and squeezes each.
+    pieces = split_p.bind(ct, sizes=(1,) * len(xs), axis=axis)
+    return [squeeze_p.bind(p, dimensions=(axis,)) if ad.is_undefined_primal(x) else None for p, x in zip(pieces, xs)]
+
+
+def _stack_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, axis: int) -> tuple[Any, BatchDim]:
+    first = dims[0]
+    if first is not None and all(d == first for d in dims):
+        # Batched alike: the stacked axis goes in before or after the batch axis.
+        if axis <= first:
+            return stack_p.bind(*vals, axis=axis), first + 1
+        return stack_p.bind(*vals, axis=axis + 1), first
+    size = batching.batch_size(vals, dims)
+    xs = [batching.bdim_at_front(x, d, size) for x, d in zip(vals, dims)]
+    return stack_p.bind(*xs, axis=axis + 1), 0
+
+
+# ---------------------------------------------------------------------------
+# The tables
+
+for _prim, _ct_rule in [
+    (broadcast_in_dim_p, _broadcast_in_dim_transpose),
+    (reshape_p, _reshape_transpose),
+    (transpose_p, lambda ct, x, *, permutation: [_transpose(ct, np.argsort(permutation).tolist())]),
+    (squeeze_p, lambda ct, x, *, dimensions: [_expand_dims(ct, dimensions)]),
+    (rev_p, lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)]),
+    (slice_p, _slice_transpose),
+    (concatenate_p, _concatenate_transpose),
+    (pad_p, _pad_transpose),
+    (tile_p, _tile_transpose),
+    (stack_p, _stack_transpose),
+]:
+    ad.deflinear(_prim, _linear_transpose(_ct_rule))
+ad.deflinear(split_p, _split_transpose)
+ad.primitive_jvps[dynamic_slice_p] = _dynamic_slice_jvp
+ad.transpose_rules[dynamic_slice_p] = _linear_transpose(_dynamic_slice_transpose)
+ad.primitive_jvps[dynamic_update_slice_p] = _dynamic_update_slice_jvp
+ad.transpose_rules[dynamic_update_slice_p] = _linear_transpose(_dynamic_update_slice_transpose)
+ad.defjvp_zero(iota_p)  # no operands, so never called: listed for completeness
+
+batching.primitive_batchers.update({
+    broadcast_in_dim_p: _broadcast_in_dim_batcher,
+    reshape_p: _reshape_batcher,
+    transpose_p: _transpose_batcher,
+    squeeze_p: _squeeze_batcher,
+    rev_p: _rev_batcher,
+    slice_p: _slice_batcher,
+    dynamic_slice_p: _dynamic_slice_batcher,
+    dynamic_update_slice_p: _dynamic_update_slice_batcher,
+    concatenate_p: _concatenate_batcher,
+    pad_p: _pad_batcher,
+    iota_p: _iota_batcher,
+    split_p: _split_batcher,
+    tile_p: _tile_batcher,
+    stack_p: _stack_batcher,
+})
