@@ -339,3 +339,238 @@ def reduction_identity(name: str, dtype: np.dtype[Any]) -> Any:
         return dtype.type(-np.inf if name == "reduce_max" else np.inf)
     info = np.iinfo(dtype)
     return dtype.type(info.min if name == "reduce_max" else info.max)
+
+
+# ===========================================================================
+# Autodiff rules (jvp, and transpose for the linear primitives)
+#
+# The rules bind primitives directly, so that the equations they stage are
+# exactly the ones JAX stages (checked against JAX 0.10.2 by
+# tests/test_ad_reductions_oracle.py). Under linearize a jvp rule runs with
+# the split trace current: the primal-only work (comparisons, counts,
+# slices of the primal) must stay in applications of its own, apart from
+# the applications that touch the tangent. The other families' primitives
+# are reached through their modules (ew., sp.), so that this module's
+# namespace holds only its own.
+
+from minijax.core import get_aval  # noqa: E402  (the rules need the primitives above)
+from minijax.interpreters import ad, batching  # noqa: E402
+from minijax.primitives import elementwise as ew, structural as sp  # noqa: E402
+
+
+def _kept_axes(ndim: int, removed: tuple[int, ...]) -> list[int]:
+    """The axes of a rank-``ndim`` array that are not in ``removed``, in order."""
+    return [i for i in range(ndim) if i not in removed]
+
+
+def _reshape(x: Any, shape: tuple[int, ...], dimensions: tuple[int, ...] | None = None) -> Any:
+    """reshape, staging nothing when it would be the identity (as JAX does)."""
+    if dimensions is not None and dimensions == tuple(range(len(dimensions))):
+        dimensions = None
+    if dimensions is None and get_aval(x).shape == shape:
+        return x
+    return sp.reshape_p.bind(x, new_sizes=shape, dimensions=dimensions, sharding=None)
+
+
+def _transpose(x: Any, perm: tuple[int, ...]) -> Any:
+    """transpose, staging nothing for the identity permutation (as JAX does)."""
+    return x if perm == tuple(range(len(perm))) else sp.transpose_p.bind(x, permutation=perm)
+
+
+# --- reduce_sum: linear; its transpose broadcasts the cotangent back
+
+
+def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...], out_sharding: Any = None) -> list[Any]:
+    aval = x.aval
+    if type(ct) is ad.Zero:
+        return [ad.Zero(ad.tangent_aval(aval))]
+    kept = _kept_axes(aval.ndim, tuple(axes))
+    if len(kept) == aval.ndim:  # nothing was reduced: the identity
+        return [ct]
+    # NumPy integers, as JAX computes them: its jaxpr text shows np.int64(i).
+    dims = tuple(np.int64(i) for i in kept)
+    return [sp.broadcast_in_dim_p.bind(ct, shape=aval.shape, broadcast_dimensions=dims, sharding=None)]
+
+
+ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+
+
+# --- reduce_max, reduce_min: the tangent is averaged over the positions that
+# attain the extremum (ties share it equally), as JAX defines it.
+
+
+def _chooser_jvp(t: Any, ans: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
+    aval = get_aval(x)
+    keepdims = tuple(1 if i in axes else n for i, n in enumerate(aval.shape))
+    t_dtype = get_aval(t).dtype
+    at_extremum = ew.eq_p.bind(x, _reshape(ans, keepdims))
+    indicator = ew.convert_element_type_p.bind(at_extremum, new_dtype=t_dtype, weak_type=False, sharding=None)
+    counts = reduce_sum_p.bind(indicator, axes=axes, out_sharding=None)
+    chosen = reduce_sum_p.bind(ew.mul_p.bind(t, indicator), axes=axes, out_sharding=None)
+    return ew.div_p.bind(chosen, counts)
+
+
+ad.defjvp2(reduce_max_p, _chooser_jvp)
+ad.defjvp2(reduce_min_p, _chooser_jvp)
+
+
+# --- reduce_prod: JAX differentiates a pairwise product tree rather than
+# dividing the product by each element, so zeros in the operand are exact.
+# The reduced axes are moved to the front and flattened into one; each level
+# multiplies the first half by the second (padded with 1 when the length is
+# odd), carrying the tangent by the product rule.
+
+
+def _reduce_prod_jvp(primals: Any, tangents: Any, *, axes: tuple[int, ...]) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    aval = get_aval(x)
+    kept = _kept_axes(aval.ndim, tuple(axes))
+    kept_shape = tuple(aval.shape[i] for i in kept)
+    n = int(np.prod([aval.shape[a] for a in axes], dtype=np.int64))
+    perm = tuple(int(a) for a in axes) + tuple(kept)  # plain ints, as JAX's reshape makes them
+    x = _reshape(x, (n, *kept_shape), perm)
+    t = _reshape(ad.instantiate_zeros(t), (n, *kept_shape), perm)
+    if n == 0:  # an empty product: the constant 1, with a zero tangent (after the reshapes, as JAX)
+        from minijax import lax  # (lax imports this module)
+
+        ones = lax.full(kept_shape, 1, aval.dtype)
+        return ones, ad.Zero(ad.tangent_aval(get_aval(ones)))
+    one, zero = np.ones((), aval.dtype), np.zeros((), get_aval(t).dtype)
+    rank = 1 + len(kept_shape)
+
+    def rows(v: Any, start: int, stop: int) -> Any:
+        shape = get_aval(v).shape
+        return sp.slice_p.bind(
+            v, start_indices=(start, *[0] * (rank - 1)), limit_indices=(stop, *shape[1:]), strides=(1,) * rank
+        )
+
+    while n > 1:
+        half = (n + 1) // 2
+        x1, t1 = rows(x, 0, half), rows(t, 0, half)
+        x2, t2 = rows(x, half, n), rows(t, half, n)
+        if n % 2:  # odd: pad the second half with the product's identity
+            config = ((0, 1, 0), *[(0, 0, 0)] * (rank - 1))
+            x2, t2 = sp.pad_p.bind(x2, one, padding_config=config), sp.pad_p.bind(t2, zero, padding_config=config)
+        # d(x1 * x2) = t1 * x2 + x1 * t2, in the order mul's jvp stages it.
+        x = ew.mul_p.bind(x1, x2)
+        t = ad.add_tangents(ew.mul_p.bind(t1, x2), ew.mul_p.bind(x1, t2))
+        n = half
+    return sp.squeeze_p.bind(x, dimensions=(0,)), sp.squeeze_p.bind(t, dimensions=(0,))
+
+
+ad.primitive_jvps[reduce_prod_p] = _reduce_prod_jvp
+
+
+# --- Non-differentiable: logical reductions (bool/int operands, whose
+# tangents are float0 anyway) and the index-valued argmax/argmin.
+
+for _prim in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
+    ad.defjvp_zero(_prim)
+
+
+# --- dot_general: bilinear. Its jvp is the sum of the two one-sided
+# products; each transpose contracts the cotangent with the other operand
+# and permutes the result back into the operand's axis order.
+
+
+def _dot_general_jvp_lhs(t: Any, lhs: Any, rhs: Any, **params: Any) -> Any:
+    return dot_general_p.bind(t, rhs, **params)
+
+
+def _dot_general_jvp_rhs(t: Any, lhs: Any, rhs: Any, **params: Any) -> Any:
+    return dot_general_p.bind(lhs, t, **params)
+
+
+def _dot_cotangent(ct: Any, target: ShapedArray, other: Any, numbers: DotDimensionNumbers, target_is_lhs: bool, params: dict[str, Any]) -> Any:
+    """The cotangent of the dot_general operand ``target``, ``other`` being the other operand.
+
+    ``numbers`` are ((target_contract, other_contract), (target_batch,
+    other_batch)); ``params`` the equation's other params. The cotangent's
+    axes are (batch, lhs free, rhs free). Contracting it with ``other`` over
+    other's free axes leaves (batch, target free, other's contracting axes
+    in increasing order); target's contracting axes, paired with those and
+    sorted the same way, say where the last group goes, and one transpose
+    puts every axis back where the target has it.
+    """
+    (t_contract, o_contract), (t_batch, o_batch) = numbers
+    t_free = _kept_axes(target.ndim, t_contract + t_batch)
+    o_free = _kept_axes(get_aval(other).ndim, o_contract + o_batch)
+    nb = len(t_batch)
+    start = nb + len(t_free) if target_is_lhs else nb  # where other's free axes sit in ct
+    ct_numbers = ((tuple(range(start, start + len(o_free))), tuple(o_free)), (tuple(range(nb)), o_batch))
+    out = dot_general_p.bind(ct, other, dimension_numbers=canonicalize_dimension_numbers(ct_numbers), **params)
+    paired = [c for _, c in sorted(zip(o_contract, t_contract))]
+    layout = [*t_batch, *t_free, *paired]  # the target axis each result axis is
+    out = _transpose(out, tuple(int(i) for i in np.argsort(layout)))
+    if get_aval(out).dtype != target.dtype:  # e.g. a preferred_element_type wider than the operand
+        out = ew.convert_element_type_p.bind(out, new_dtype=target.dtype, weak_type=target.weak_type, sharding=None)
+    return out
+
+
+def _dot_general_transpose(ct: Any, lhs: Any, rhs: Any, *, dimension_numbers: Any, **params: Any) -> list[Any]:
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs_linear = ad.is_undefined_primal(lhs)
+    if lhs_linear == ad.is_undefined_primal(rhs):
+        raise ValueError("dot_general transpose: exactly one operand must be linear (the other a known value).")
+    target = lhs if lhs_linear else rhs
+    if type(ct) is ad.Zero:
+        zero = ad.Zero(ad.tangent_aval(target.aval))
+        return [zero, None] if lhs_linear else [None, zero]
+    if lhs_linear:
+        return [_dot_cotangent(ct, lhs.aval, rhs, ((lc, rc), (lb, rb)), True, params), None]
+    return [None, _dot_cotangent(ct, rhs.aval, lhs, ((rc, lc), (rb, lb)), False, params)]
+
+
+ad.defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
+ad.transpose_rules[dot_general_p] = _dot_general_transpose
+
+
+# ===========================================================================
+# Batching rules
+
+
+def _reduction_batcher(prim: Primitive) -> Callable[..., tuple[Any, batching.BatchDim]]:
+    """Reductions and argmax/argmin: shift ``axes`` past the batch axis, which survives the reduction."""
+
+    def rule(vals: Any, dims: Any, *, axes: tuple[int, ...], **params: Any) -> tuple[Any, batching.BatchDim]:
+        (x,), (bdim,) = vals, dims
+        # NumPy integers, as JAX computes them: its jaxpr text shows np.int64(a).
+        shifted = tuple(np.int64(a if a < bdim else a + 1) for a in axes)
+        # The batch axis keeps its place among the axes that are not reduced.
+        out_dim = bdim - sum(1 for a in shifted if a < bdim)
+        return prim.bind(x, axes=shifted, **params), out_dim
+
+    return rule
+
+
+for _prim in (*REDUCTION_PRIMITIVES.values(), argmax_p, argmin_p):
+    batching.primitive_batchers[_prim] = _reduction_batcher(_prim)
+
+
+def _dot_general_batcher(vals: Any, dims: Any, *, dimension_numbers: Any, **params: Any) -> tuple[Any, int]:
+    """The vmapped axis becomes one more batch axis, placed first, when both operands have
+    it, else one more free axis of the operand that has it (as in JAX)."""
+    lhs, rhs = vals
+    lbd, rbd = dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def bump(axes: tuple[int, ...], bdim: int | None) -> tuple[int, ...]:  # axis numbers once bdim is inserted
+        return axes if bdim is None else tuple(a + 1 if a >= bdim else a for a in axes)
+
+    lc, lb, rc, rb = bump(lc, lbd), bump(lb, lbd), bump(rc, rbd), bump(rb, rbd)
+    if lbd is not None and rbd is not None:
+        lb, rb, out_dim = (lbd, *lb), (rbd, *rb), 0
+    elif lbd is not None:
+        # The result's axes are (batch, lhs free, rhs free); the vmapped axis
+        # is an lhs free axis, after the lhs free axes that precede it.
+        out_dim = len(lb) + sum(1 for i in _kept_axes(get_aval(lhs).ndim, lc + lb) if i < lbd)
+    else:
+        # ... or an rhs free axis, after every batch and lhs free axis.
+        before = sum(1 for i in _kept_axes(get_aval(rhs).ndim, rc + rb) if i < rbd)
+        out_dim = get_aval(lhs).ndim - len(lc) + before
+    # Plain ints, as JAX's dot_general makes them (operand dims may be NumPy integers).
+    numbers = canonicalize_dimension_numbers(((lc, rc), (lb, rb)))
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=numbers, **params), out_dim
+
+
+batching.primitive_batchers[dot_general_p] = _dot_general_batcher
