@@ -11,6 +11,8 @@ import minijax  # noqa: F401  (registers every primitive)
 from minijax import core
 from minijax.backend import get_backend
 
+pytestmark = pytest.mark.single_backend  # checks each backend's rule table by name
+
 SPEC = pathlib.Path(__file__).resolve().parent.parent / "spec"
 
 
@@ -60,3 +62,54 @@ def test_every_spec_section_has_the_fixed_form(name):
         assert heading in body, f"{name}: section lacks {heading}"
     assert re.search(r"\(C1\)|\bC1\b", body), f"{name}: constraints are not labelled C1, C2, ..."
     assert "```python" in body, f"{name}: no executable example"
+
+
+def _examples() -> list[tuple[str, str]]:
+    found = []
+    for name, body in sorted(spec_sections().items()):
+        for code in re.findall(r"^```python\n(.*?)^```", body, flags=re.M | re.S):
+            found.append((name, code))
+    return found
+
+
+@pytest.mark.parametrize(("name", "code"), _examples(), ids=[n for n, _ in _examples()])
+def test_every_spec_example_runs(name, code):
+    exec(compile(code, f"spec example of {name}", "exec"), {"__name__": "spec_example"})
+
+
+# --- transformation rules ---------------------------------------------------------
+
+# The primitives that are linear in (some of) their operands: each must be
+# transposable. (Non-linear primitives never appear applied to a linear
+# variable in a linear jaxpr, so they need no transpose rule.)
+LINEAR = {
+    "add", "add_any", "sub", "neg", "mul", "div", "convert_element_type", "reduce_precision",
+    "copy", "select_n", "broadcast_in_dim", "reshape", "transpose", "squeeze", "rev", "slice",
+    "dynamic_slice", "dynamic_update_slice", "concatenate", "pad", "split", "tile", "stack",
+    "reduce_sum", "dot_general", "jit", "remat2", "custom_lin", "psum", "all_gather", "reduce_scatter",
+    "cumsum", "gather", "scatter-add", "while", "cond", "scan",
+}  # fmt: skip
+
+
+def _rule_tables():
+    from minijax.interpreters import ad, batching
+
+    return ad, batching
+
+
+@pytest.mark.parametrize("prim", public_primitives(), ids=lambda p: p.name)
+def test_every_primitive_has_a_jvp_rule(prim):
+    ad, _ = _rule_tables()
+    assert prim in ad.primitive_jvps or prim in ad.trace_jvp_rules, f"{prim.name} has no jvp rule"
+
+
+@pytest.mark.parametrize("prim", [p for p in public_primitives() if p.name in LINEAR], ids=lambda p: p.name)
+def test_every_linear_primitive_has_a_transpose_rule(prim):
+    ad, _ = _rule_tables()
+    assert prim in ad.transpose_rules, f"{prim.name} is linear but has no transpose rule"
+
+
+@pytest.mark.parametrize("prim", public_primitives(), ids=lambda p: p.name)
+def test_every_primitive_has_a_batching_rule(prim):
+    _, batching = _rule_tables()
+    assert prim in batching.primitive_batchers or prim in batching.axis_rules, f"{prim.name} has no batching rule"

@@ -1,8 +1,18 @@
 """``minijax.lax``: the public wrappers that bind primitives, named as in ``jax.lax``."""
 
-from minijax.lax import elementwise as _elementwise, reductions as _reductions, structural as _structural
+from minijax.lax import (
+    autodiff as _autodiff,
+    control_flow as _control_flow,
+    elementwise as _elementwise,
+    parallel as _parallel,
+    reductions as _reductions,
+    structural as _structural,
+)
+from minijax.lax.autodiff import *  # noqa: F403
 from minijax.lax.elementwise import *  # noqa: F403
+from minijax.lax.parallel import *  # noqa: F403
 from minijax.lax.reductions import *  # noqa: F403
 from minijax.lax.structural import *  # noqa: F403
+from minijax.lax.control_flow import *  # noqa: F403
 
-__all__ = [*_elementwise.__all__, *_reductions.__all__, *_structural.__all__]
+__all__ = [*_autodiff.__all__, *_control_flow.__all__, *_elementwise.__all__, *_parallel.__all__, *_reductions.__all__, *_structural.__all__]

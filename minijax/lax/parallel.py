@@ -1,0 +1,228 @@
+"""Collectives over a named mapped axis: ``psum``, ``pmean``, ``pmax``, ``pmin``,
+``all_gather``, ``psum_scatter``, ``axis_index``, ``axis_size``, as in ``jax.lax``.
+
+Inside ``vmap(f, axis_name="i")`` these combine ``f``'s per-member values
+across the members of axis ``"i"`` (``spec/primitives/collectives.md``).
+Each takes a pytree of arrays and works leaf by leaf. ``axis_name`` is one
+name or a tuple of names (several nested vmaps at once); for psum, pmax and
+pmin ints in it are positional axes of the operand, reduced as well.
+A name no enclosing vmap binds raises ``NameError: unbound axis name``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from minijax import core, tree_util
+from minijax.core import Tracer, get_aval
+from minijax.primitives.collectives import (
+    all_gather_p,
+    axis_index_p,
+    axis_size as _bound_size,
+    axis_tuple,
+    check_bound,
+    is_positional,
+    pmax_p,
+    pmin_p,
+    psum_p,
+    reduce_scatter_p,
+    scalar_like,
+)
+
+
+def _no_groups(api: str, axis_index_groups: Any) -> None:
+    if axis_index_groups is not None:
+        raise NotImplementedError(
+            f"{api}: axis_index_groups is not supported by minijax (vmap collectives reduce over "
+            "the whole axis, as JAX's do); pass axis_index_groups=None."
+        )
+
+
+def _leaves(api: str, x: Any) -> tuple[list[Any], tree_util.PyTreeDef]:
+    leaves, tree = tree_util.tree_flatten(x)
+    for leaf in leaves:
+        if not core.is_array_like(leaf):
+            raise TypeError(f"{api}: every leaf must be an array or a scalar, got a value of type {type(leaf).__name__}.")
+    return leaves, tree
+
+
+def _canonical_axis(axis: Any, ndim: int) -> int:
+    i = int(axis)
+    if not -ndim <= i < ndim:
+        raise ValueError(f"axis {i} is out of bounds for array of dimension {ndim}")
+    return i % ndim
+
+
+# ---------------------------------------------------------------------------
+# All-reduce
+
+
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The sum of ``x`` over the members of axis ``axis_name`` (booleans are summed as int32)."""
+    from minijax import lax
+
+    axes = axis_tuple(axis_name)
+    if not axes:
+        return x
+    _no_groups("psum", axis_index_groups)
+    leaves, tree = _leaves("psum", x)
+    leaves = [lax.convert_element_type(v, np.int32) if get_aval(v).dtype == np.bool_ else v for v in leaves]
+    named = [a for a in axes if not is_positional(a)]
+    positional = [a for a in axes if is_positional(a)]
+    if not any(isinstance(v, Tracer) for v in leaves):
+        # Known values are the same on every member: the sum is size * x,
+        # computed now (this is also how axis_size = psum(1, name) is found).
+        size = math.prod(_bound_size(n) for n in named)
+
+        def constant(v: Any) -> Any:
+            if positional:
+                v = lax.reduce_sum(v, [_canonical_axis(a, np.ndim(v)) for a in positional])
+            return scalar_like(v, size) * v
+
+        return tree_util.tree_unflatten(tree, [constant(v) for v in leaves])
+    check_bound(axes, "psum")
+
+    def bind(v: Any) -> Any:
+        psum_p.abstract_eval(get_aval(v), axes=axes, axis_index_groups=None)  # the user's shapes, checked
+        return psum_p.bind(v, axes=axes, axis_index_groups=None)
+
+    return tree_util.tree_unflatten(tree, [bind(v) for v in leaves])
+
+
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The mean of ``x`` over the members of axis ``axis_name``: ``psum(x) / axis size``."""
+    total = psum(x, axis_name, axis_index_groups=axis_index_groups)
+    n = axis_size(axis_name)
+    return tree_util.tree_map(lambda v: v / n, total)
+
+
+def _extremum(api: str, prim: Any, x: Any, axis_name: Any, axis_index_groups: Any) -> Any:
+    axes = axis_tuple(axis_name)
+    _no_groups(api, axis_index_groups)
+    check_bound(axes, api)
+    leaves, tree = _leaves(api, x)
+
+    def bind(v: Any) -> Any:
+        prim.abstract_eval(get_aval(v), axes=axes, axis_index_groups=None)
+        return prim.bind(v, axes=axes, axis_index_groups=None)
+
+    return tree_util.tree_unflatten(tree, [bind(v) for v in leaves])
+
+
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The maximum of ``x`` over the members of axis ``axis_name`` (not differentiable, as in JAX)."""
+    return _extremum("pmax", pmax_p, x, axis_name, axis_index_groups)
+
+
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The minimum of ``x`` over the members of axis ``axis_name`` (not differentiable, as in JAX)."""
+    return _extremum("pmin", pmin_p, x, axis_name, axis_index_groups)
+
+
+# ---------------------------------------------------------------------------
+# Gather and scatter
+
+
+def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0, tiled: bool = False, to: str = "varying") -> Any:
+    """Every member's ``x``, stacked along a new axis ``axis`` (or, ``tiled``, concatenated along ``axis``)."""
+    if to not in ("varying", "reduced", "invarying"):
+        raise ValueError(
+            "Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` values are: "
+            "{'varying', 'reduced', 'invarying'}"
+        )
+    if to != "varying":
+        raise NotImplementedError(f"all_gather(to={to!r}) is about sharded types, which minijax does not have; use to='varying'.")
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    if not names:
+        return x
+    _no_groups("all_gather", axis_index_groups)
+    size = axis_size(names)
+    leaves, tree = _leaves("all_gather", x)
+
+    def bind(v: Any) -> Any:
+        ndim = np.ndim(v) if not hasattr(v, "aval") else get_aval(v).ndim
+        params = dict(
+            all_gather_dimension=_canonical_axis(axis, ndim if tiled else ndim + 1),
+            axis_name=names,
+            axis_index_groups=None,
+            axis_size=size,
+            tiled=bool(tiled),
+        )
+        all_gather_p.abstract_eval(get_aval(v), **params)
+        return all_gather_p.bind(v, **params)
+
+    return tree_util.tree_unflatten(tree, [bind(v) for v in leaves])
+
+
+def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """``psum(x)`` left scattered: member k keeps chunk k of the sum along ``scatter_dimension``.
+
+    Untiled, that dimension's size must equal the axis size and is removed;
+    tiled, it must be a multiple of it and shrinks by that factor.
+    """
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    if not names:
+        return x
+    _no_groups("psum_scatter", axis_index_groups)
+    size = axis_size(names)
+    leaves, tree = _leaves("psum_scatter", x)
+
+    def bind(v: Any) -> Any:
+        aval = get_aval(v)
+        params = dict(
+            scatter_dimension=_canonical_axis(scatter_dimension, aval.ndim),
+            axis_name=names,
+            axis_index_groups=None,
+            axis_size=size,
+            tiled=bool(tiled),
+        )
+        reduce_scatter_p.abstract_eval(aval, **params)
+        return reduce_scatter_p.bind(v, **params)
+
+    return tree_util.tree_unflatten(tree, [bind(v) for v in leaves])
+
+
+# ---------------------------------------------------------------------------
+# Where am I
+
+
+def axis_index(axis_name: Any) -> Any:
+    """This member's index along axis ``axis_name`` (int32). For a tuple of names,
+    the index into the flattened axes, the last name varying fastest."""
+    if not isinstance(axis_name, (tuple, list)):
+        check_bound([axis_name], "axis_index")
+        return axis_index_p.bind(axis_name=axis_name)
+    from minijax import lax
+
+    inner_size = 1
+    index: Any = lax.full((), 0, np.int32)
+    for name in reversed(axis_name):
+        index = lax.add(index, axis_index(name) * inner_size)
+        inner_size *= axis_size(name)
+    return index
+
+
+def axis_size(axis_name: Any) -> int:
+    """The number of members of axis ``axis_name`` (the product, for a tuple of names)."""
+    return int(psum(1, axis_name))
+
+
+__all__ = [
+    "all_gather",
+    "all_gather_p",
+    "axis_index",
+    "axis_index_p",
+    "axis_size",
+    "pmax",
+    "pmax_p",
+    "pmean",
+    "pmin",
+    "pmin_p",
+    "psum",
+    "psum_p",
+    "psum_scatter",
+    "reduce_scatter_p",
+]
