@@ -1,0 +1,11 @@
+"""Structured control flow: primitives that carry jaxprs, and the functions that build them.
+
+One module per construct; this package re-exports their public names
+(``from minijax.lax.control_flow import *`` is how ``minijax.lax`` gets them).
+"""
+
+from minijax.lax.control_flow.cond import cond as cond, switch as switch
+from minijax.lax.control_flow.scan import map as map, scan as scan
+from minijax.lax.control_flow.while_loop import fori_loop as fori_loop, while_loop as while_loop
+
+__all__ = ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]

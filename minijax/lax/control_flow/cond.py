@@ -1,0 +1,396 @@
+"""``lax.cond`` and ``lax.switch``: apply one of several functions, chosen by a traced value.
+
+Both trace every branch to a jaxpr on the operands' abstract values (so a
+branch sees abstract tracers even when no transformation is active, as the
+FAQ says), check that the branches return the same pytree of the same types,
+and bind one ``cond`` equation (minijax/primitives/cond.py) on an int32 index:
+``cond`` converts its predicate (branch 0 is ``false_fun``), ``switch`` clamps
+its index into range. Constants the branches close over become leading
+operands shared by all branches; an output that every branch merely passes
+through from the same input is returned directly instead of through the cond.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from minijax import config as config_module, dtypes, tree_util
+from minijax.array import Array
+from minijax.core import ShapedArray, Tracer, get_aval, is_array_like
+from minijax.dispatch import device_put_value
+from minijax.interpreters.tracing import DebugInfo, arg_names_of, trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr, Jaxpr, Var
+from minijax.primitives.cond import cond_p
+
+# ``operand=`` (the old single-operand calling convention) is told apart from
+# "not given" by this sentinel.
+_NO_OPERAND: Any = object()
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any, operand: Any = _NO_OPERAND) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as one staged conditional.
+
+    ``pred`` is a boolean (or numeric: nonzero is true) scalar. Both branches
+    are traced, and must return the same pytree structure with the same
+    shapes and dtypes. Under ``vmap`` with a batched predicate both branches
+    run and the results are selected elementwise.
+    """
+    if not (callable(true_fun) and callable(false_fun)):
+        # The deprecated form cond(pred, true_operand, true_fun, false_operand, false_fun).
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    operands = _with_operand_keyword(operands, operand)
+    if pred is None:
+        raise TypeError("cond predicate is None")
+    if isinstance(pred, Sequence) or np.ndim(pred) != 0:
+        got = f"type {type(pred)}" if isinstance(pred, Sequence) else f"shape {np.shape(pred)}."
+        raise TypeError(f"Pred must be a scalar, got {pred} of {got}")
+    try:
+        pred_dtype = dtypes.result_type(pred)
+    except TypeError as e:
+        raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from e
+    if pred_dtype.kind != "b":
+        if pred_dtype.kind not in "iuf":
+            raise TypeError(f"Pred type must be either boolean or number, got {pred_dtype}.")
+        pred = pred != 0
+    if config_module.read("jax_disable_jit") and _is_concrete(pred):
+        return true_fun(*operands) if pred else false_fun(*operands)
+    index = _int32_index(pred)
+    # Traced true_fun first (its output structure is the result's; its
+    # constants come first), bound with false_fun as branch 0.
+    (true_jaxpr, false_jaxpr), consts, out_tree, fwd = _trace_branches(
+        "cond", [("true_fun", true_fun), ("false_fun", false_fun)], operands
+    )
+    return _bind(index, (false_jaxpr, true_jaxpr), consts, operands, out_tree, fwd)
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any, operand: Any = _NO_OPERAND) -> Any:
+    """``branches[index](*operands)``, with ``index`` clamped into ``[0, len(branches) - 1]``.
+
+    ``index`` is an integer scalar; every branch is traced and must return
+    the same pytree structure with the same shapes and dtypes.
+    """
+    if not all(callable(b) for b in branches):
+        raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    operands = _with_operand_keyword(operands, operand)
+    if np.ndim(index) != 0:
+        raise TypeError(f"Branch index must be scalar, got {index} of shape {np.shape(index)}.")
+    try:
+        index_dtype = dtypes.result_type(index)
+    except TypeError as e:
+        raise TypeError(f"Index type must be an integer, got {index}.") from e
+    if index_dtype.kind not in "iu":
+        raise TypeError(f"Index type must be an integer, got {index} as {index_dtype}")
+    branches = tuple(branches)
+    if not branches:
+        raise ValueError("Empty branch sequence")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    from minijax import lax
+
+    index = lax.clamp(np.int32(0), _int32_index(index), np.int32(len(branches) - 1))
+    if config_module.read("jax_disable_jit") and _is_concrete(index):
+        return branches[int(index)](*operands)
+    named = [("branch 0" if i == 0 else f"branch{i}", b) for i, b in enumerate(branches)]
+    jaxprs, consts, out_tree, fwd = _trace_branches("switch", named, operands)
+    return _bind(index, tuple(jaxprs), consts, operands, out_tree, fwd)
+
+
+# ---------------------------------------------------------------------------
+# Arguments
+
+
+def _with_operand_keyword(operands: tuple[Any, ...], operand: Any) -> tuple[Any, ...]:
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(
+            "if 'operand' keyword is passed then no positional operands can be passed, "
+            f"got operand={operand!r} and positional operands {operands}"
+        )
+    return (operand,)
+
+
+def _is_concrete(x: Any) -> bool:
+    return not isinstance(x, Tracer) or x.to_concrete_value() is not None
+
+
+def _int32_index(x: Any) -> Any:
+    """``x`` as an int32 scalar: on the host when it is a concrete value (so a
+    literal in a jaxpr, as JAX folds it), else a ``convert_element_type``."""
+    from minijax import lax
+
+    if isinstance(x, Tracer):
+        return lax.convert_element_type(x, np.int32)
+    return np.asarray(x).astype(np.int32)[()]
+
+
+# ---------------------------------------------------------------------------
+# Tracing the branches
+
+
+def _trace_branches(
+    api: str, named: Sequence[tuple[str, Callable[..., Any]]], operands: tuple[Any, ...]
+) -> tuple[list[ClosedJaxpr], list[Any], tree_util.PyTreeDef, list[int | None]]:
+    """Trace each branch on the operands' avals; check that their outputs agree.
+
+    Returns the branch jaxprs (taking the shared constants, then the flat
+    operands, in that order), the constants, the first branch's output tree,
+    and for each output the operand index it passes through in every branch
+    (None when it is computed): those outputs are left out of the jaxprs.
+    """
+    flat, in_tree = tree_util.tree_flatten((operands, {}))
+    avals = [_operand_aval(x) for x in flat]
+    traced = [_trace_branch(api, fun, in_tree, avals, operands) for _, fun in named]
+    (name0, fun0), (_, tree0, outs0) = named[0], traced[0]
+    for (name, fun), (_, tree, outs) in zip(named[1:], traced[1:]):
+        _check_branch_outputs(api, name0, name, fun0, fun, tree0, outs0, tree, outs)
+    jaxprs, consts = _merge_consts([closed for closed, _, _ in traced])
+    # Outputs every branch forwards from one and the same input are not outputs of the cond.
+    fwds = [_forwarding(j.jaxpr) for j in jaxprs]
+    fwd = [f[0] if len(set(f)) == 1 else None for f in zip(*fwds)]
+    keep = [f is None for f in fwd]
+    pruned = [ClosedJaxpr(_keep_outputs(j.jaxpr, keep), j.consts) for j in jaxprs]
+    return pruned, consts, tree0, fwd
+
+
+def _operand_aval(x: Any) -> ShapedArray:
+    if not is_array_like(x):
+        raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
+    return get_aval(x)
+
+
+def _trace_branch(
+    api: str, fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, avals: Sequence[ShapedArray], operands: tuple[Any, ...]
+) -> tuple[ClosedJaxpr, tree_util.PyTreeDef, list[ShapedArray]]:
+    trees: list[tree_util.PyTreeDef] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        args, _ = tree_util.tree_unflatten(in_tree, xs)
+        leaves, tree = tree_util.tree_flatten(fun(*args))
+        for leaf in leaves:
+            if not is_array_like(leaf):
+                raise TypeError(
+                    f"{api} branch {_source_info(fun)} returned a value of type {type(leaf).__name__}, "
+                    "which is not a valid JAX type: branches must return arrays or pytrees of arrays."
+                )
+        trees.append(tree)
+        return leaves
+
+    info = DebugInfo(fun, arg_names_of(fun, operands, {}), api)
+    closed, _ = trace_to_jaxpr(flat_fun, avals, info)
+    return closed, trees[0], closed.out_avals
+
+
+def _merge_consts(closeds: Sequence[ClosedJaxpr]) -> tuple[list[ClosedJaxpr], list[Any]]:
+    """The branches with their constants turned into leading inputs, shared by all.
+
+    All branches take the union of the constants, each once, in order of
+    first appearance, so that they keep one signature. JAX shares a constant
+    that several branches close over; here each branch may hold its own
+    conversion of it (``x * c`` with a NumPy ``c`` converts ``c`` in each
+    branch), so concrete constants of one type and the same contents count as
+    one. Tracers of an enclosing transformation are shared by identity.
+    """
+    consts: list[Any] = []
+    position: dict[Any, int] = {}
+    for closed in closeds:
+        for c in closed.consts:
+            key = _const_key(c)
+            if key not in position:
+                position[key] = len(consts)
+                consts.append(c)
+    merged = []
+    for closed in closeds:
+        jaxpr = closed.jaxpr
+        leading: list[Var] = [Var(get_aval(c)) for c in consts]
+        for v, c in zip(jaxpr.constvars, closed.consts):
+            leading[position[_const_key(c)]] = v
+        merged.append(ClosedJaxpr(Jaxpr([], [*leading, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns), []))
+    return merged, consts
+
+
+# Constants larger than this are shared by identity only (comparing costs a copy).
+_COMPARED_CONST_SIZE = 1 << 16
+
+
+def _const_key(c: Any) -> Any:
+    aval = get_aval(c)
+    if isinstance(c, Tracer) or aval.size > _COMPARED_CONST_SIZE:
+        return ("object", id(c))
+    return ("value", aval, np.asarray(c).tobytes())
+
+
+def _forwarding(jaxpr: Jaxpr) -> list[int | None]:
+    """For each output, the index of the input it is (None if it is computed)."""
+    where = {v: i for i, v in enumerate(jaxpr.invars)}
+    return [where.get(v) if isinstance(v, Var) else None for v in jaxpr.outvars]
+
+
+def _keep_outputs(jaxpr: Jaxpr, keep: Sequence[bool]) -> Jaxpr:
+    if all(keep):
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, [v for v, k in zip(jaxpr.outvars, keep) if k], jaxpr.eqns)
+
+
+def _bind(
+    index: Any,
+    branches: tuple[ClosedJaxpr, ...],
+    consts: Sequence[Any],
+    operands: tuple[Any, ...],
+    out_tree: tree_util.PyTreeDef,
+    fwd: Sequence[int | None],
+) -> Any:
+    flat = tree_util.tree_leaves((operands, {}))
+    outs = iter(cond_p.bind(index, *consts, *flat, branches=branches))
+    inputs = [*consts, *flat]
+    results = [next(outs) if f is None else _asarray(inputs[f]) for f in fwd]
+    return tree_util.tree_unflatten(out_tree, results)
+
+
+def _asarray(x: Any) -> Any:
+    """An operand passed straight through, as an array (a Python scalar keeps its weak type)."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    return device_put_value(np.asarray(x, dtype=get_aval(x).dtype), weak_type=dtypes.is_weakly_typed(x))
+
+
+# ---------------------------------------------------------------------------
+# Errors: branches that disagree
+
+
+def _source_info(fun: Any) -> str:
+    """``name at file:line``, how JAX names a branch in its errors."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    fun = inspect.unwrap(fun)
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return str(getattr(fun, "__name__", "<unknown>"))
+    return f"{fun.__name__} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def _check_branch_outputs(
+    api: str,
+    name1: str,
+    name2: str,
+    f1: Any,
+    f2: Any,
+    tree1: tree_util.PyTreeDef,
+    avals1: Sequence[ShapedArray],
+    tree2: tree_util.PyTreeDef,
+    avals2: Sequence[ShapedArray],
+) -> None:
+    """Raise JAX's TypeError when two branches return different structures or types."""
+    heading = f"{name1} is {_source_info(f1)}\n{name2} is {_source_info(f2)}\n\n"
+    if tree1 != tree2:
+        diffs = [
+            f"{name1} output{_at(path)} is a {thing1} but {name2} output{_at(path)} is a {thing2}, so {why}"
+            for path, thing1, thing2, why in _structure_differences(tree1, tree2)
+        ]
+        if diffs:  # (JAX's layout, blank lines between bullets included)
+            listed = f"{diffs[0]}.\n" if len(diffs) == 1 else "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+            raise TypeError(
+                f"{api} branch outputs must have the same pytree structure, but they differ:\n\n{heading}{listed}\n"
+                f"Revise {name1} and/or {name2} so that they have the same pytree structure."
+            )
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(tree_util.tree_unflatten(tree1, avals1))[0]]
+    diffs = [
+        f"the output of {name1}{_at(p)} has type {a1.str_short(short_dtypes=False)} but the corresponding "
+        f"output of {name2} has type {a2.str_short(short_dtypes=False)}{_mismatch(a1, a2)}"
+        for p, a1, a2 in zip(paths, avals1, avals2)
+        if (a1.shape, a1.dtype) != (a2.shape, a2.dtype)
+    ]
+    if diffs:
+        listed = f"{diffs[0][0].upper()}{diffs[0][1:]}.\n" if len(diffs) == 1 else "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
+        raise TypeError(
+            f"{api} branches must have equal output types but they differ.\n\n{heading}{listed}\n"
+            f"Revise {name1} and/or {name2} so that all output types match."
+        )
+
+
+def _at(path: tuple[Any, ...]) -> str:
+    return f" at path {tree_util.keystr(path)}" if path else ""
+
+
+def _mismatch(a1: ShapedArray, a2: ShapedArray) -> str:
+    problems = []
+    if a1.dtype != a2.dtype:
+        problems.append("the dtypes do not match")
+    if a1.shape != a2.shape:
+        problems.append("the shapes do not match")
+    if not problems:
+        return ""
+    if len(problems) == 1:
+        return ", so " + problems[0]
+    return ", so " + ", ".join(problems[:-1]) + ", and " + problems[-1]
+
+
+class _Leaf:
+    """Stands for every leaf when comparing two structures (prints as JAX does)."""
+
+    def __repr__(self) -> str:
+        return "pytree leaf"
+
+
+def _structure_differences(tree1: tree_util.PyTreeDef, tree2: tree_util.PyTreeDef) -> list[tuple[tuple[Any, ...], str, str, str]]:
+    leaf = _Leaf()
+    t1 = tree_util.tree_unflatten(tree1, [leaf] * tree1.num_leaves)
+    t2 = tree_util.tree_unflatten(tree2, [leaf] * tree2.num_leaves)
+    found: list[tuple[tuple[Any, ...], str, str, str]] = []
+    _differences((), t1, t2, leaf, found)
+    return found
+
+
+def _kind(x: Any, leaf: _Leaf) -> str:
+    return "pytree leaf" if x is leaf else str(type(x))
+
+
+def _differences(path: tuple[Any, ...], t1: Any, t2: Any, leaf: _Leaf, found: list[tuple[tuple[Any, ...], str, str, str]]) -> None:
+    if t1 is leaf and t2 is leaf:
+        return
+    if t1 is leaf or t2 is leaf or type(t1) is not type(t2):
+        found.append((path, _kind(t1, leaf), _kind(t2, leaf), "their Python types differ"))
+        return
+    if isinstance(t1, (list, tuple)) and len(t1) != len(t2):
+        found.append((path, f"{type(t1).__name__} of length {len(t1)}", f"{type(t2).__name__} of length {len(t2)}", "the lengths do not match"))
+        return
+    kids1, meta1 = tree_util.flatten_one_level(t1)
+    kids2, meta2 = tree_util.flatten_one_level(t2)
+    kids1, kids2 = list(kids1), list(kids2)
+    if len(kids1) != len(kids2):
+        # Only dict keys are listed (JAX reads each key's ``.key``).
+        keys = set(_child_keys(t1)) ^ set(_child_keys(t2))
+        extra = " ".join(sorted(repr(k.key) for k in keys)) if all(hasattr(k, "key") for k in keys) else ""
+        found.append((
+            path,
+            f"{type(t1)} with {len(kids1)} child{'ren' if len(kids1) > 1 else ''}",
+            f"{type(t2)} with {len(kids2)} child{'ren' if len(kids2) > 1 else ''}",
+            "the numbers of children do not match" + (f", with the symmetric difference of key sets: {{{extra}}}" if extra else ""),
+        ))
+        return
+    if meta1 != meta2:
+        found.append((path, f"{type(t1)} with pytree metadata {_meta(meta1)}", f"{type(t2)} with pytree metadata {_meta(meta2)}", "the pytree node metadata does not match"))
+        return
+    for key, k1, k2 in zip(_child_keys(t1), kids1, kids2):
+        _differences((*path, key), k1, k2, leaf, found)
+
+
+def _child_keys(tree: Any) -> list[Any]:
+    """The key of each child of ``tree``'s root (``SequenceKey(0)``, ``DictKey('a')``, ...)."""
+    pairs = tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: x is not tree)[0]
+    return [path[0] for path, _ in pairs]
+
+
+def _meta(meta: Any) -> str:
+    return str(tuple(meta)) if isinstance(meta, list) else str(meta)
+
+
+__all__ = ["cond", "switch"]
