@@ -166,6 +166,13 @@ def literal_value(x: Any, aval: ShapedArray) -> Any:
     return np.asarray(x, dtype=aval.dtype)[()]
 
 
+def literal_operand(lit: Literal) -> Any:
+    """A literal's value as an operand to bind: weakly typed literals become
+    Python scalars, which is what keeps them weak (NumPy scalars are strong)."""
+    val = lit.val
+    return val.item() if lit.aval.weak_type and isinstance(val, np.generic) else val
+
+
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     """Evaluate ``jaxpr`` by binding each equation's primitive on the current trace.
 
@@ -177,7 +184,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     env: dict[Var, Any] = {}
 
     def read(atom: Atom) -> Any:
-        return atom.val if isinstance(atom, Literal) else env[atom]
+        return literal_operand(atom) if isinstance(atom, Literal) else env[atom]
 
     for v, x in zip(jaxpr.constvars, consts):
         env[v] = x

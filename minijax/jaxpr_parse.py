@@ -401,6 +401,11 @@ def _drop_unread_underscores(scope: _Scope, eqns: list[JaxprEqn]) -> None:
 
 def _at_eqn_start(r: _Reader, newline: bool, eqn_column: int) -> bool:
     """Is the text here the first binder of the next equation (rather than an operand)?"""
+    if newline and r.column() <= eqn_column:
+        # Operands continued on a new line are indented deeper than the
+        # equations; anything at the equations' column starts one (an
+        # equation without results starts with its primitive's name).
+        return True
     m = _VAR.match(r.text, r.pos, r.end)
     if m is None or not r.text.startswith(":", m.end()):
         return False
@@ -413,9 +418,11 @@ def _at_eqn_start(r: _Reader, newline: bool, eqn_column: int) -> bool:
 
 def _parse_eqn(r: _Reader, scope: _Scope, ctx: _Context, eqn_column: int) -> JaxprEqn:
     binders = []
-    while not r.at("="):
-        binders.append(_parse_binder(r))
-    r.expect("=")
+    m = _VAR.match(r.text, r.pos, r.end)
+    if m is not None and r.text.startswith(":", m.end()):  # results, then '='
+        while not r.at("="):
+            binders.append(_parse_binder(r))
+        r.expect("=")
     prim_match = r.require(_IDENT, "a primitive name")
     prim = primitive_registry.get(prim_match.group())
     if prim is None:

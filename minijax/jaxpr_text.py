@@ -201,9 +201,11 @@ def pp_eqn_doc(eqn: JaxprEqn, ctx: NameContext) -> pp.Doc:
         inner = _as_jaxpr(eqn.params.get(key))
         if inner is not None and id(inner) not in ctx.shared:
             _share_names(eqn, inner, ctx)
-    lhs = _pp_binders(eqn.outvars, ctx)
+    lhs = _pp_binders(eqn.outvars, ctx)  # named before the params' nested jaxprs, as JAX does
     params = _pp_params(eqn, ctx)
     args = pp.nest(2, pp.group(pp.join(_FILL_SEP, [_pp_atom(a, ctx) for a in eqn.invars])))
+    if not eqn.outvars:  # JAX writes an equation without results as just its right side
+        return pp.concat([pp.text(eqn.primitive.name), params, pp.text(" "), args])
     return pp.concat([lhs, pp.text(f" = {eqn.primitive.name}"), params, pp.text(" "), args])
 
 

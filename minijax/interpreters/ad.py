@@ -34,7 +34,7 @@ import numpy as np
 from minijax import core, dtypes
 from minijax.core import Primitive, ShapedArray, Trace, Tracer, get_aval, raise_leaked_tracer, set_current_trace
 from minijax.interpreters.tracing import DynamicJaxprTrace, DynamicJaxprTracer
-from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
+from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, literal_operand
 
 # ---------------------------------------------------------------------------
 # Tangent types and symbolic zeros
@@ -472,7 +472,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cts_
 
     def read_primal(a: Any) -> Any:
         if isinstance(a, Literal):
-            return a.val
+            return literal_operand(a)
         return UndefinedPrimal(a.aval) if a in linear_vars else primal_env[a]
 
     linear_eqns: list[JaxprEqn] = []
