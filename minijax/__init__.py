@@ -5,9 +5,11 @@ for the supported surface.
 """
 
 from minijax import (
+    debug as debug,
     dispatch as _dispatch,  # noqa: F401  (installs eager evaluation)
     dtypes as dtypes,
     errors as errors,
+    experimental as experimental,
     lax as lax,
     numpy as numpy,
     primitives as _primitives,  # noqa: F401  (registers every primitive)
@@ -31,8 +33,24 @@ from minijax.api import (
     process_index as process_index,
 )
 from minijax.array import Array as Array
+from minijax.autodiff import (
+    grad as grad,
+    hessian as hessian,
+    jacfwd as jacfwd,
+    jacobian as jacobian,
+    jacrev as jacrev,
+    jvp as jvp,
+    linearize as linearize,
+    value_and_grad as value_and_grad,
+    vjp as vjp,
+)
 from minijax.backend import Device as Device
+from minijax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
 from minijax.config import config as config
+from minijax.interpreters import jit_rules as _jit_rules  # noqa: F401  (jit's autodiff rules)
+from minijax.interpreters.custom import custom_jvp as custom_jvp, custom_vjp as custom_vjp
 from minijax.interpreters.jit import jit as jit
+from minijax.interpreters.remat import checkpoint as checkpoint, remat as remat
+from minijax.vectorization import vmap as vmap
 
 __version__ = "0.1.0"

@@ -2,10 +2,11 @@
 
 from minijax.primitives import (
     autodiff as autodiff,
+    callbacks as callbacks,
     collectives as collectives,
     elementwise as elementwise,
     reductions as reductions,
     structural as structural,
 )
 
-__all__ = ["autodiff", "collectives", "elementwise", "reductions", "structural"]
+__all__ = ["autodiff", "callbacks", "collectives", "elementwise", "reductions", "structural"]

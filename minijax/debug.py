@@ -1,0 +1,216 @@
+"""``minijax.debug``: print values and call Python from inside traced programs (JAX's ``jax.debug``).
+
+``print`` and ``callback`` bind the ``debug_print`` and ``debug_callback``
+primitives (``minijax.primitives.callbacks``): eagerly they run at once, under
+``jit`` the compiled program calls back into Python when it reaches them, with
+the values it computed. Both accept any Python objects among their arguments;
+array-likes become operands of the primitive, everything else (strings, ...)
+is passed through unchanged.
+
+Both have JAX's two call forms: ``debug.print("x={x}", x=x, ordered=True)``
+and ``debug.print(ordered=True)("x={x}", x=x)``. With ``ordered=True`` the
+prints of one program happen in program order; without it a compiled program
+may run them in any order (XLA does).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import string
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from minijax.primitives.callbacks import (
+    DebugEffect as DebugEffect,
+    OrderedDebugEffect as OrderedDebugEffect,
+    debug_callback_p,
+    debug_effect,
+    debug_print_p,
+    merge_static,
+    ordered_debug_effect,
+    split_static,
+)
+
+logger = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------------------
+# debug.callback
+
+
+def debug_callback(
+    callback: Callable[..., Any] | None = None,
+    *args: Any,
+    ordered: bool = False,
+    partitioned: bool = False,
+    **kwargs: Any,
+) -> Callable[..., None] | None:
+    """Call ``callback(*args, **kwargs)`` when the program reaches this point.
+
+    The callback receives minijax Arrays in place of the traced values. Its
+    return value is ignored. ``ordered=True`` keeps it in program order
+    relative to the other ordered callbacks. ``partitioned`` is accepted for
+    JAX's signature; with one device there is nothing to partition.
+    Called with options only (``debug.callback(ordered=True)``), returns the
+    function to call with the callback and its arguments.
+    """
+    effect = ordered_debug_effect if ordered else debug_effect
+
+    def _debug_callback(callback: Callable[..., Any], *c_args: Any, **c_kwargs: Any) -> None:
+        if not callable(callback):
+            raise TypeError(
+                "debug.callback: the first argument must be callable, but got an object of type "
+                f"{type(callback).__name__}."
+            )
+        in_tree, dynamic, static = split_static(c_args, c_kwargs)
+
+        def _flat_callback(*values: Any) -> None:
+            call_args, call_kwargs = merge_static(in_tree, values, static)
+            callback(*call_args, **call_kwargs)
+
+        debug_callback_p.bind(*dynamic, callback=_flat_callback, effect=effect, partitioned=partitioned)
+
+    if callback is not None:
+        _debug_callback(callback, *args, **kwargs)
+        return None
+    _reject_two_call_arguments("debug.callback", args, kwargs)
+    return _debug_callback
+
+
+callback = debug_callback
+
+
+# ---------------------------------------------------------------------------
+# debug.print and debug.log
+
+
+class _FormatChecker(string.Formatter):
+    """Walks a format string the way ``str.format`` will, formatting nothing,
+    to report arguments no replacement field uses (at trace time, not when printing)."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return ""
+
+    def check_unused_args(self, used_args: set[int | str], args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        unused = [a for i, a in enumerate(args) if i not in used_args]
+        if unused:
+            raise ValueError(
+                f"debug.print: unused positional arguments: {unused}. Every argument needs a "
+                "replacement field in the format string, such as {} or {0}."
+            )
+        unused_names = [k for k in kwargs if k not in used_args]
+        if unused_names:
+            raise ValueError(
+                f"debug.print: unused keyword arguments: {unused_names}. Are you passing an f-string "
+                '(f"{x}")? Formatting happens when the program runs: pass a plain string and the '
+                'values, as in debug.print("{x}", x=x).'
+            )
+
+
+_format_checker = _FormatChecker()
+
+
+def _has_placeholders(fmt: str) -> bool:
+    return any(field is not None for _, field, _, _ in string.Formatter().parse(fmt))
+
+
+def _user_log_record(level: int) -> logging.LogRecord:
+    """A record pointing at the user's line that called debug.log."""
+    package_dir = os.path.dirname(os.path.abspath(__file__))
+    frame = sys._getframe(1)
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(package_dir):
+        frame = frame.f_back
+    return logger.makeRecord(logger.name, level, frame.f_code.co_filename, frame.f_lineno, "", (), None)
+
+
+def print(  # noqa: A001  (the public name is JAX's)
+    fmt: str | None = None,
+    *args: Any,
+    ordered: bool = False,
+    partitioned: bool = False,
+    skip_format_check: bool = False,
+    _use_logging: bool = False,
+    **kwargs: Any,
+) -> Callable[..., None] | None:
+    """Print ``fmt.format(*args, **kwargs)`` when the program reaches this point.
+
+    Formatting happens then, on the computed values (so write
+    ``print("x={x}", x=x)``, not an f-string). A format string without
+    replacement fields prints followed by the values, separated by spaces
+    (pass ``skip_format_check=True`` to give it values). ``ordered=True``
+    keeps the prints of a program in program order. NumPy's print options at
+    the time of the call apply to the arrays. Called with options only
+    (``print(ordered=True)``), returns the function to call with the format.
+    """
+
+    def _debug_print(fmt: str, *c_args: Any, **c_kwargs: Any) -> None:
+        if not isinstance(fmt, str):
+            raise TypeError(f"debug.print: the format must be a str, got {type(fmt).__name__}.")
+        if not skip_format_check:
+            _format_checker.format(fmt, *c_args, **c_kwargs)
+        in_tree, dynamic, static = split_static(c_args, c_kwargs)
+        debug_print_p.bind(
+            *dynamic,
+            fmt=fmt,
+            ordered=ordered,
+            partitioned=partitioned,
+            in_tree=in_tree,
+            static_args=tuple(static.items()),
+            np_printoptions=tuple(np.get_printoptions().items()),
+            has_placeholders=_has_placeholders(fmt),
+            logging_record=_user_log_record(logging.INFO) if _use_logging else None,
+        )
+
+    if fmt is not None:
+        _debug_print(fmt, *args, **kwargs)
+        return None
+    _reject_two_call_arguments("debug.print", args, kwargs)
+    return _debug_print
+
+
+# debug.log: like print, but the message goes to this module's logger at INFO level.
+log = functools.partial(print, _use_logging=True)
+
+
+def _reject_two_call_arguments(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args or kwargs:
+        raise TypeError(
+            f"{name} received unexpected arguments in the two-call form: {args=} {kwargs=}. "
+            f"Pass only options to the first call, as in {name}(ordered=True)(...)."
+        )
+
+
+# ---------------------------------------------------------------------------
+# What jax.debug has and minijax does not
+
+
+def _unsupported(name: str, why: str) -> Callable[..., None]:
+    def unsupported(*args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"minijax.debug.{name} is not supported: {why}")
+
+    unsupported.__name__ = name
+    return unsupported
+
+
+breakpoint = _unsupported("breakpoint", "minijax has no interactive debugger; use debug.print or debug.callback.")  # noqa: A001
+inspect_array_sharding = _unsupported("inspect_array_sharding", "minijax has no shardings.")
+visualize_array_sharding = _unsupported("visualize_array_sharding", "minijax has no shardings.")
+visualize_sharding = _unsupported("visualize_sharding", "minijax has no shardings.")
+
+__all__ = [
+    "DebugEffect",
+    "OrderedDebugEffect",
+    "breakpoint",
+    "callback",
+    "debug_callback",
+    "inspect_array_sharding",
+    "log",
+    "print",
+    "visualize_array_sharding",
+    "visualize_sharding",
+]
