@@ -1,0 +1,101 @@
+"""The per-primitive sampler registry: a hypothesis strategy of valid cases for every primitive.
+
+``SAMPLERS[name].cases(dtype)`` draws ``Case`` objects (``minijax.testing.cases``):
+a primitive's params, operand avals and a maker of operand values inside the
+primitive's differentiable domain, with the operands it is differentiable
+and linear in. The law suites (``tests/test_ad_laws.py``,
+``tests/test_vmap_laws.py``) walk this registry; ``missing_samplers()``
+lists the primitives that have none, and a test fails while it is not empty,
+so that a new primitive gets a sampler together with its rules.
+
+Primitives that have no sampler on purpose are in ``UNSAMPLED`` with the
+reason: the higher-order ones (their params hold jaxprs and functions; their
+rules are tested with the transformations of programs that use them), host
+callbacks, collectives (they need a named axis) and ``empty2`` (its value is
+unspecified).
+
+Usage::
+
+    from hypothesis import given
+    from minijax.testing.samplers import SAMPLERS
+    from minijax.testing.strategies import seeds
+
+    @given(SAMPLERS["dot_general"].cases("float32"), seeds())
+    def test(case, rng):
+        out = case.apply(*case.args(rng))  # dot_general(lhs, rhs, **case.params)
+"""
+
+from __future__ import annotations
+
+from minijax import core
+from minijax.testing.cases import Case as Case, Sampler as Sampler
+from minijax.testing.samplers_elementwise import SAMPLERS as _ELEMENTWISE
+from minijax.testing.samplers_structural import SAMPLERS as _STRUCTURAL
+
+SAMPLERS: dict[str, Sampler] = {**_ELEMENTWISE, **_STRUCTURAL}
+
+_HIGHER_ORDER = "higher-order: its params hold jaxprs or functions; tested through the programs that use it"
+_CALLBACK = "host callback: calls Python with side effects; tested in tests/test_callbacks.py"
+_COLLECTIVE = "collective: needs a named axis; tested with vmap(..., axis_name=...)"
+
+UNSAMPLED: dict[str, str] = {
+    "jit": _HIGHER_ORDER,
+    "remat2": _HIGHER_ORDER,
+    "custom_jvp_call": _HIGHER_ORDER,
+    "custom_vjp_call": _HIGHER_ORDER,
+    "custom_lin": "appears only in linear jaxprs, which are transposed and never evaluated",
+    "closed_call": _HIGHER_ORDER,
+    "cond": _HIGHER_ORDER,
+    "while": _HIGHER_ORDER,
+    "scan": _HIGHER_ORDER,
+    "empty2": "its value is unspecified (cond's filler for unused residual slots): no law to check on values; "
+    "tested with cond",
+    "debug_callback": _CALLBACK,
+    "debug_print": _CALLBACK,
+    "pure_callback": _CALLBACK,
+    "io_callback": _CALLBACK,
+    "psum": _COLLECTIVE,
+    "pmax": _COLLECTIVE,
+    "pmin": _COLLECTIVE,
+    "all_gather": _COLLECTIVE,
+    "axis_index": _COLLECTIVE,
+    "ppermute": _COLLECTIVE,
+    "all_to_all": _COLLECTIVE,
+    "reduce_scatter": _COLLECTIVE,
+}
+
+
+def public_primitive_names() -> list[str]:
+    """Every registered primitive (those tests make, named ``test_*``, left out)."""
+    return sorted(n for n in core.primitive_registry if not n.startswith("test_"))
+
+
+def sampled_primitive_names() -> list[str]:
+    """The registered primitives that have a sampler, in name order."""
+    return [n for n in public_primitive_names() if n in SAMPLERS]
+
+
+def missing_samplers() -> list[str]:
+    """Registered primitives with neither a sampler nor a reason in ``UNSAMPLED``."""
+    return [n for n in public_primitive_names() if n not in SAMPLERS and n not in UNSAMPLED]
+
+
+def sampler_for(name: str) -> Sampler:
+    try:
+        return SAMPLERS[name]
+    except KeyError:
+        why = UNSAMPLED.get(name)
+        detail = f"it is not sampled on purpose ({why})" if why else "add one to minijax/testing/samplers_*.py"
+        raise KeyError(f"no sampler for primitive {name!r}: {detail}") from None
+
+
+__all__ = [
+    "SAMPLERS",
+    "UNSAMPLED",
+    "Case",
+    "Sampler",
+    "missing_samplers",
+    "public_primitive_names",
+    "sampled_primitive_names",
+    "sampler_for",
+]
