@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes, lax as lax
+from minijax.interpreters.custom import custom_jvp
 from minijax.numpy import util
 from minijax.numpy.ufuncs import Fn, _lax, _public, const, is_bool, is_integer, is_unsigned, lax_const, staged
 from minijax.numpy.util import ArrayLike
@@ -437,19 +438,50 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Any:
 
 
 def _logaddexp_with(name: str, exp_name: str, log_base: float) -> Fn:
-    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Any:
-        a, b = util.promote_args_inexact(name, x1, x2)
-        amax = lax.max(a, b)
-        delta = lax.sub(a, b)
+    """``log(exp(x1) + exp(x2))`` in base e or 2, with JAX's custom derivative.
+
+    Differentiating the formula below would give NaN where both inputs are
+    infinite; like JAX, the derivative is stated directly instead:
+    ``t1 * exp(x1 - out) + t2 * exp(x2 - out)`` (with +inf read as 0).
+    """
+
+    def impl(x1: Any, x2: Any) -> Any:
+        amax = lax.max(x1, x2)
+        inv_log_base = lax_const(amax, 1 / log_base)
+        delta = lax.sub(x1, x2)
         # Where delta is NaN (inf - inf of the same sign, or a NaN input) the sum is right.
         nan_delta = lax.ne(delta, delta)
-        total = lax.add(a, b)
+        total = lax.add(x1, x2)
         tail = lax.log1p(_lax(exp_name)(lax.neg(lax.abs(delta))))
         if log_base != 1.0:
-            tail = lax.mul(lax_const(tail, 1 / log_base), tail)
+            tail = lax.mul(inv_log_base, tail)
         return lax.select_n(nan_delta, lax.add(amax, tail), total)
 
+    impl.__name__ = impl.__qualname__ = name
+    custom = custom_jvp(impl)
+
+    def impl_jvp(primals: Any, tangents: Any) -> Any:
+        (x1, x2), (t1, t2) = primals, tangents
+        out = custom(x1, x2)
+        exp = _lax(exp_name)
+        return out, lax.add(
+            lax.mul(t1, exp(lax.sub(_replace_inf(x1), _replace_inf(out)))),
+            lax.mul(t2, exp(lax.sub(_replace_inf(x2), _replace_inf(out)))),
+        )
+
+    impl_jvp.__name__ = impl_jvp.__qualname__ = f"_{name}_jvp"
+    custom.defjvp(impl_jvp)
+
+    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Any:
+        a, b = util.promote_args_inexact(name, x1, x2)
+        return custom(a, b)
+
     return _public(name, fn, f"Elementwise ``log({exp_name}(x1) + {exp_name}(x2))`` without overflow.")
+
+
+def _replace_inf(x: Any) -> Any:
+    """``x`` with +inf replaced by 0."""
+    return lax.select_n(lax.eq(x, lax_const(x, np.inf)), x, lax.full_like(x, 0, dtypes.dtype(x)))
 
 
 logaddexp = _logaddexp_with("logaddexp", "exp", 1.0)
@@ -493,9 +525,26 @@ def _sinc(x: Any) -> Any:
     at_zero = lax.eq(x, lax_const(x, 0))
     pi_x = lax.mul(lax_const(x, np.pi), x)
     safe = util.where_jit(at_zero, lax_const(x, 1), pi_x)
-    # At 0 the limit 1 (written so that derivatives there are right too).
-    limit = lax.add(lax.mul(pi_x, lax_const(x, 0)), lax_const(x, 1))
-    return util.where_jit(at_zero, limit, lax.div(lax.sin(safe), safe))
+    return util.where_jit(at_zero, _sinc_maclaurin(0, pi_x), lax.div(lax.sin(safe), safe))
+
+
+def _sinc_maclaurin(k: int, x: Any) -> Any:
+    """The k-th derivative of sin(x)/x at 0 (times x * 0, so it has x's shape and type).
+
+    Its jvp is the (k+1)-th one times the tangent: every derivative of sinc
+    at 0 is then exact, as in JAX (the formula itself is 0/0 there)."""
+    if k % 2:
+        return x * 0
+    return x * 0 + lax_const(x, (-1) ** (k // 2) / (k + 1))
+
+
+def _sinc_maclaurin_jvp(k: int, primals: Any, tangents: Any) -> Any:
+    (x,), (t,) = primals, tangents
+    return _sinc_maclaurin(k, x), _sinc_maclaurin(k + 1, x) * t
+
+
+_sinc_maclaurin = custom_jvp(_sinc_maclaurin, nondiff_argnums=(0,))  # type: ignore[assignment]
+_sinc_maclaurin.defjvp(_sinc_maclaurin_jvp)  # type: ignore[attr-defined]
 
 
 _sinc_jit = staged("sinc", _sinc)

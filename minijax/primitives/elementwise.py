@@ -1,7 +1,7 @@
 """Elementwise primitives: unary and binary math, comparisons, bitwise ops, conversions.
 
 Each primitive is defined here once with its shape/dtype rule; its jvp,
-transpose and batching rules join it here as those transforms arrive.
+transpose and batching rules are at the end of the module.
 ``spec/primitives/elementwise.md`` is the written specification: the rules
 below cite its constraint labels (``# add C2``). Most primitives share one of
 two rule shapes, stated once in the spec's "Conventions":
@@ -399,3 +399,524 @@ param_completers["convert_element_type"] = _complete_convert_element_type
 param_completers["round"] = _complete_round
 del _prim
 
+
+# ===========================================================================
+# Transformation rules: jvp, transpose (the linear primitives), batching.
+#
+# The formulas, and the order in which each rule applies primitives, are
+# JAX's: the jaxprs of grad, jvp and vmap then print as JAX's do. A jvp rule
+# computes primal-only factors from the primals (``cos(x)``) and applies them
+# to the tangent in a primitive of its own (``mul(t, cos_x)``): under
+# linearize the first runs right away and only the second is staged into the
+# linear jaxpr (minijax/interpreters/ad.py explains the split).
+
+import functools  # noqa: E402
+
+from minijax.core import get_aval  # noqa: E402
+from minijax.interpreters import ad, batching  # noqa: E402
+
+# The primitives as functions, named as JAX's lax names them, so that the
+# rules read as formulas.
+_add, _sub, _mul, _div = add_p.bind, sub_p.bind, mul_p.bind, div_p.bind
+_neg, _square, _sign, _floor, _abs = neg_p.bind, square_p.bind, sign_p.bind, floor_p.bind, abs_p.bind
+_eq, _gt, _ge, _lt, _and = eq_p.bind, gt_p.bind, ge_p.bind, lt_p.bind, and_p.bind
+_pow, _cosh, _sinh = pow_p.bind, cosh_p.bind, sinh_p.bind
+_exp, _log, _rsqrt = (functools.partial(p.bind, accuracy=None) for p in (exp_p, log_p, rsqrt_p))
+
+
+def _select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    return select_n_p.bind(pred, on_false, on_true)
+
+
+def _integer_pow(x: Any, y: int) -> Any:
+    return integer_pow_p.bind(x, y=y)
+
+
+# ---------------------------------------------------------------------------
+# Constants and shape fixes the rules share
+
+
+def _const(example: Any, value: float) -> Any:
+    """``value`` as a strongly typed rank-0 constant of ``example``'s dtype (JAX's ``_const``).
+
+    A Python scalar example gives a Python scalar, which stays weakly typed."""
+    if type(example) in (bool, int, float):
+        return type(example)(value)
+    return np.array(value, get_aval(example).dtype)
+
+
+def _scalar_like(x: Any, value: float) -> Any:
+    """``value`` as a rank-0 constant of ``x``'s dtype *and weak type* (JAX's ``_one(x)``)."""
+    aval = get_aval(x)
+    if not aval.weak_type:
+        return np.array(value, aval.dtype)
+    # Python scalars are the weakly typed values of the default dtypes.
+    if aval.dtype == dtypes.default_float_dtype():
+        return float(value)
+    if aval.dtype == dtypes.default_int_dtype():
+        return int(value)
+    from minijax.dispatch import device_put_value
+
+    return device_put_value(np.array(value, aval.dtype), weak_type=True)
+
+
+def _full_like(x: Any, value: float) -> Any:
+    """An array of ``x``'s shape, dtype and weak type filled with ``value`` (JAX's ``_zeros``, ``_ones``)."""
+    from minijax import lax
+
+    aval = get_aval(x)
+    if not aval.shape:  # an array even so: it may be a rule's result (a tangent)
+        from minijax.dispatch import device_put_value
+
+        return device_put_value(np.array(value, aval.dtype), weak_type=aval.weak_type)
+    return lax.broadcast_in_dim(_scalar_like(x, value), aval.shape, ())
+
+
+def _convert(x: Any, dtype: np.dtype[Any]) -> Any:
+    """``x`` as ``dtype`` (strongly typed); host constants convert on the host, as JAX folds them."""
+    if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
+        return np.asarray(x, dtype)
+    from minijax import lax
+
+    return lax.convert_element_type(x, dtype)
+
+
+def _maybe_broadcast(shape: tuple[int, ...], x: Any) -> Any:
+    """``x`` broadcast to ``shape``: a tangent of an operand made as big as the result."""
+    x_shape = get_aval(x).shape
+    if x_shape == shape:
+        return x
+    from minijax import lax
+
+    if not x_shape:
+        return lax.broadcast_in_dim(x, shape, ())
+    kept = [i for i, (a, b) in enumerate(zip(x_shape, shape)) if a == b]
+    return lax.broadcast_in_dim(lax.reshape(x, [x_shape[i] for i in kept]), shape, kept)
+
+
+def _unbroadcast(aval: ShapedArray, ct: Any) -> Any:
+    """A cotangent of a broadcasting result, summed back to the shape of operand ``aval``."""
+    shape = get_aval(ct).shape
+    if shape == aval.shape:
+        return ct
+    from minijax import lax
+
+    if not aval.shape:
+        return lax.reduce_sum(ct, tuple(range(len(shape))))
+    dims = tuple(i for i, (a, b) in enumerate(zip(shape, aval.shape)) if a != b)
+    summed = lax.reduce_sum(ct, dims) if dims else ct
+    return lax.reshape(summed, aval.shape)
+
+
+def _result_shape(*xs: Any) -> tuple[int, ...]:
+    return broadcasting_shape("jvp", *(get_aval(x) for x in xs))
+
+
+# ---------------------------------------------------------------------------
+# jvp rules of the unary primitives: ``rule(t, x)`` or, with the result, ``rule(t, ans, x)``
+
+
+def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
+    return _select(_ge(x, _scalar_like(x, 0)), g, _neg(g))
+
+
+def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
+    if y == 0:
+        return _full_like(g, 0)
+    if y == 1:
+        return g
+    if y == 2:
+        return _mul(g, _mul(_const(x, y), x))
+    return _mul(g, _mul(_const(x, y), _integer_pow(x, y - 1)))
+
+
+_SQRT_PI = float(np.sqrt(np.pi))
+
+ad.defjvp2(exp_p, lambda g, ans, x, **p: _mul(g, ans))
+ad.defjvp2(exp2_p, lambda g, ans, x, **p: _mul(_log(_const(x, 2)), _mul(g, ans)))
+ad.defjvp(log_p, lambda g, x, **p: _div(g, x))
+ad.defjvp2(expm1_p, lambda g, ans, x, **p: _mul(g, _add(ans, _scalar_like(ans, 1))))
+ad.defjvp(log1p_p, lambda g, x, **p: _div(g, _add(x, _scalar_like(x, 1))))
+ad.defjvp2(tanh_p, lambda g, ans, x, **p: _mul(_add(g, _mul(g, ans)), _sub(_scalar_like(x, 1), ans)))
+ad.defjvp2(logistic_p, lambda g, ans, x, **p: _mul(g, _mul(ans, _sub(_scalar_like(ans, 1), ans))))
+ad.defjvp(sin_p, lambda g, x, accuracy: _mul(g, cos_p.bind(x, accuracy=accuracy)))
+ad.defjvp(cos_p, lambda g, x, accuracy: _neg(_mul(g, sin_p.bind(x, accuracy=accuracy))))
+ad.defjvp2(tan_p, lambda g, ans, x, **p: _mul(g, _add(_const(x, 1), _square(ans))))
+ad.defjvp(asin_p, lambda g, x: _mul(g, _rsqrt(_sub(_const(x, 1), _square(x)))))
+ad.defjvp(acos_p, lambda g, x: _mul(g, _neg(_rsqrt(_sub(_const(x, 1), _square(x))))))
+ad.defjvp(atan_p, lambda g, x: _div(g, _add(_const(x, 1), _square(x))))
+ad.defjvp(sinh_p, lambda g, x: _mul(g, _cosh(x)))
+ad.defjvp(cosh_p, lambda g, x: _mul(g, _sinh(x)))
+ad.defjvp(asinh_p, lambda g, x: _mul(g, _rsqrt(_add(_square(x), _scalar_like(x, 1)))))
+ad.defjvp(acosh_p, lambda g, x: _mul(g, _rsqrt(_sub(_square(x), _scalar_like(x, 1)))))
+ad.defjvp(
+    atanh_p,
+    lambda g, x: _mul(_integer_pow(_add(_scalar_like(x, 1), x), -1), _div(g, _sub(_scalar_like(x, 1), x))),
+)
+ad.defjvp2(abs_p, _abs_jvp)
+ad.defjvp2(sqrt_p, lambda g, ans, x, **p: _mul(g, _div(_const(x, 0.5), ans)))
+ad.defjvp2(rsqrt_p, lambda g, ans, x, **p: _mul(g, _mul(_const(x, -0.5), _div(ans, x))))
+ad.defjvp2(cbrt_p, lambda g, ans, x, **p: _mul(g, _mul(_const(x, 1 / 3), _integer_pow(ans, -2))))
+ad.defjvp2(square_p, lambda g, ans, x: _mul(g, _mul(_const(x, 2), x)))
+ad.defjvp(integer_pow_p, _integer_pow_jvp)
+ad.defjvp(erf_p, lambda g, x: _mul(_const(x, 2 / _SQRT_PI), _mul(g, _exp(_neg(_square(x))))))
+ad.defjvp(erfc_p, lambda g, x: _mul(_const(x, -2 / _SQRT_PI), _mul(g, _exp(_neg(_square(x))))))
+ad.defjvp2(erf_inv_p, lambda g, ans, x: _mul(_const(x, _SQRT_PI / 2), _mul(g, _exp(_square(ans)))))
+ad.defjvp(lgamma_p, lambda g, x: _mul(g, digamma_p.bind(x)))
+
+
+def _no_jvp(prim: Primitive, reason: str = "") -> None:
+    """``prim`` has no derivative minijax can compute: differentiating it raises, as in JAX."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented{reason}")
+
+    ad.primitive_jvps[prim] = rule
+    ad.non_differentiable.add(prim)
+
+
+# JAX differentiates digamma with polygamma(1, x), a primitive minijax lacks.
+_no_jvp(digamma_p, ": its derivative needs the polygamma primitive, which minijax does not have")
+_no_jvp(nextafter_p)  # JAX has no rule either
+
+# Piecewise constant or integer-valued: zero tangents (float0 for integer results).
+for _prim in (
+    sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_count_p, clz_p,
+    and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p,
+    eq_p, ne_p, lt_p, le_p, gt_p, ge_p, bitcast_convert_type_p,
+):  # fmt: skip
+    ad.defjvp_zero(_prim)
+
+# ---------------------------------------------------------------------------
+# jvp rules of the binary primitives (one rule per operand)
+
+
+def _add_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    x, y = primals
+    xdot, ydot = tangents
+    out = _add(x, y)
+    shape = get_aval(out).shape
+    if type(xdot) is ad.Zero:
+        return out, (ad.Zero.from_primal(out) if type(ydot) is ad.Zero else _maybe_broadcast(shape, ydot))
+    if type(ydot) is ad.Zero:
+        return out, _maybe_broadcast(shape, xdot)
+    return out, _add(xdot, ydot)
+
+
+def _sub_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    x, y = primals
+    xdot, ydot = tangents
+    out = _sub(x, y)
+    shape = get_aval(out).shape
+    if type(xdot) is ad.Zero:
+        return out, (ad.Zero.from_primal(out) if type(ydot) is ad.Zero else _maybe_broadcast(shape, _neg(ydot)))
+    if type(ydot) is ad.Zero:
+        return out, _maybe_broadcast(shape, xdot)
+    return out, _sub(xdot, ydot)
+
+
+def _balanced_eq(x: Any, z: Any, y: Any) -> Any:
+    """1 where x is the result z, halved where y ties with it: max and min split ties evenly."""
+    return _div(
+        _select(_eq(x, z), _full_like(z, 1), _full_like(z, 0)),
+        _select(_eq(y, z), _full_like(z, 2), _full_like(z, 1)),
+    )
+
+
+def _replace_zero(x: Any) -> Any:
+    return _select(_eq(x, _const(x, 0)), _full_like(x, 1), x)
+
+
+def _pow_jvp_x(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    y_dtype = get_aval(y).dtype
+    dtype = dtypes.result_type(x, y)
+    x, y = _convert(x, dtype), _convert(y, dtype)
+    if dtypes.issubdtype(y_dtype, np.integer):
+        # y * x ** (y - 1), but 0 where y == 0 (so that 0 ** 0 has derivative 0, not nan).
+        shape = _result_shape(x, y)
+        x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
+        jac = _select(
+            _eq(y, _const(y, 0)),
+            _full_like(y, 0),
+            _mul(_replace_zero(y), _pow(x, _sub(y, _full_like(y, 1)))),
+        )
+    else:
+        jac = _mul(y, _pow(x, _sub(y, _full_like(y, 1))))
+    return _mul(g, jac)
+
+
+def _pow_jvp_y(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    # log(x) * x ** y, with log(1) in place of log(0): 0 ** y is flat in y where it is finite.
+    return _convert(_mul(g, _mul(_log(_replace_zero(x)), ans)), get_aval(y).dtype)
+
+
+def _rem_jvp_y(g: Any, x: Any, y: Any) -> Any:
+    return _mul(_neg(g), _mul(_sign(_div(x, y)), _floor(_abs(_div(x, y)))))
+
+
+ad.primitive_jvps[add_p] = _add_jvp
+ad.primitive_jvps[sub_p] = _sub_jvp
+ad.defjvp(mul_p, lambda g, x, y: _mul(g, y), lambda g, x, y: _mul(x, g))
+ad.defjvp(div_p, lambda g, x, y: _div(g, y), lambda g, x, y: _mul(_mul(_neg(g), x), _integer_pow(y, -2)))
+ad.defjvp(rem_p, lambda g, x, y: _maybe_broadcast(_result_shape(x, y), g), _rem_jvp_y)
+ad.defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
+for _prim in (max_p, min_p):  # the tangent of the operand chosen (half each at ties)
+    ad.defjvp2(
+        _prim,
+        lambda g, ans, x, y: _mul(g, _balanced_eq(x, ans, y)),
+        lambda g, ans, x, y: _mul(g, _balanced_eq(y, ans, x)),
+    )
+ad.defjvp(
+    atan2_p,
+    lambda g, x, y: _mul(g, _div(y, _add(_square(x), _square(y)))),
+    lambda g, x, y: _mul(g, _div(_neg(x), _add(_square(x), _square(y)))),
+)
+
+# ---------------------------------------------------------------------------
+# jvp rules of select_n, clamp and the conversions
+
+
+def _select_n_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    # The tangent of the chosen case: where() of an unsafe branch still has its NaN tangent
+    # there (multiplied by zero only if the user's code does so), as in JAX.
+    which, *cases = primals
+    case_tangents = tangents[1:]
+    out = select_n_p.bind(which, *cases)
+    nonzero = [t for t in case_tangents if type(t) is not ad.Zero]
+    if not nonzero:
+        return out, ad.Zero.from_primal(out)
+    zeros = _full_like(nonzero[0], 0)
+    return out, select_n_p.bind(which, *(zeros if type(t) is ad.Zero else t for t in case_tangents))
+
+
+def _clamp_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    # Every contribution first, then their sum (JAX's order for three operands).
+    lo, x, hi = primals
+    out = clamp_p.bind(lo, x, hi)
+    rules: tuple[Callable[[Any], Any], ...] = (
+        lambda g: _select(_and(_gt(lo, x), _lt(lo, hi)), g, _full_like(x, 0)),  # x below lo: lo's tangent
+        lambda g: _select(_and(_gt(x, lo), _lt(x, hi)), g, _full_like(x, 0)),  # strictly inside: x's
+        lambda g: _select(_lt(hi, x), g, _full_like(x, 0)),  # x above hi: hi's
+    )
+    shape = get_aval(x).shape
+    # A rank-0 bound's tangent is broadcast first: select_n needs cases of one shape.
+    parts = [rule(_maybe_broadcast(shape, t)) for rule, t in zip(rules, tangents) if type(t) is not ad.Zero]
+    total: Any = ad.Zero.from_primal(out)
+    for part in parts:
+        total = ad.add_tangents(total, part)
+    return out, total
+
+
+def _convert_element_type_jvp(g: Any, ans: Any, x: Any, *, new_dtype: Any, weak_type: bool, sharding: Any) -> Any:
+    tangent_dtype = ad.tangent_dtype(np.dtype(new_dtype))
+    if tangent_dtype == dtypes.float0:  # a float converted to an integer: no derivative
+        return ad.Zero.from_primal(ans)
+    return convert_element_type_p.bind(g, new_dtype=tangent_dtype, weak_type=weak_type, sharding=sharding)
+
+
+ad.primitive_jvps[select_n_p] = _select_n_jvp
+ad.primitive_jvps[clamp_p] = _clamp_jvp
+ad.defjvp2(convert_element_type_p, _convert_element_type_jvp)
+
+# ---------------------------------------------------------------------------
+# Transpose rules of the linear primitives: ``rule(ct, *operands)`` gives one
+# cotangent per operand (None for the operands that are not linear), each of its
+# operand's shape and dtype.
+
+
+def _linear_operand_cts(ct: Any, operands: Sequence[Any], fns: Sequence[Callable[[Any], Any]]) -> list[Any]:
+    """Apply ``fns[i]`` to the cotangent for each linear operand i, unbroadcast to its shape."""
+    if type(ct) is ad.Zero:
+        return [None] * len(operands)
+    return [_unbroadcast(x.aval, fn(ct)) if ad.is_undefined_primal(x) else None for x, fn in zip(operands, fns)]
+
+
+def _add_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    return _linear_operand_cts(ct, [x, y], [lambda t: t, lambda t: t])
+
+
+def _sub_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    return _linear_operand_cts(ct, [x, y], [lambda t: t, _neg])
+
+
+def _mul_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    # Linear in one operand: the cotangent times the other one.
+    return _linear_operand_cts(ct, [x, y], [lambda t: _mul(t, y), lambda t: _mul(x, t)])
+
+
+def _div_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    if ad.is_undefined_primal(y):
+        raise NotImplementedError("div is linear in its numerator only; it cannot be transposed in its denominator")
+    return _linear_operand_cts(ct, [x, y], [lambda t: _div(t, y), lambda t: t])
+
+
+def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list[Any]:
+    # Each case receives the cotangent where it was selected, zero elsewhere.
+    if type(ct) is ad.Zero:
+        return [None] * (1 + len(cases))
+    zeros = _full_like(ct, 0)
+    is_bool = get_aval(which).dtype == np.bool_
+    cts: list[Any] = [None]
+    for i, case in enumerate(cases):
+        if not ad.is_undefined_primal(case):
+            cts.append(None)
+        elif is_bool:
+            cts.append(_select(which, ct, zeros) if i else _select(which, zeros, ct))
+        else:
+            cts.append(_select(_eq(which, _const(which, i)), ct, zeros))
+    return cts
+
+
+def _convert_element_type_transpose(ct: Any, x: Any, *, new_dtype: Any, weak_type: bool, sharding: Any) -> list[Any]:
+    aval = x.aval
+    if type(ct) is ad.Zero:
+        return [None]
+    if ad.tangent_dtype(aval.dtype) == dtypes.float0:
+        return [ad.Zero(ad.tangent_aval(aval))]
+    return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type, sharding=None)]
+
+
+ad.transpose_rules[add_p] = _add_transpose
+ad.transpose_rules[sub_p] = _sub_transpose
+ad.transpose_rules[mul_p] = _mul_transpose
+ad.transpose_rules[div_p] = _div_transpose
+ad.transpose_rules[select_n_p] = _select_n_transpose
+ad.transpose_rules[convert_element_type_p] = _convert_element_type_transpose
+ad.deflinear(neg_p, lambda ct, x: [_neg(ct)])
+ad.deflinear(copy_p, lambda ct, x: [copy_p.bind(ct)])
+ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
+
+# ---------------------------------------------------------------------------
+# Batching rules. Elementwise primitives keep a batch dimension where it is
+# when every operand has it at the same place; otherwise (JAX's broadcasting
+# batcher) batch dimensions move to the front and unbatched operands get a
+# leading 1-sized axis, so that the primitive's own broadcasting does the rest.
+
+BatchDim = batching.BatchDim
+
+
+def broadcast_batched(x: Any, size: int, axis: int) -> Any:
+    """``x`` with a new axis of ``size`` at ``axis`` (JAX's ``batching.broadcast``).
+
+    The broadcast dimensions are NumPy integers, as in JAX, whose jaxprs
+    print them so (``broadcast_dimensions=(np.int64(1),)``)."""
+    from minijax import lax
+
+    shape = list(get_aval(x).shape)
+    shape.insert(axis, size)
+    return lax.broadcast_in_dim(x, tuple(shape), tuple(np.delete(np.arange(len(shape)), axis)))
+
+
+def _bdim_at_front(x: Any, dim: BatchDim, size: int) -> Any:
+    return broadcast_batched(x, size, 0) if dim is None else batching.moveaxis(x, dim, 0)
+
+
+def _ndim(x: Any) -> int:
+    return get_aval(x).ndim
+
+
+def _broadcasting_batcher(prim: Primitive) -> Callable[..., tuple[Any, BatchDim]]:
+    def rule(vals: Sequence[Any], dims: Sequence[BatchDim], **params: Any) -> tuple[Any, BatchDim]:
+        shape, dim = next((get_aval(x).shape, d) for x, d in zip(vals, dims) if d is not None)
+        if all(get_aval(x).shape == shape and d == dim for x, d in zip(vals, dims) if _ndim(x)):
+            return prim.bind(*vals, **params), dim  # batched alike, or rank-0: nothing to move
+        from minijax import lax
+
+        moved = [_bdim_at_front(x, d, 1) if _ndim(x) else x for x, d in zip(vals, dims)]
+        rank = max(_ndim(x) for x in moved)
+        # A batched rank-0 operand is now a vector: trailing 1-sized axes make it broadcast.
+        moved = [
+            x if d is None or _ndim(x) == rank else lax.expand_dims(x, tuple(range(_ndim(x), rank)))
+            for x, d in zip(moved, dims)
+        ]
+        return prim.bind(*moved, **params), 0
+
+    return rule
+
+
+def _select_n_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, BatchDim]:
+    from minijax import lax
+
+    which, *cases = vals
+    which_dim, *case_dims = dims
+    size = batching.batch_size(vals, dims)
+    case_shape = get_aval(cases[0]).shape
+    if which_dim is not None and all(d == which_dim for d in case_dims):
+        if get_aval(which).shape != case_shape:  # a rank-0 `which` (now a vector) for array cases
+            which = lax.broadcast_in_dim(which, case_shape, (which_dim,))
+        return select_n_p.bind(which, *cases), which_dim
+    if _ndim(which) == 0 and all(d is not None for d in case_dims):
+        dims_ = [d for d in case_dims if d is not None]
+        dim = dims_[0]
+        if all(d == dim for d in dims_) or all(get_aval(c).shape == case_shape for c in cases):
+            return select_n_p.bind(which, *(batching.moveaxis(c, d, dim) for c, d in zip(cases, dims_))), dim
+    # General case: everything batched at the front.
+    if _ndim(which):
+        which = _bdim_at_front(which, which_dim, size)
+    if any(_ndim(c) for c in cases):
+        cases = [_bdim_at_front(c, d, size) for c, d in zip(cases, case_dims)]
+    case_rank = _ndim(cases[0])
+    if 0 < _ndim(which) < case_rank:  # a batched rank-0 `which` for array cases
+        which = lax.broadcast_in_dim(which, get_aval(cases[0]).shape, (0,))
+    if _ndim(which) > case_rank:  # rank-0 unbatched cases for a batched `which`
+        cases = [lax.broadcast(c, get_aval(which).shape) for c in cases]
+    return select_n_p.bind(which, *cases), 0
+
+
+def _clamp_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, BatchDim]:
+    from minijax import lax
+
+    lo, x, hi = vals
+    lo_dim, x_dim, hi_dim = dims
+    size = batching.batch_size(vals, dims)
+    if x_dim is not None and lo_dim == x_dim == hi_dim:
+        if _ndim(lo) == 1 and _ndim(hi) == 1 and _ndim(x) > 1:  # rank-0 bounds of an array x, batched
+            lo = lax.broadcast_in_dim(lo, get_aval(x).shape, (x_dim,))
+            hi = lax.broadcast_in_dim(hi, get_aval(x).shape, (x_dim,))
+        if get_aval(lo).shape == get_aval(x).shape == get_aval(hi).shape:
+            return clamp_p.bind(lo, x, hi), x_dim
+    elif _ndim(lo) == 0 and _ndim(hi) == 0 and x_dim is not None:
+        return clamp_p.bind(lo, x, hi), x_dim
+    # General case: everything batched at the front, rank-0 operands broadcast as needed.
+    lo, x, hi = (_bdim_at_front(v, d, size) if _ndim(v) else v for v, d in ((lo, lo_dim), (x, x_dim), (hi, hi_dim)))
+    x_shape = get_aval(x).shape
+    if x_shape:
+        lo, hi = (lax.broadcast(b, x_shape) if _ndim(b) == 0 else b for b in (lo, hi))
+        lo, hi = (lax.broadcast_in_dim(b, x_shape, (0,)) if _ndim(b) < len(x_shape) else b for b in (lo, hi))
+    else:  # a rank-0 x with a batched bound: x takes the bound's shape
+        x = lax.broadcast(x, get_aval(lo if _ndim(lo) else hi).shape)
+    return clamp_p.bind(lo, x, hi), 0
+
+
+def _bitcast_convert_type_batcher(
+    vals: Sequence[Any], dims: Sequence[BatchDim], *, new_dtype: Any
+) -> tuple[Any, BatchDim]:
+    (x,), (dim,) = vals, dims
+    aval = get_aval(x)
+    # A wider dtype consumes the minor axis: that must not be the batch axis.
+    if np.dtype(new_dtype).itemsize > aval.dtype.itemsize and dim == aval.ndim - 1:
+        x, dim = batching.moveaxis(x, dim, 0), 0
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), dim
+
+
+_UNARY = (
+    neg_p, sign_p, floor_p, ceil_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p,
+    logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p,
+    atanh_p, sqrt_p, rsqrt_p, cbrt_p, abs_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, not_p,
+    population_count_p, clz_p, square_p, copy_p, round_p, integer_pow_p, reduce_precision_p,
+    convert_element_type_p,
+)  # fmt: skip
+_NARY = (
+    add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
+    shift_left_p, shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p,
+    ge_p, pow_p,
+)  # fmt: skip
+
+for _prim in _UNARY:
+    batching.defvectorized(_prim)
+for _prim in _NARY:
+    batching.primitive_batchers[_prim] = _broadcasting_batcher(_prim)
+batching.primitive_batchers[select_n_p] = _select_n_batcher
+batching.primitive_batchers[clamp_p] = _clamp_batcher
+batching.primitive_batchers[bitcast_convert_type_p] = _bitcast_convert_type_batcher
+del _prim
