@@ -72,7 +72,19 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
         return np.zeros(aval.shape, dtypes.float0)
     from minijax import lax
 
-    return lax.full(aval.shape, np.zeros((), aval.dtype)[()], aval.dtype)
+    zero = np.zeros((), aval.dtype)[()]
+    if aval.weak_type:  # a weak zero, as JAX makes it: a Python scalar when that has the dtype
+        return lax.full_like(ShapedArrayLike(aval), 0)
+    return lax.full(aval.shape, zero, aval.dtype)
+
+
+class ShapedArrayLike:
+    """Something with an aval and nothing else (what ``full_like`` needs to know)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
 
 
 def instantiate_zeros(t: Any) -> Any:

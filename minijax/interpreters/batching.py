@@ -138,7 +138,8 @@ def matchaxis(x: Any, src: BatchDim, dst: BatchDim, size: int) -> Any:
         assert dst is not None
         shape = list(aval.shape)
         shape.insert(dst, size)
-        dims = tuple(i for i in range(len(shape)) if i != dst)
+        # NumPy integers, as JAX computes these dims (its jaxprs print np.int64(i)).
+        dims = tuple(np.delete(np.arange(len(shape)), dst))
         return lax.broadcast_in_dim(x, tuple(shape), dims)
     if dst is None:
         raise ValueError("matchaxis: a batched value cannot become unbatched")
