@@ -9,10 +9,10 @@ from minijax.lax import (
     structural as _structural,
 )
 from minijax.lax.autodiff import *  # noqa: F403
+from minijax.lax.control_flow import *  # noqa: F403
 from minijax.lax.elementwise import *  # noqa: F403
 from minijax.lax.parallel import *  # noqa: F403
 from minijax.lax.reductions import *  # noqa: F403
 from minijax.lax.structural import *  # noqa: F403
-from minijax.lax.control_flow import *  # noqa: F403
 
 __all__ = [*_autodiff.__all__, *_control_flow.__all__, *_elementwise.__all__, *_parallel.__all__, *_reductions.__all__, *_structural.__all__]
