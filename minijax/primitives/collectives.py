@@ -98,7 +98,10 @@ def current_axis_env() -> tuple[tuple[AxisName, int], ...]:
         for t in _trace_chain(current_trace())
         if getattr(t, "axis_name", None) is not None
     ]
-    return (*_axis_frames.frames, *reversed(chain))
+    # vmap pushes its frame too, so a trace's own name is usually there already.
+    frames = list(_axis_frames.frames)
+    frames.extend(frame for frame in reversed(chain) if frame not in frames)
+    return tuple(frames)
 
 
 def _fix_hint(name: AxisName) -> str:
