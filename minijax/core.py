@@ -71,7 +71,10 @@ class ShapedArray:
         return self.update(weak_type=False) if self.weak_type else self
 
     def str_short(self, short_dtypes: bool = True) -> str:
-        name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+        if short_dtypes:
+            name = dtypes.short_dtype_name(self.dtype)
+        else:  # float0 is a NumPy record type whose own name is "void"
+            name = "float0" if self.dtype == dtypes.float0 else self.dtype.name
         return f"{name}[{','.join(str(d) for d in self.shape)}]"
 
     def __eq__(self, other: object) -> bool:
