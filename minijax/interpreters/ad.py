@@ -125,7 +125,7 @@ def is_undefined_primal(x: Any) -> bool:
 def _add_any_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     if x.shape != y.shape or x.dtype != y.dtype:  # add_any C1
         raise TypeError(f"add_any: both operands must have one type, got {x.str_short()} and {y.str_short()}")
-    return x if x.weak_type and y.weak_type else x.strip_weak_type()
+    return x  # typed like its first operand, weak type included, as in JAX
 
 
 add_any_p = Primitive("add_any")
