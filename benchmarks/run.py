@@ -32,10 +32,15 @@ Results = dict[str, dict[str, float]]
 # minijax_time / jax_time from above; "rate" targets bound the throughput
 # ratio minijax / JAX from below.
 TARGETS: dict[str, tuple[str, float]] = {
-    "eager_add": ("latency", 0.5),
-    "eager_sin": ("latency", 0.5),
+    "eager_add": ("latency", 2.0),  # issue 3 (XLA eager); issue 2 asked 0.5× on the numpy backend
+    "eager_sin": ("latency", 2.0),
     "trace_lax": ("rate", 2.0),
     "trace_jnp": ("rate", 2.0),
+    "jit_dispatch": ("latency", 1.5),
+    "jit_matmul": ("latency", 1.05),
+    "mlp_grad_step": ("latency", 1.05),
+    "mlp_grad_compile": ("latency", 1.0),
+    "mlp_grad_trace": ("latency", 1.0),
 }
 
 
@@ -108,6 +113,22 @@ def table(names: list[str], mini: Results, numpy: Results, jax: Results) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def sizes_table(jax_python: str | None) -> str:
+    """Equation counts of grad(MLP) and vmap jaxprs, minijax beside JAX."""
+    from workloads import jaxpr_sizes
+
+    mine = jaxpr_sizes("minijax")
+    theirs: dict[str, int] = {}
+    if jax_python:
+        out = subprocess.run([jax_python, str(HERE / "workloads.py"), "--lib", "jax", "--sizes"],
+                             capture_output=True, text=True, check=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+        theirs = json.loads(out.stdout)
+    lines = ["jaxpr equations       minijax   jax"]
+    for name, count in mine.items():
+        lines.append(f"{name:<20} {count:>8} {theirs.get(name, '—'):>5}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark minijax against NumPy and real JAX.")
     parser.add_argument("--jax-python", default=os.environ.get("MINIJAX_ORACLE_PYTHON"),
@@ -116,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7, help="timing repetitions; the median is reported")
     parser.add_argument("--min-time", type=float, default=0.05, help="minimum seconds per repetition")
     parser.add_argument("--json", metavar="PATH", help="also write the raw results as JSON")
+    parser.add_argument("--sizes", action="store_true", help="also compare jaxpr equation counts with JAX")
     args = parser.parse_args(argv)
     names: list[str] = args.only
 
@@ -137,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: {WORKLOADS[name][1]}")
     print()
     print(table(names, mini, numpy, jax))
+    if args.sizes:
+        print()
+        print(sizes_table(args.jax_python))
     if note:
         print("\n" + note)
     if args.json:

@@ -141,6 +141,235 @@ def jit_matmul(lib: Lib) -> tuple[Callable[[], Any], int]:
     return (lambda: jitted(xd).block_until_ready()), 1
 
 
+# --- autodiff and vmap workloads (issues 3, 4, 5) ---------------------------------
+
+MLP_SIZES = (784, 512, 512, 10)
+MLP_BATCH = 128
+
+
+def _mlp_data() -> tuple[list[tuple[Any, Any]], Any, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    params = [
+        (rng.standard_normal((m, n), dtype=np.float32) * np.float32(m**-0.5), np.zeros(n, np.float32))
+        for m, n in zip(MLP_SIZES[:-1], MLP_SIZES[1:])
+    ]
+    x = rng.standard_normal((MLP_BATCH, MLP_SIZES[0]), dtype=np.float32)
+    y = rng.standard_normal((MLP_BATCH, MLP_SIZES[-1]), dtype=np.float32)
+    return params, x, y
+
+
+def mlp_loss(lib: Lib) -> Callable[..., Any]:
+    jnp = lib.jnp
+
+    def loss(params: Any, x: Any, y: Any) -> Any:
+        for w, b in params[:-1]:
+            x = jnp.tanh(jnp.dot(x, w) + b)
+        w, b = params[-1]
+        return jnp.mean((jnp.dot(x, w) + b - y) ** 2)
+
+    return loss
+
+
+def _numpy_mlp_grad(params: Any, x: Any, y: Any) -> Any:
+    """Hand-written backpropagation: the NumPy baseline for the grad step."""
+    import numpy as np
+
+    acts, h = [x], x
+    for w, b in params[:-1]:
+        h = np.tanh(h @ w + b)
+        acts.append(h)
+    w, b = params[-1]
+    out = h @ w + b
+    d = 2.0 * (out - y) / out.size
+    grads = [(acts[-1].T @ d, d.sum(0))]
+    d = d @ w.T
+    for i in range(len(params) - 2, -1, -1):
+        d = d * (1.0 - acts[i + 1] ** 2)
+        w, _ = params[i]
+        grads.insert(0, (acts[i].T @ d, d.sum(0)))
+        d = d @ w.T
+    return grads
+
+
+def mlp_grad_step(lib: Lib) -> tuple[Callable[[], Any], int]:
+    params, x, y = _mlp_data()
+    if lib.jax is None:
+        return (lambda: _numpy_mlp_grad(params, x, y)), 1
+    params, x, y = lib.jax.device_put((params, x, y))
+    step = lib.jax.jit(lib.jax.grad(mlp_loss(lib)))
+    lib.jax.block_until_ready(step(params, x, y))
+    return (lambda: lib.jax.block_until_ready(step(params, x, y))), 1
+
+
+def mlp_grad_compile(lib: Lib) -> tuple[Callable[[], Any], int] | None:
+    if lib.jax is None:
+        return None
+    params, x, y = _mlp_data()
+    loss = mlp_loss(lib)
+
+    def trace_and_compile() -> Any:
+        # A new function each time, so that no trace or executable cache can help.
+        return lib.jax.jit(lib.jax.grad(lambda p, a, b: loss(p, a, b))).lower(params, x, y).compile()
+
+    return trace_and_compile, 1
+
+
+def mlp_grad_trace(lib: Lib) -> tuple[Callable[[], Any], int] | None:
+    if lib.jax is None:
+        return None
+    params, x, y = _mlp_data()
+    loss = mlp_loss(lib)
+    return (lambda: lib.jax.make_jaxpr(lib.jax.grad(lambda p, a, b: loss(p, a, b)))(params, x, y)), 1
+
+
+def _matvec_data() -> tuple[Any, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    return rng.standard_normal((150, 100), dtype=np.float32), rng.standard_normal((10, 100), dtype=np.float32)
+
+
+def vmap_matvec(lib: Lib) -> tuple[Callable[[], Any], int]:
+    mat, xs = _matvec_data()
+    if lib.jax is None:
+        return (lambda: np_stack_matvec(mat, xs)), 1
+    mat_d, xs_d = lib.jax.device_put((mat, xs))
+    f = lib.jax.jit(lib.jax.vmap(lambda v: lib.jnp.dot(mat_d, v)))
+    f(xs_d).block_until_ready()
+    return (lambda: f(xs_d).block_until_ready()), 1
+
+
+def np_stack_matvec(mat: Any, xs: Any) -> Any:
+    import numpy as np
+
+    return np.stack([mat @ v for v in xs])
+
+
+def manual_matvec(lib: Lib) -> tuple[Callable[[], Any], int]:
+    mat, xs = _matvec_data()
+    if lib.jax is None:
+        return (lambda: xs @ mat.T), 1
+    mat_d, xs_d = lib.jax.device_put((mat, xs))
+    f = lib.jax.jit(lambda b: lib.jnp.dot(b, mat_d.T))
+    f(xs_d).block_until_ready()
+    return (lambda: f(xs_d).block_until_ready()), 1
+
+
+# --- control flow: scan and fori_loop (issue 6) ---------------------------------------
+
+RNN_STEPS, RNN_HIDDEN, RNN_INPUT = 1000, 32, 16
+
+
+def _rnn_data() -> tuple[Any, Any, Any, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((RNN_HIDDEN, RNN_HIDDEN), dtype=np.float32) * np.float32(RNN_HIDDEN**-0.5)
+    u = rng.standard_normal((RNN_HIDDEN, RNN_INPUT), dtype=np.float32) * np.float32(RNN_INPUT**-0.5)
+    h0 = np.zeros(RNN_HIDDEN, np.float32)
+    xs = rng.standard_normal((RNN_STEPS, RNN_INPUT), dtype=np.float32)
+    return w, u, h0, xs
+
+
+def rnn_scan(lib: Lib) -> Callable[..., Any]:
+    """A small RNN over a sequence: h = tanh(W h + U x), all hidden states returned."""
+    jnp, lax = lib.jnp, lib.jax.lax
+
+    def run(w: Any, u: Any, h: Any, xs: Any) -> Any:
+        def cell(h: Any, x: Any) -> Any:
+            h = jnp.tanh(w @ h + u @ x)
+            return h, h
+
+        return lax.scan(cell, h, xs)
+
+    return run
+
+
+def _numpy_rnn(w: Any, u: Any, h: Any, xs: Any) -> Any:
+    import numpy as np
+
+    hs = []
+    for x in xs:
+        h = np.tanh(w @ h + u @ x)
+        hs.append(h)
+    return h, np.stack(hs)
+
+
+def scan_rnn_run(lib: Lib) -> tuple[Callable[[], Any], int]:
+    w, u, h0, xs = _rnn_data()
+    if lib.jax is None:
+        return (lambda: _numpy_rnn(w, u, h0, xs)), 1
+    args = lib.jax.device_put((w, u, h0, xs))
+    run = lib.jax.jit(rnn_scan(lib))
+    lib.jax.block_until_ready(run(*args))
+    return (lambda: lib.jax.block_until_ready(run(*args))), 1
+
+
+def _numpy_rnn_grad(w: Any, u: Any, h0: Any, xs: Any) -> Any:
+    """Backpropagation through time by hand, for the loss sum(hs ** 2) / 2."""
+    import numpy as np
+
+    _, hs = _numpy_rnn(w, u, h0, xs)
+    prev = np.concatenate([h0[None], hs[:-1]])
+    dw, du, dh = np.zeros_like(w), np.zeros_like(u), np.zeros_like(h0)
+    for t in range(len(xs) - 1, -1, -1):
+        dz = (dh + hs[t]) * (1.0 - hs[t] ** 2)
+        dw += np.outer(dz, prev[t])
+        du += np.outer(dz, xs[t])
+        dh = w.T @ dz
+    return dw, du
+
+
+def _rnn_loss(lib: Lib) -> Callable[..., Any]:
+    run = rnn_scan(lib)
+    return lambda w, u, h, xs: 0.5 * (run(w, u, h, xs)[1] ** 2).sum()
+
+
+def scan_rnn_grad_run(lib: Lib) -> tuple[Callable[[], Any], int]:
+    w, u, h0, xs = _rnn_data()
+    if lib.jax is None:
+        return (lambda: _numpy_rnn_grad(w, u, h0, xs)), 1
+    args = lib.jax.device_put((w, u, h0, xs))
+    step = lib.jax.jit(lib.jax.grad(_rnn_loss(lib), argnums=(0, 1)))
+    lib.jax.block_until_ready(step(*args))
+    return (lambda: lib.jax.block_until_ready(step(*args))), 1
+
+
+def scan_rnn_compile(lib: Lib) -> tuple[Callable[[], Any], int] | None:
+    if lib.jax is None:
+        return None
+    w, u, h0, xs = _rnn_data()
+    run = rnn_scan(lib)
+
+    def trace_and_compile() -> Any:
+        # A new function each time, so that no trace or executable cache can help.
+        return lib.jax.jit(lambda *a: run(*a)).lower(w, u, h0, xs).compile()
+
+    return trace_and_compile, 1
+
+
+def fori_1000_run(lib: Lib) -> tuple[Callable[[], Any], int]:
+    import numpy as np
+
+    x = np.linspace(0.1, 0.8, SMALL, dtype=np.float32)
+    if lib.jax is None:
+
+        def loop() -> Any:
+            c = x
+            for _ in range(1000):
+                c = c * np.float32(0.999) + np.sin(c)
+            return c
+
+        return loop, 1
+    jnp, lax = lib.jnp, lib.jax.lax
+    xd = lib.jax.device_put(x)
+    run = lib.jax.jit(lambda c: lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + jnp.sin(c), c))
+    run(xd).block_until_ready()
+    return (lambda: run(xd).block_until_ready()), 1
+
+
 # name -> (setup, description, unit). Units: "s" means time per call, "eqn"
 # means the call processes that many equations (reported per second).
 WORKLOADS: dict[str, tuple[Setup, str, str]] = {
@@ -150,7 +379,41 @@ WORKLOADS: dict[str, tuple[Setup, str, str]] = {
     "trace_jnp": (trace_jnp, "make_jaxpr: 1000 × jnp.sin(x) * x", "eqn"),
     "jit_dispatch": (jit_dispatch, "cached jit(a * b + 1.0), f32[8], blocked", "s"),
     "jit_matmul": (jit_matmul, "cached jit(jnp.dot(x, x.T)), f32[1000,1000], blocked", "s"),
+    "mlp_grad_step": (mlp_grad_step, "cached jit(grad(MLP loss)) 784-512-512-10, batch 128 (NumPy: hand-written backprop)", "s"),
+    "mlp_grad_compile": (mlp_grad_compile, "trace + compile of jit(grad(MLP loss))", "s"),
+    "mlp_grad_trace": (mlp_grad_trace, "make_jaxpr(grad(MLP loss))", "s"),
+    "vmap_matvec": (vmap_matvec, "jit(vmap(lambda v: mat @ v)), 10 × f32[100] (NumPy: a loop)", "s"),
+    "manual_matvec": (manual_matvec, "jit(lambda b: b @ mat.T): the hand-batched version of vmap_matvec", "s"),
+    "scan_rnn_run": (scan_rnn_run, "cached jit(lax.scan(RNN cell)): 1000 steps of h = tanh(W h + U x), 32 hidden (NumPy: a loop)", "s"),
+    "scan_rnn_grad_run": (scan_rnn_grad_run, "cached jit(grad(RNN loss)) through the 1000-step scan (NumPy: hand-written BPTT)", "s"),
+    "scan_rnn_compile": (scan_rnn_compile, "trace + compile of jit(lax.scan(RNN cell)), 1000 steps", "s"),
+    "fori_1000_run": (fori_1000_run, "cached jit(fori_loop(0, 1000, c * 0.999 + sin(c))), f32[8] (NumPy: a loop)", "s"),
 }
+
+
+def _count_eqns(jaxpr: Any) -> int:
+    """Equations, counting those of nested jaxprs too."""
+    total = 0
+    for eqn in jaxpr.eqns:
+        total += 1
+        for value in eqn.params.values():
+            inner = getattr(value, "jaxpr", None)
+            if inner is not None and hasattr(inner, "eqns"):
+                total += _count_eqns(inner)
+    return total
+
+
+def jaxpr_sizes(lib_name: str) -> dict[str, int]:
+    """Equation counts of the jaxprs the issues set targets on."""
+    lib = load(lib_name)
+    jax = lib.jax
+    params, x, y = _mlp_data()
+    mat, xs = _matvec_data()
+    return {
+        "grad(MLP loss)": _count_eqns(jax.make_jaxpr(jax.grad(mlp_loss(lib)))(params, x, y).jaxpr),
+        "apply_matrix": _count_eqns(jax.make_jaxpr(lambda v: lib.jnp.dot(mat, v))(xs[0]).jaxpr),
+        "vmap(apply_matrix)": _count_eqns(jax.make_jaxpr(jax.vmap(lambda v: lib.jnp.dot(mat, v)))(xs).jaxpr),
+    }
 
 
 def time_call(fn: Callable[[], Any], repeat: int, min_time: float) -> float:
@@ -186,7 +449,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--min-time", type=float, default=0.05)
+    parser.add_argument("--sizes", action="store_true", help="print jaxpr equation counts instead of timings")
     args = parser.parse_args(argv)
+    if args.sizes:
+        print(json.dumps(jaxpr_sizes(args.lib)))
+        return 0
     print(json.dumps(measure(args.lib, args.only, args.repeat, args.min_time)))
     return 0
 
