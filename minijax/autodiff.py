@@ -208,10 +208,17 @@ def _normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, .
     return tuple(i % nargs for i in nums)
 
 
+def _holomorphic_not_implemented(name: str, dt: np.dtype[Any]) -> None:
+    raise NotImplementedError(
+        f"{name}(holomorphic=True) needs complex dtypes, which minijax does not support yet "
+        f"(got an input of dtype {dt.name}); JAX would require complex inputs here."
+    )
+
+
 def _check_input_dtype(x: Any, allow_int: bool, holomorphic: bool) -> None:
     dt = get_aval(x).dtype
     if holomorphic:
-        raise TypeError(f"grad with holomorphic=True requires inputs with complex dtype, but got {dt.name}.")
+        _holomorphic_not_implemented("grad", dt)
     if not allow_int and not dtypes.issubdtype(dt, np.inexact):
         raise TypeError(
             f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), "
@@ -339,7 +346,7 @@ def _check_jac_inputs(name: str, leaves: Sequence[Any], holomorphic: bool) -> No
     for x in leaves:
         dt = get_aval(x).dtype
         if holomorphic:
-            raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, but got {dt.name}.")
+            _holomorphic_not_implemented(name, dt)
         if not dtypes.issubdtype(dt, np.floating):
             raise TypeError(
                 f"{name} requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but "
