@@ -21,6 +21,7 @@ from minijax.api import (
     ShapeDtypeStruct as ShapeDtypeStruct,
     block_until_ready as block_until_ready,
     default_backend as default_backend,
+    default_device as default_device,
     device_count as device_count,
     device_get as device_get,
     device_put as device_put,

@@ -10,11 +10,13 @@ import numpy as np
 
 from minijax import core, dtypes, tree_util
 from minijax.array import Array
-from minijax.backend import Device, get_backend
+from minijax.backend import Device, devices_for, get_backend
+from minijax.config import default_device as default_device
 from minijax.dispatch import device_put as device_put
 from minijax.interpreters.jit import Jitted
 from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr
+from minijax.primitives.collectives import extend_axis_env
 
 
 class ShapeDtypeStruct:
@@ -62,8 +64,6 @@ def make_jaxpr(
     abstracted_axes: Any = None,
 ) -> Callable[..., Any]:
     """``make_jaxpr(f)(*args)``: the ClosedJaxpr of ``f`` at the arguments' avals."""
-    if axis_env is not None:
-        raise NotImplementedError("make_jaxpr(axis_env=...) is not supported by minijax yet")
     if abstracted_axes is not None:
         raise NotImplementedError("make_jaxpr(abstracted_axes=...) is not supported by minijax")
     statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
@@ -87,7 +87,8 @@ def make_jaxpr(
 
         # JAX stages make_jaxpr through jit, and its messages say "for jit".
         info = DebugInfo(fun, arg_names_of(fun, args, kwargs), "jit")
-        closed, _ = trace_to_jaxpr(flat_fun, avals, info)
+        with extend_axis_env(axis_env or ()):
+            closed, _ = trace_to_jaxpr(flat_fun, avals, info)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
             return closed, tree_util.tree_unflatten(out_tree_box[0], shapes)
@@ -121,10 +122,15 @@ def device_get(tree: Any) -> Any:
 
 
 def devices(backend: str | None = None) -> list[Device]:
-    return list(get_backend(backend).devices())
+    """The devices of the default backend, or of ``backend``: a platform name
+    ("cpu", "gpu") or a minijax backend name ("xla", "numpy")."""
+    return devices_for(backend)
 
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Device]:
+    """The devices of this process (minijax runs in one process: ``devices``)."""
+    if process_index not in (None, 0):
+        raise ValueError(f"local_devices: process_index={process_index}, but minijax runs in one process (index 0)")
     return devices(backend)
 
 
@@ -137,6 +143,7 @@ def local_device_count(backend: str | None = None) -> int:
 
 
 def default_backend() -> str:
+    """The platform of the default backend ("cpu", or "gpu" when the xla backend found one)."""
     return get_backend().platform
 
 
@@ -157,6 +164,7 @@ __all__ = [
     "ShapeDtypeStruct",
     "block_until_ready",
     "default_backend",
+    "default_device",
     "device_count",
     "device_get",
     "device_put",

@@ -27,15 +27,22 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
     Internals test ``type(x) is Array`` for a concrete array.
     """
 
-    # A deleted (or donated) array has ``_buf is None``.
-    __slots__ = ("_buf", "aval", "_backend", "__weakref__")
+    # A deleted (or donated) array has ``_buf is None``. ``_committed``: the
+    # array was placed on its device explicitly (device_put with a device) or
+    # computed from such an array, so computations on it run there (JAX's
+    # "computation follows data"); uncommitted arrays move to the default device.
+    __slots__ = ("_buf", "aval", "_backend", "_device", "_committed", "__weakref__")
     aval: ShapedArray
     __array_priority__ = 100
 
-    def __init__(self, buf: Any, aval: ShapedArray, backend: Backend) -> None:
+    def __init__(
+        self, buf: Any, aval: ShapedArray, backend: Backend, device: Device | None = None, committed: bool = False
+    ) -> None:
         self._buf = buf
         self.aval = aval
         self._backend = backend
+        self._device = device if device is not None else backend.devices()[0]
+        self._committed = committed
 
     @property
     def _deleted(self) -> bool:
@@ -154,11 +161,16 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         return self._backend.is_ready(self._buf)
 
     def devices(self) -> set[Device]:
-        return {self._backend.buffer_device(self._buf)}
+        return {self._device}
 
     @property
     def device(self) -> Device:
-        return self._backend.buffer_device(self._buf)
+        return self._device
+
+    @property
+    def committed(self) -> bool:
+        """Whether the array is committed to its device (``jax.Array.committed``)."""
+        return self._committed
 
     def copy_to_host_async(self) -> None:
         return None

@@ -16,28 +16,37 @@ from typing import Any
 
 import numpy as np
 
-from minijax.config import config
+from minijax.config import generation, invalidate_derived, overridden_anywhere, read as read_flag
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr
 
 ENTRY_POINT_GROUP = "minijax.backends"
 
 
-class Device:
-    """One device of a backend (``CpuDevice(id=0)``)."""
+# How JAX spells a device's type in its repr, per platform.
+_REPR_NAMES = {"cpu": "CpuDevice", "gpu": "CudaDevice", "tpu": "TpuDevice"}
 
-    def __init__(self, backend: Backend, id: int, platform: str, device_kind: str) -> None:
+
+class Device:
+    """One device of a backend (``CpuDevice(id=0)``).
+
+    ``platform`` is JAX's platform name ("cpu", "gpu"); ``str(device)`` is
+    JAX's ``cpu:0`` form (``name`` overrides it, e.g. ``cuda:0``).
+    """
+
+    def __init__(self, backend: Backend, id: int, platform: str, device_kind: str, name: str | None = None) -> None:
         self.backend = backend
         self.id = id
         self.platform = platform
         self.device_kind = device_kind
         self.process_index = 0
+        self._name = name or f"{platform}:{id}"
 
     def __repr__(self) -> str:
-        return f"{self.platform.capitalize() if self.platform != 'cpu' else 'Cpu'}Device(id={self.id})"
+        return f"{_REPR_NAMES.get(self.platform, self.platform.capitalize() + 'Device')}(id={self.id})"
 
     def __str__(self) -> str:
-        return f"{self.platform.upper() if self.platform != 'cpu' else 'TFRT_CPU'}_{self.id}"
+        return self._name
 
 
 Executable = Callable[[Sequence[Any]], list[Any]]
@@ -52,7 +61,13 @@ class Backend(abc.ABC):
     priority: int = 0
 
     @abc.abstractmethod
-    def devices(self) -> list[Device]: ...
+    def devices(self) -> list[Device]:
+        """The devices of the backend's main platform; ``devices()[0]`` is its default device."""
+
+    def platform_devices(self, platform: str) -> list[Device]:
+        """Its devices of ``platform`` ("cpu", "gpu"), which may include devices
+        beyond ``devices()`` (the xla backend on a GPU machine also has CPUs)."""
+        return [d for d in self.devices() if d.platform == platform]
 
     @abc.abstractmethod
     def put(self, value: np.ndarray[Any, Any], device: Device | None = None) -> Any:
@@ -81,15 +96,22 @@ class Backend(abc.ABC):
     ) -> Callable[[Sequence[Any]], list[Any]]:
         """A runner for one primitive at fixed avals and params.
 
-        Eager execution caches the runner per (primitive, avals, params), so a
-        backend can do its per-operation work (resolving an implementation,
-        compiling an executable) once here instead of in every ``execute``.
+        Eager execution caches the runner per (primitive, avals, params,
+        device), so a backend can do its per-operation work (resolving an
+        implementation, compiling an executable) once here instead of in every
+        ``execute``. A backend with several devices also accepts a ``device``
+        keyword; it is passed only for a device other than ``devices()[0]``, so
+        single-device backends need not declare it.
         """
         return lambda bufs: self.execute(prim, params, bufs, out_avals)
 
     @abc.abstractmethod
     def compile(self, closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None) -> Executable:
-        """Compile a whole jaxpr: the result maps input buffers to output buffers."""
+        """Compile a whole jaxpr: the result maps input buffers to output buffers.
+
+        As with ``prepare``, a ``device`` keyword is passed only for a device
+        other than ``devices()[0]``.
+        """
 
     @abc.abstractmethod
     def supports(self, prim: Primitive) -> bool: ...
@@ -107,11 +129,23 @@ class Backend(abc.ABC):
         """The backend's program text for ``jit(f).lower(...).as_text()``."""
         return str(closed)
 
+    def compiled_text(self, executable: Executable) -> str | None:
+        """The text of what ``compile`` produced, for ``.compile().as_text()``
+        (XLA: the optimized HLO); None when there is nothing beyond ``lower_text``."""
+        return None
+
+    def cost_analysis(self, executable: Executable) -> dict[str, float] | None:
+        """The compiler's cost estimates for an executable (XLA: flops, bytes
+        accessed, ...); None where the backend has none."""
+        return None
+
 
 _registry_lock = threading.Lock()
 _factories: dict[str, Callable[[], Backend]] = {}
 _instances: dict[str, Backend] = {}
 _discovered = False
+# The highest-priority backend, once computed (reset when a backend registers).
+_default_name: str | None = None
 
 # Bundled backends, used only when the package's entry points are not
 # installed (running from a source checkout without `pip install`).
@@ -120,9 +154,12 @@ _BUNDLED = {"numpy": "minijax_numpy:make_backend"}
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     """Register a backend factory by name (what an entry point does)."""
+    global _default_name
     with _registry_lock:
         _factories[name] = factory
         _instances.pop(name, None)
+        _default_name = None  # the new backend may have the highest priority
+    invalidate_derived()
 
 
 def _load(spec: str) -> Callable[[], Backend]:
@@ -183,23 +220,33 @@ def get_backend(name: str | None = None) -> Backend:
     return backend
 
 
-_default_name: str | None = None
+# JAX's platform names, and the spellings JAX_PLATFORMS accepts for them.
+_PLATFORM_ALIASES = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "tpu": "tpu"}
 
 
 def default_backend_name() -> str:
-    global _default_name
-    chosen = config.minijax_backend
+    """The registry name of the default backend.
+
+    In order: the ``minijax_backend`` flag (MINIJAX_BACKEND); the first entry of
+    ``jax_platforms`` (JAX_PLATFORMS) that names an installed backend or a
+    platform some backend offers; else the loadable backend of highest priority.
+    """
+    chosen = read_flag("minijax_backend")
     if chosen:
         return str(chosen)
-    wanted = config.jax_platforms or config.jax_platform_name
+    wanted = read_flag("jax_platforms") or read_flag("jax_platform_name")
     if wanted:
-        first = str(wanted).split(",")[0].strip()
-        return "numpy" if first == "cpu" and "xla" not in _factories else first
+        return _backend_for_platforms(str(wanted))
+    return _highest_priority_backend()
+
+
+def _highest_priority_backend() -> str:
+    global _default_name
     if _default_name is None:
         _discover()
         candidates = []
         failures = []
-        for name in _factories:
+        for name in list(_factories):
             try:
                 candidates.append((get_backend(name).priority, name))
             except Exception as e:  # a broken third-party backend must not break minijax
@@ -208,3 +255,150 @@ def default_backend_name() -> str:
             raise RuntimeError("No minijax backend could be loaded. " + "; ".join(failures))
         _default_name = max(candidates)[1]
     return _default_name
+
+
+def _backend_for_platforms(wanted: str) -> str:
+    """The backend for a JAX_PLATFORMS value such as "cpu", "cuda,cpu" or "xla"."""
+    entries = [e.strip() for e in wanted.split(",") if e.strip()]
+    for entry in entries:
+        backend = _backend_offering(entry)
+        if backend is not None:
+            return backend.name
+    _discover()
+    raise RuntimeError(
+        f"Unable to initialize backend {entries[0]!r}: no installed minijax backend is called that or offers "
+        f"that platform (backends: {', '.join(sorted(_factories))}; platforms: cpu, gpu). "
+        "Set JAX_PLATFORMS='' to choose an available backend automatically."
+    )
+
+
+def _backend_offering(name: str) -> Backend | None:
+    """The backend registered as ``name``, else the highest-priority loadable
+    backend with devices of platform ``name``; None if there is none."""
+    _discover()
+    if name in _factories:
+        return get_backend(name)
+    platform = _PLATFORM_ALIASES.get(name.lower())
+    if platform is None:
+        return None
+    found: list[tuple[int, str, Backend]] = []
+    for backend_name in list(_factories):
+        try:
+            backend = get_backend(backend_name)
+        except Exception:  # a backend that cannot load offers nothing
+            continue
+        if backend.platform_devices(platform):
+            found.append((backend.priority, backend_name, backend))
+    return max(found, key=lambda t: (t[0], t[1]))[2] if found else None
+
+
+def devices_for(name: str | None = None) -> list[Device]:
+    """``minijax.devices(name)``: a backend name ("xla"), a platform ("cpu",
+    "gpu"), or None for the default backend's devices."""
+    if name is None:
+        return list(get_backend().devices())
+    _discover()
+    if name in _factories:
+        return list(get_backend(name).devices())
+    platform = _PLATFORM_ALIASES.get(name.lower())
+    if platform is not None:
+        # The default backend first, so devices("cpu") agrees with devices().
+        default = get_backend()
+        if default.platform_devices(platform):
+            return default.platform_devices(platform)
+        backend = _backend_offering(name)
+        if backend is not None:
+            return backend.platform_devices(platform)
+        present = sorted({d.platform for d in default.devices()})
+        raise RuntimeError(
+            f"Unknown backend: {name!r} requested, but no platforms that are instances of {name} are present. "
+            f"Platforms present are: {', '.join(present)}"
+        )
+    raise RuntimeError(
+        f"Unknown backend {name}. Available backends are {sorted(_factories)} "
+        "and the platforms 'cpu' and 'gpu' (when a backend offers them)."
+    )
+
+
+# --- the default device ---------------------------------------------------------
+
+
+def resolve_device(spec: Any) -> Device:
+    """A Device from what ``jax_default_device`` accepts: a Device or a name."""
+    if isinstance(spec, Device):
+        return spec
+    if isinstance(spec, str):
+        return devices_for(spec)[0]
+    raise ValueError(
+        "jax.default_device must be passed either a Device object (e.g. `jax.devices('cpu')[0]`) "
+        f"or a platform name string like 'cpu' or 'gpu', got: {spec!r}"
+    )
+
+
+def _compute_default_device() -> Device:
+    wanted = read_flag("jax_default_device")
+    if wanted is not None:
+        return resolve_device(wanted)
+    return get_backend().devices()[0]
+
+
+# The flags the default device depends on.
+_PLACEMENT_FLAGS = ("jax_default_device", "minijax_backend", "jax_platforms", "jax_platform_name")
+
+
+class _DefaultDeviceCache:
+    """A default device, valid while ``config.generation`` is unchanged."""
+
+    __slots__ = ("generation", "device")
+
+    def __init__(self) -> None:
+        self.generation = -1
+        self.device: Device | None = None
+
+
+class _ThreadDefaultDeviceCache(threading.local):
+    """The same, per thread (no slots: a threading.local keeps its attributes per thread)."""
+
+    def __init__(self) -> None:
+        self.generation = -1
+        self.device: Device | None = None
+
+
+# Process-wide while no thread overrides a placement flag with config_context
+# (the common case: one attribute compare on the eager hot path); per thread
+# while some thread does. A threading.local read costs about 40 ns, a third
+# of this function, hence the two levels.
+_shared_default = _DefaultDeviceCache()
+_thread_default = _ThreadDefaultDeviceCache()
+
+
+def default_device() -> Device:
+    """Where uncommitted values go and computations on them run.
+
+    The ``jax_default_device`` flag (or ``minijax.default_device(dev)``) if
+    set, else the default backend's first device. On the eager hot path, so
+    cached until a flag or the registry changes.
+    """
+    shared = _shared_default
+    # generation before device: the slow path stores them in the other order.
+    if shared.generation == generation.value:
+        device = shared.device
+        if device is not None:
+            return device
+    return _default_device_slow()
+
+
+def _default_device_slow() -> Device:
+    now = generation.value  # read before the override check: see config.overridden_anywhere
+    cache = _thread_default if overridden_anywhere(_PLACEMENT_FLAGS) else _shared_default
+    device = cache.device
+    if cache.generation != now or device is None:
+        device = cache.device = _compute_default_device()
+        cache.generation = now
+    return device
+
+
+def default_device_of(backend: Backend) -> Device:
+    """The default device if it belongs to ``backend``, else the backend's first."""
+    device = default_device()
+    return device if device.backend is backend else backend.devices()[0]

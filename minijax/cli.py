@@ -1,7 +1,9 @@
 """The ``minijax`` command: ``minijax info`` and ``minijax tour``.
 
 ``info`` reports what is installed: the version, every backend found through
-the ``minijax.backends`` entry points, the default one and the x64 flag.
+the ``minijax.backends`` entry points with its devices (and, for xla, whether
+a GPU plugin was found), the default backend and device, the x64 flag and the
+persistent compilation cache.
 
 ``tour`` runs a few short snippets the way an interactive session would show
 them (``>>>`` prompts, then each expression's value). The snippets are the
@@ -138,6 +140,14 @@ def info(out: TextIO) -> int:
             b = backend_module.get_backend(name)
             devices = ", ".join(repr(d) for d in b.devices())
             print(f"  {name}: platform {b.platform}, priority {b.priority}, devices [{devices}]", file=out)
+            # Devices of other platforms (the CPUs when the main platform is a GPU).
+            for kind in ("cpu", "gpu"):
+                extra = [d for d in b.platform_devices(kind) if d not in b.devices()]
+                if extra:
+                    print(f"    also {kind}: [{', '.join(repr(d) for d in extra)}]", file=out)
+            gpu = getattr(b, "gpu_status", None)
+            if gpu is not None:
+                print(f"    gpu: {gpu}", file=out)
         except Exception as e:  # one broken backend must not hide the others
             print(f"  {name}: failed to load: {type(e).__name__}: {e}", file=out)
     try:
@@ -146,7 +156,14 @@ def info(out: TextIO) -> int:
         print(f"default backend: none ({e})", file=out)
         return 1
     print(f"default backend: {default}", file=out)
+    device = backend_module.default_device()
+    print(f"default device: {device!r} of the {device.backend.name!r} backend", file=out)
     print(f"x64 enabled: {config.jax_enable_x64} (set JAX_ENABLE_X64=1 to enable)", file=out)
+    cache_dir = config.jax_compilation_cache_dir
+    if cache_dir and config.jax_enable_compilation_cache:
+        print(f"persistent compilation cache: {cache_dir}", file=out)
+    else:
+        print("persistent compilation cache: off (set JAX_COMPILATION_CACHE_DIR to a directory)", file=out)
     return 0
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,19 +30,28 @@ __all__ = [
     "Config",
     "Flag",
     "check_tracer_leaks",
+    "compilation_cache_dir",
     "config",
     "config_context",
     "debug_infs",
     "debug_nans",
     "default_device",
     "disable_jit",
+    "enable_compilation_cache",
     "enable_x64",
     "explicit_x64_dtypes",
+    "generation",
+    "invalidate_derived",
     "minijax_backend",
+    "num_cpu_devices",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
+    "overridden_anywhere",
+    "persistent_cache_min_compile_time_secs",
+    "persistent_cache_min_entry_size_bytes",
     "platform_name",
     "platforms",
+    "raise_persistent_cache_errors",
     "read",
     "register_listener",
     "x64_enabled",
@@ -93,9 +102,42 @@ def _parse_optional_str(name: str, value: object) -> str | None:
     raise ValueError(f"Invalid value {value!r} for flag {name}: expected a string or None.")
 
 
-def _parse_any(name: str, value: object) -> object:
-    del name  # jax_default_device holds a Device object; backends validate it.
-    return value
+def _parse_float(name: str, value: object) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise ValueError(f"Invalid value {value!r} for flag {name}: expected a number.")
+
+
+def _parse_int(name: str, value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise ValueError(f"Invalid value {value!r} for flag {name}: expected an integer.")
+
+
+def _parse_device(name: str, value: object) -> object:
+    """None, a Device, or a platform / backend name such as 'cpu' or 'xla'.
+
+    Checked by shape only (config must not import the backend module); which
+    device a name means is decided when it is used (backend.default_device).
+    The message is JAX's, which names the API rather than the flag.
+    """
+    del name
+    if value is None or isinstance(value, str) or (hasattr(value, "platform") and hasattr(value, "id")):
+        return value
+    raise ValueError(
+        "jax.default_device must be passed either a Device object (e.g. `jax.devices('cpu')[0]`) "
+        f"or a platform name string like 'cpu' or 'gpu', got: {value!r}"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -132,7 +174,30 @@ def register_listener(fn: Callable[[str, Any], None]) -> None:
     _listeners.append(fn)
 
 
+class _Generation:
+    """A counter bumped whenever any flag may have changed, in any thread.
+
+    Hot paths cache values derived from several flags (the default device)
+    and recompute them when ``generation.value`` moves: one attribute read is
+    cheaper than re-reading the flags.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+generation = _Generation()
+
+
+def invalidate_derived() -> None:
+    """Make every cache keyed on ``generation`` recompute (e.g. a new backend)."""
+    generation.value += 1
+
+
 def _notify(name: str, value: Any) -> None:
+    invalidate_derived()
     for fn in tuple(_listeners):
         fn(name, value)
 
@@ -224,9 +289,40 @@ platform_name: Flag[str | None] = _define(
     "Name of the default backend; None picks automatically. Prefer jax_platforms.",
 )
 default_device: Flag[object] = _define(
-    "jax_default_device", None, _parse_any,
-    "Device on which eager operations and jit calls run; None is the default "
-    "backend's first device.",
+    "jax_default_device", None, _parse_device,
+    "Device on which uncommitted values are placed and computations on them run "
+    "(a Device, or a platform name such as 'cpu'); None is the default "
+    "backend's first device. As a context manager: minijax.default_device(dev).",
+)
+num_cpu_devices: Flag[int] = _define(
+    "jax_num_cpu_devices", -1, _parse_int,
+    "Number of CPU devices the xla backend creates; -1 leaves it to XLA "
+    "(XLA_FLAGS=--xla_force_host_platform_device_count=N, else 1). Read when the "
+    "backend is created.",
+)
+compilation_cache_dir: Flag[str | None] = _define(
+    "jax_compilation_cache_dir", None, _parse_optional_str,
+    "Directory of the persistent compilation cache; None (the default) turns the "
+    "cache off. Environment: JAX_COMPILATION_CACHE_DIR.",
+)
+enable_compilation_cache: Flag[bool] = _define(
+    "jax_enable_compilation_cache", True, _parse_bool,
+    "Use the persistent compilation cache when jax_compilation_cache_dir is set.",
+)
+persistent_cache_min_compile_time_secs: Flag[float] = _define(
+    "jax_persistent_cache_min_compile_time_secs", 1.0, _parse_float,
+    "Only executables that took at least this long to compile are written to the "
+    "persistent cache.",
+)
+persistent_cache_min_entry_size_bytes: Flag[int] = _define(
+    "jax_persistent_cache_min_entry_size_bytes", 0, _parse_int,
+    "Only entries of at least this many bytes are written to the persistent cache "
+    "(0 or -1: no minimum).",
+)
+raise_persistent_cache_errors: Flag[bool] = _define(
+    "jax_raise_persistent_cache_errors", False, _parse_bool,
+    "Raise errors from reading or writing the persistent cache instead of warning "
+    "and compiling.",
 )
 disable_jit: Flag[bool] = _define(
     "jax_disable_jit", False, _parse_bool,
@@ -274,18 +370,41 @@ def config_context(**new_values: object) -> Iterator[None]:
     parsed = {name: _lookup(name).parse(name, value) for name, value in new_values.items()}
     local = _overrides.values
     saved = {name: local.get(name, _UNSET) for name in parsed}
+    _count_overrides(parsed, +1)  # before _notify moves the generation (see overridden_anywhere)
     local.update(parsed)
     for name, value in parsed.items():
         _notify(name, value)
     try:
         yield
     finally:
+        _count_overrides(parsed, -1)
         for name, old in saved.items():
             if old is _UNSET:
                 local.pop(name, None)
             else:
                 local[name] = old
             _notify(name, read(name))
+
+
+# flag name -> how many config_context overrides of it are in force, in all threads.
+_active_overrides: dict[str, int] = {}
+_active_overrides_lock = threading.Lock()
+
+
+def _count_overrides(names: Iterable[str], step: int) -> None:
+    with _active_overrides_lock:
+        for name in names:
+            _active_overrides[name] = _active_overrides.get(name, 0) + step
+
+
+def overridden_anywhere(names: Iterable[str]) -> bool:
+    """Whether some thread has a ``config_context`` override of one of ``names`` in force.
+
+    While none has, a value derived from those flags is the same in every
+    thread, so it may be cached process-wide (keyed on ``generation``, which
+    moves after the count does when an override starts or ends).
+    """
+    return any(_active_overrides.get(name, 0) for name in names)
 
 
 class Config:

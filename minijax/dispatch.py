@@ -4,6 +4,14 @@ The output avals come from the primitive's abstract-eval rule (so weak types
 and dtypes are decided in one place) and the backend computes the buffers.
 Higher-order primitives (jit, later control flow) are run by compiling their
 jaxpr once and caching the executable.
+
+Placement follows JAX (its FAQ, "Controlling data and computation placement
+on devices"): an array is *committed* to its device when it was put there
+explicitly (``device_put(x, device)``) or computed from committed arrays.
+A computation runs on the device of its committed operands (arrays committed
+to two different devices are an error), else on the default device
+(``backend.default_device``); operands elsewhere are moved there first.
+Results are committed when any operand was.
 """
 
 from __future__ import annotations
@@ -15,85 +23,148 @@ import numpy as np
 
 from minijax import core, dtypes
 from minijax.array import Array
-from minijax.backend import Backend, Device, Executable, get_backend
+from minijax.backend import Backend, Device, Executable, default_device, default_device_of
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr
 
 # prim -> rule(backend, args_as_arrays, params) for primitives whose eager
 # evaluation is not a single backend.execute call (e.g. jit: compile + run).
+# The arrays are all on one device already (``run_compiled`` finds it).
 eager_rules: dict[Primitive, Callable[[Backend, Sequence[Array], dict[str, Any]], list[Array]]] = {}
 
 
-def device_put_value(x: Any, weak_type: bool = False, backend: Backend | None = None) -> Array:
-    """A host value (NumPy array or scalar) as an Array on ``backend``."""
-    backend = backend or get_backend()
+def device_put_value(
+    x: Any, weak_type: bool = False, backend: Backend | None = None, device: Device | None = None
+) -> Array:
+    """A host value (NumPy array or scalar) as an uncommitted Array on ``device``
+    (default: the default device, or ``backend``'s default device)."""
+    if device is None:
+        device = default_device() if backend is None else default_device_of(backend)
     aval = core.get_aval(x)
     if weak_type and not aval.weak_type:
         aval = aval.update(weak_type=True)
     host = np.asarray(x, dtype=aval.dtype)
-    return Array(backend.put(host), aval, backend)
+    return Array(_put(device, host), aval, device.backend, device)
+
+
+def _put(device: Device, host: np.ndarray[Any, Any]) -> Any:
+    backend = device.backend
+    return backend.put(host) if device is backend.devices()[0] else backend.put(host, device)
 
 
 def _deleted_error(x: Array) -> RuntimeError:
     return RuntimeError(f"Array has been deleted with shape={x.aval.str_short(short_dtypes=False)}.")
 
 
-def to_array(x: Any, backend: Backend) -> Array:
+def to_device(x: Any, device: Device, committed: bool = False) -> Array:
+    """``x`` (an Array anywhere, or a host value) as an Array on ``device``."""
     if type(x) is Array:
         if x._buf is None:
             raise _deleted_error(x)
-        if x._backend is backend:
+        if x._device is device and (x._committed or not committed):
             return x
-        return Array(backend.put(np.asarray(x._value)), x.aval, backend)
-    return device_put_value(x, backend=backend)
+        if x._device is device:  # same buffer, now committed
+            return Array(x._buf, x.aval, x._backend, device, True)
+        # Between devices through the host: simple, and devices here are CPUs.
+        return Array(_put(device, np.asarray(x._value)), x.aval, device.backend, device, committed)
+    return device_put_value(x, device=device)
 
 
-def _pick_backend(args: Sequence[Any]) -> Backend:
-    for x in args:
-        if type(x) is Array:
-            return x._backend
-    return get_backend()
+# --- placement -------------------------------------------------------------------
 
+
+def placement(
+    values: Sequence[Any], what: str, names: Callable[[], Sequence[str]], backend: Backend | None = None
+) -> tuple[Device, bool]:
+    """The device a computation on ``values`` runs on, and whether its results
+    are committed. ``what`` and ``names`` (the operands' names) are for the
+    error when operands are committed to different devices. With ``backend``
+    given (``jit(backend=...)``) the computation stays on that backend.
+    """
+    first = -1
+    for i, x in enumerate(values):
+        if type(x) is Array and x._committed:
+            if first < 0:
+                first = i
+            elif x._device is not values[first]._device:
+                raise _incompatible_devices(what, names(), values, first, i)
+    if first >= 0:
+        device: Device = values[first]._device
+        if backend is None or device.backend is backend:
+            return device, True
+    return (default_device() if backend is None else default_device_of(backend)), False
+
+
+def _incompatible_devices(what: str, names: Sequence[str], values: Sequence[Any], i: int, j: int) -> ValueError:
+    def describe(k: int) -> str:
+        x: Array = values[k]
+        name = names[k] if k < len(names) else f"args[{k}]"
+        return (
+            f"argument {name} of {what} with shape {x.aval.str_short(short_dtypes=False)} and with device ids "
+            f"[{x._device.id}] on platform {x._device.platform.upper()}"
+        )
+
+    return ValueError(
+        f"Received incompatible devices for jitted computation. Got {describe(i)} and {describe(j)}\n"
+        "(arrays committed to different devices cannot be combined: move one with jax.device_put(x, device) first)"
+    )
+
+
+# --- eager primitives ----------------------------------------------------------------
 
 Runner = Callable[[Sequence[Any]], list[Any]]
 
-# (prim, backend, *in_avals, *params.items()) -> (out_avals, runner). Eager ops
+# (prim, *in_avals, device, *params.items()) -> (out_avals, runner). Eager ops
 # repeat with the same signature, so the abstract-eval rule and the backend's
 # per-op preparation run once per signature; this is the eager hot path.
 _eager_cache: dict[tuple[Any, ...], tuple[list[ShapedArray], Runner]] = {}
 
 
 def _prepare(
-    prim: Primitive, backend: Backend, in_avals: list[ShapedArray], params: dict[str, Any]
+    prim: Primitive, device: Device, in_avals: list[ShapedArray], params: dict[str, Any]
 ) -> tuple[list[ShapedArray], Runner]:
     out = prim.abstract_eval(*in_avals, **params)
     out_avals: list[ShapedArray] = list(out) if prim.multiple_results else [out]
-    return out_avals, backend.prepare(prim, params, in_avals, out_avals)
+    backend = device.backend
+    if device is backend.devices()[0]:
+        return out_avals, backend.prepare(prim, params, in_avals, out_avals)
+    return out_avals, backend.prepare(prim, params, in_avals, out_avals, device=device)  # type: ignore[call-arg]
 
 
-def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any], backend: Backend | None = None) -> Any:
-    """Run ``prim`` eagerly. The fast path: every operand a live Array of one backend.
+def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """Run ``prim`` eagerly. The fast path: every operand a live Array, all on
+    one device, which is either committed or the default device.
 
     This is the hot path of every eager operation, so it is written out flat:
-    one pass over the operands builds the cache key and the buffer list.
+    one pass over the operands builds the cache key and the buffer list and
+    checks placement. Anything else is placed by ``_apply_placing`` first.
     """
     key: list[Any] = [prim]
     bufs: list[Any] = []
+    device: Device | None = None
+    committed = False
     for x in args:
         if type(x) is not Array:
-            return _apply_converting(prim, args, params)
+            return _apply_placing(prim, args, params)
         buf = x._buf
         if buf is None:
-            return _apply_converting(prim, args, params)
-        if backend is None:
-            backend = x._backend
-        elif x._backend is not backend:
-            return _apply_converting(prim, args, params)
+            return _apply_placing(prim, args, params)
+        if x._device is not device:
+            if device is not None:
+                return _apply_placing(prim, args, params)
+            device = x._device
+        if x._committed:
+            committed = True
         key.append(x.aval)
         bufs.append(buf)
-    if backend is None:  # no operands (iota): the default backend
-        backend = get_backend()
-    key.append(backend)
+    if not committed:
+        default = default_device()
+        if device is not default:
+            if args:  # uncommitted operands elsewhere move to the default device
+                return _apply_placing(prim, args, params)
+            device = default  # no operands (iota)
+    assert device is not None  # set by an operand or by the default above
+    key.append(device)
     if params:
         key.extend(params.items())
     try:
@@ -103,25 +174,27 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
         hashable, entry = None, None
     if entry is None:
         if prim in eager_rules:
-            outs = eager_rules[prim](backend, args, params)
+            outs = eager_rules[prim](device.backend, args, params)
             return outs if prim.multiple_results else outs[0]
-        entry = _prepare(prim, backend, [x.aval for x in args], params)
+        entry = _prepare(prim, device, [x.aval for x in args], params)
         if hashable is not None:
             _eager_cache[hashable] = entry
     out_avals, runner = entry
     out_bufs = runner(bufs)
+    backend = device.backend
     if prim.multiple_results:
-        return [Array(b, a, backend) for b, a in zip(out_bufs, out_avals)]
-    return Array(out_bufs[0], out_avals[0], backend)
+        return [Array(b, a, backend, device, committed) for b, a in zip(out_bufs, out_avals)]
+    return Array(out_bufs[0], out_avals[0], backend, device, committed)
 
 
-def _apply_converting(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """The slow path: put host values (and arrays of other backends) on one backend."""
+def _apply_placing(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """The slow path: put host values, and arrays on other devices, where the
+    computation runs; then take the fast path."""
     for x in args:
         if isinstance(x, core.Tracer):
             core.raise_leaked_tracer(x)
-    backend = _pick_backend(args)
-    return apply_primitive(prim, [to_array(x, backend) for x in args], params, backend)
+    device, committed = placement(args, prim.name, lambda: [f"args[{i}]" for i in range(len(args))])
+    return apply_primitive(prim, [to_device(x, device) for x in args], params)
 
 
 core.install_eval(apply_primitive)
@@ -129,42 +202,74 @@ core.install_eval(apply_primitive)
 
 # --- compiled jaxprs -----------------------------------------------------------
 
-_compiled: dict[tuple[int, str, tuple[bool, ...]], tuple[ClosedJaxpr, Executable]] = {}
+_compiled: dict[tuple[int, Device, tuple[bool, ...]], tuple[ClosedJaxpr, Executable]] = {}
 
 
-def compiled_for(closed: ClosedJaxpr, backend: Backend, donated_invars: Sequence[bool] = ()) -> Executable:
-    """The backend's executable for ``closed`` (with those inputs donated), compiled once and cached."""
+def compiled_for(closed: ClosedJaxpr, device: Device, donated_invars: Sequence[bool] = ()) -> Executable:
+    """The executable for ``closed`` on ``device`` (with those inputs donated), compiled once and cached."""
     donated = tuple(donated_invars)
-    key = (id(closed), backend.name, donated)
+    key = (id(closed), device, donated)
     entry = _compiled.get(key)
     # The entry holds the jaxpr itself, so an id reused by a new jaxpr is detected.
     if entry is None or entry[0] is not closed:
-        compiled = backend.compile(closed, donated_invars=donated if any(donated) else None)
+        backend = device.backend
+        donation = donated if any(donated) else None
+        if device is backend.devices()[0]:
+            compiled = backend.compile(closed, donated_invars=donation)
+        else:
+            compiled = backend.compile(closed, donated_invars=donation, device=device)  # type: ignore[call-arg]
         entry = _compiled[key] = (closed, compiled)
     return entry[1]
 
 
 def run_compiled(backend: Backend, closed: ClosedJaxpr, arrays: Sequence[Array]) -> list[Array]:
-    executable = compiled_for(closed, backend)
+    """Run ``closed`` on arrays that are all on one device of ``backend``."""
+    device = arrays[0]._device if arrays else default_device_of(backend)
+    committed = any(a._committed for a in arrays)
+    executable = compiled_for(closed, device)
     bufs = executable([a._buf for a in arrays])
-    return [Array(b, aval, backend) for b, aval in zip(bufs, closed.out_avals)]
+    return [Array(b, aval, backend, device, committed) for b, aval in zip(bufs, closed.out_avals)]
 
 
-def device_put(x: Any, device: Device | None = None) -> Any:
-    """``minijax.device_put``: place a pytree of values on a device."""
+def device_put(
+    x: Any, device: Any = None, *, src: Any = None, donate: bool = False, may_alias: bool | None = None
+) -> Any:
+    """``minijax.device_put``: place a pytree of values on a device.
+
+    With a device (a Device, or a platform name like "cpu") the results are
+    committed to it. Without one, arrays stay where they are (committed or
+    not) and host values go, uncommitted, to the default device.
+    ``donate=True`` deletes an input Array that was copied; ``may_alias=False``
+    always copies. ``src`` is accepted for JAX compatibility (arrays know
+    where they are).
+    """
     from minijax import tree_util
+    from minijax.backend import resolve_device
 
-    backend = device.backend if device is not None else None
+    del src
+    target = None if device is None else resolve_device(device)
 
     def put(leaf: Any) -> Any:
         if isinstance(leaf, core.Tracer):
             return leaf
-        target = backend or (leaf._backend if type(leaf) is Array else get_backend())
-        if type(leaf) is Array and leaf._backend is target:
-            return leaf
         if type(leaf) is Array:
-            return Array(target.put(np.asarray(leaf._value)), leaf.aval, target)
-        return device_put_value(leaf, backend=target)
+            if leaf._buf is None:
+                raise _deleted_error(leaf)
+            if target is None and may_alias is not False:
+                return leaf
+            where = leaf._device if target is None else target
+            if may_alias is False:
+                out = Array(_put(where, np.array(leaf._value)), leaf.aval, where.backend, where, target is not None)
+            else:
+                out = to_device(leaf, where, committed=target is not None)
+            if donate and out._buf is not leaf._buf:
+                leaf.delete()
+            return out
+        if target is None:
+            return device_put_value(leaf)
+        placed = device_put_value(leaf, device=target)
+        placed._committed = True
+        return placed
 
     return tree_util.tree_map(put, x)
 

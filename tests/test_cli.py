@@ -18,16 +18,16 @@ def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
     return status, captured.out, captured.err
 
 
-def test_info_reports_version_backends_default_and_x64(capsys: pytest.CaptureFixture[str]) -> None:
+def test_info_reports_version_backends_default_and_x64(capsys: pytest.CaptureFixture[str], backend_name: str) -> None:
     status, out, _ = run_main(["info"], capsys)
     assert status == 0
     assert f"minijax {minijax.__version__}" in out
     assert "  numpy: platform cpu, priority 0, devices [CpuDevice(id=0)]" in out
-    assert "default backend: numpy" in out
+    assert f"default backend: {backend_name}" in out  # the one this test runs on (tests/conftest.py)
     assert "x64 enabled: False" in out
 
 
-def test_info_survives_a_broken_backend() -> None:
+def test_info_survives_a_broken_backend(backend_name: str) -> None:
     program = (
         "from minijax.backend import register_backend\n"
         "def broken():\n"
@@ -39,13 +39,13 @@ def test_info_survives_a_broken_backend() -> None:
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "  broken: failed to load: ImportError: no such library" in result.stdout
-    assert "default backend: numpy" in result.stdout
+    assert f"default backend: {backend_name}" in result.stdout  # MINIJAX_BACKEND, set by tests/conftest.py
 
 
-def test_tour_shows_ops_jaxpr_and_the_jit_cache(capsys: pytest.CaptureFixture[str]) -> None:
+def test_tour_shows_ops_jaxpr_and_the_jit_cache(capsys: pytest.CaptureFixture[str], backend_name: str) -> None:
     status, out, _ = run_main(["tour"], capsys)
     assert status == 0
-    assert "A tour of minijax on the 'numpy' backend." in out
+    assert f"A tour of minijax on the {backend_name!r} backend." in out
     assert ">>> x = jnp.arange(4.0)\n>>> x\nArray([0., 1., 2., 3.], dtype=float32)\n" in out
     assert ">>> x * 2 + 1\nArray([1., 3., 5., 7.], dtype=float32)\n" in out
     assert ">>> jnp.sum(x)\nArray(6., dtype=float32)\n" in out
@@ -55,12 +55,14 @@ def test_tour_shows_ops_jaxpr_and_the_jit_cache(capsys: pytest.CaptureFixture[st
     assert ">>> traces\n[(4,), (3,)]\n" in out
 
 
+@pytest.mark.single_backend
 def test_tour_on_a_named_backend(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run_main(["tour", "--backend", "numpy"], capsys)
     assert status == 0
     assert "on the 'numpy' backend" in out
 
 
+@pytest.mark.single_backend
 def test_tour_rejects_an_unknown_backend(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run_main(["tour", "--backend", "tpu9000"], capsys)
     assert status == 2
@@ -69,6 +71,7 @@ def test_tour_rejects_an_unknown_backend(capsys: pytest.CaptureFixture[str]) -> 
     assert out == ""
 
 
+@pytest.mark.single_backend
 def test_a_command_is_required(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main([])
@@ -76,6 +79,7 @@ def test_a_command_is_required(capsys: pytest.CaptureFixture[str]) -> None:
     assert "usage: minijax" in capsys.readouterr().err
 
 
+@pytest.mark.single_backend
 def test_run_snippet_echoes_statements_and_values() -> None:
     out = io.StringIO()
     namespace: dict[str, object] = {}
@@ -104,6 +108,7 @@ def test_run_snippet_echoes_statements_and_values() -> None:
     )
 
 
+@pytest.mark.single_backend
 def test_python_dash_m_minijax() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "minijax", "info"], capture_output=True, text=True, timeout=60

@@ -1,26 +1,48 @@
 """XlaBackend: buffers are PJRT arrays; every computation is a compiled executable.
 
 Eager operations are compiled too: ``prepare`` lowers a one-equation jaxpr
-and compiles it once per (primitive, avals, params); the dispatch layer keeps
-the returned runner, so a repeated eager op costs one executable call.
+and compiles it once per (primitive, avals, params, device); the dispatch
+layer keeps the returned runner, so a repeated eager op costs one executable
+call.
+
+Devices: the CPU client's devices (one, or N with
+``XLA_FLAGS=--xla_force_host_platform_device_count=N`` / ``jax_num_cpu_devices``)
+and, when a CUDA PJRT plugin is installed and usable, the GPUs, which then
+come first (``devices()`` is the GPUs, ``platform_devices("cpu")`` the CPUs).
+Every executable is compiled for the device it runs on.
+
+The persistent compilation cache (off unless ``jax_compilation_cache_dir`` is
+set) stores serialized executables under a hash of everything that decides
+the compiled code; see ``_load_or_compile``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import logging
+import os
 import pkgutil
+import tempfile
+import time
+import warnings
+import weakref
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from minijax.backend import Backend, Device, Executable
+from minijax.config import read as read_flag, x64_enabled
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from minijax_xla import jaxlib_api
 from minijax_xla.lowering import LOWERINGS, lower_jaxpr, module_text
 
 Runner = Callable[[Sequence[Any]], list[Any]]
+
+logger = logging.getLogger("minijax_xla")
 
 
 def load_rules() -> None:
@@ -54,30 +76,136 @@ def donation_aliases(
     return aliases
 
 
+# --- GPU discovery ---------------------------------------------------------------------
+
+
+def _requested_platforms() -> set[str] | None:
+    """The entries of JAX_PLATFORMS / jax_platforms, or None when unset."""
+    wanted = read_flag("jax_platforms") or read_flag("jax_platform_name")
+    if not wanted:
+        return None
+    return {e.strip().lower() for e in str(wanted).split(",") if e.strip()}
+
+
+def gpu_client(platforms: set[str] | None) -> tuple[Any, str]:
+    """A client on the GPUs of an installed CUDA plugin, or None; and a status line.
+
+    ``platforms`` (JAX_PLATFORMS) decides how hard to try: unset, a plugin
+    that fails to load warns and the backend runs on the CPU (as JAX does);
+    naming "gpu"/"cuda" makes that failure an error; naming neither (e.g.
+    "cpu") skips the plugin altogether.
+    """
+    explicit = platforms is not None and bool(platforms & {"gpu", "cuda"})
+    if platforms is not None and not explicit and "xla" not in platforms:
+        return None, f"not looked for (JAX_PLATFORMS={','.join(sorted(platforms))})"
+    plugin = jaxlib_api.find_cuda_plugin()
+    if plugin is None:
+        return None, f"no CUDA plugin installed (pip install 'jax-cuda13-plugin[with-cuda]=={jaxlib_api.JAXLIB_VERSION}')"
+    try:
+        client = jaxlib_api.make_cuda_client(plugin)
+    except jaxlib_api.GpuPluginError as e:
+        if explicit:
+            raise
+        warnings.warn(f"minijax xla backend: falling back to the CPU: {e}", RuntimeWarning, stacklevel=2)
+        return None, f"{plugin.name} plugin failed to load: {e}"
+    return client, f"{plugin.name} plugin loaded from {plugin.library}"
+
+
+# --- the persistent compilation cache --------------------------------------------------------
+
+
+def cache_directory() -> str | None:
+    """Where the persistent cache lives, or None when it is off (the default)."""
+    if not read_flag("jax_enable_compilation_cache"):
+        return None
+    directory = read_flag("jax_compilation_cache_dir")
+    return str(directory) if directory else None
+
+
+def cache_key(module: bytes, device: Any) -> str:
+    """A hash of everything that decides the compiled code: the module text,
+    the compile options (which name the device), jaxlib's version, the
+    platform and its version, the device kind, and the x64 flag (belt and
+    braces: the module's types already reflect it)."""
+    client = jaxlib_api.device_client(device)
+    parts = [
+        module,
+        jaxlib_api.compile_options_bytes(device),
+        jaxlib_api.JAXLIB_VERSION.encode(),
+        str(device.platform).encode(),
+        jaxlib_api.platform_version(client).encode(),
+        str(device.device_kind).encode(),
+        b"x64" if x64_enabled() else b"x32",
+    ]
+    digest = hashlib.sha256()
+    for part in parts:  # length-prefixed, so that no two part lists hash alike
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def _cache_problem(action: str, path: str, error: Exception) -> None:
+    message = f"minijax persistent compilation cache: {action} {path} failed: {type(error).__name__}: {error}"
+    if read_flag("jax_raise_persistent_cache_errors"):
+        raise RuntimeError(message) from error
+    warnings.warn(message + " (compiling instead; set jax_raise_persistent_cache_errors to raise)", stacklevel=4)
+
+
+def _write_atomically(path: str, blob: bytes) -> None:
+    # A reader in another process sees the old file or the whole new one.
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 class XlaBackend(Backend):
     name = "xla"
     platform = "cpu"
     # Below numpy (0) until every primitive has a lowering rule.
     priority = -10
 
-    def __init__(self) -> None:
+    def __init__(self, num_cpu_devices: int | None = None) -> None:
         load_rules()
-        self._client = jaxlib_api.make_cpu_client()
-        self._pjrt_devices = jaxlib_api.client_devices(self._client)
-        self._devices = [Device(self, d.id, "cpu", str(d.device_kind)) for d in self._pjrt_devices]
-        self._device_of = dict(zip(self._pjrt_devices, self._devices))
+        # What this backend compiled and loaded: tests and `minijax info` read it.
+        self.stats: Counter[str] = Counter()
+        if num_cpu_devices is None:
+            configured = int(read_flag("jax_num_cpu_devices"))
+            num_cpu_devices = configured if configured > 0 else None
+        cpu = jaxlib_api.client_devices(jaxlib_api.make_cpu_client(num_cpu_devices))
+        gpu_client_, self.gpu_status = gpu_client(_requested_platforms())
+        gpu = jaxlib_api.client_devices(gpu_client_) if gpu_client_ is not None else []
+        self._cpu_devices = [Device(self, d.id, "cpu", str(d.device_kind)) for d in cpu]
+        self._gpu_devices = [Device(self, d.id, "gpu", str(d.device_kind), name=str(d)) for d in gpu]
+        # JAX's order: an accelerator, when present, is the default platform.
+        self.platform = "gpu" if gpu else "cpu"
+        self._devices = self._gpu_devices or self._cpu_devices
+        self._pjrt_of: dict[Device, Any] = dict(zip(self._gpu_devices + self._cpu_devices, gpu + cpu))
+        self._device_of = {p: d for d, p in self._pjrt_of.items()}
         self._eager_cache: dict[tuple[Any, ...], Runner] = {}
+        # runner returned by compile -> the loaded executable behind it.
+        self._loaded: weakref.WeakKeyDictionary[Runner, Any] = weakref.WeakKeyDictionary()
 
     # --- devices and buffers -------------------------------------------------------
     def devices(self) -> list[Device]:
         return self._devices
 
+    def platform_devices(self, platform: str) -> list[Device]:
+        return {"cpu": self._cpu_devices, "gpu": self._gpu_devices}.get(platform, [])
+
     def _pjrt_device(self, device: Device | None) -> Any:
         if device is None:
-            return self._pjrt_devices[0]
-        if device.backend is not self:
+            device = self._devices[0]
+        pjrt = self._pjrt_of.get(device)
+        if pjrt is None:
             raise ValueError(f"device {device!r} belongs to the {device.backend.name!r} backend, not 'xla'")
-        return self._pjrt_devices[self._devices.index(device)]
+        return pjrt
 
     def put(self, value: np.ndarray[Any, Any], device: Device | None = None) -> Any:
         return jaxlib_api.put(jaxlib_api.c_contiguous(np.asarray(value)), self._pjrt_device(device))
@@ -106,7 +234,8 @@ class XlaBackend(Backend):
         inputs: Sequence[Any],
         out_avals: Sequence[ShapedArray],
     ) -> list[Any]:
-        return self.prepare(prim, params, [b.aval for b in inputs], out_avals)(inputs)
+        device = self.buffer_device(inputs[0]) if inputs else None
+        return self.prepare(prim, params, [b.aval for b in inputs], out_avals, device)(inputs)
 
     def prepare(
         self,
@@ -114,9 +243,10 @@ class XlaBackend(Backend):
         params: dict[str, Any],
         in_avals: Sequence[ShapedArray],
         out_avals: Sequence[ShapedArray],
+        device: Device | None = None,
     ) -> Runner:
         try:
-            key: tuple[Any, ...] | None = (prim, tuple(in_avals), tuple(params.items()))
+            key: tuple[Any, ...] | None = (prim, tuple(in_avals), tuple(params.items()), device)
             runner = self._eager_cache.get(key)  # type: ignore[arg-type]
         except TypeError:  # an unhashable param: compile, don't cache
             key, runner = None, None
@@ -124,23 +254,83 @@ class XlaBackend(Backend):
             invars = [Var(a) for a in in_avals]
             outvars = [Var(a) for a in out_avals]
             jaxpr = Jaxpr([], invars, outvars, [JaxprEqn(list(invars), outvars, prim, dict(params))])
-            runner = self.compile(ClosedJaxpr(jaxpr, []))
+            runner = self.compile(ClosedJaxpr(jaxpr, []), device=device)
             if key is not None:
                 self._eager_cache[key] = runner
         return runner
 
     # --- whole programs -----------------------------------------------------------------
-    def compile(self, closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None) -> Executable:
+    def compile(
+        self, closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None, device: Device | None = None
+    ) -> Executable:
+        pjrt = self._pjrt_device(device)
         aliases = donation_aliases(closed.in_avals, closed.out_avals, donated_invars or [])
-        module, hoisted = lower_jaxpr(closed, "main", aliases)
-        device = self._pjrt_devices[0]
-        executable = jaxlib_api.compile_module(self._client, module, device)
-        const_bufs = [jaxlib_api.put(c, device) for c in hoisted]
-        return _checked_runner(jaxlib_api.make_runner(executable, closed.out_avals, device), closed.in_avals, const_bufs)
+        host_callbacks: list[Callable[..., Any]] = []
+        module, hoisted = lower_jaxpr(closed, "main", aliases, host_callbacks)
+        if host_callbacks:  # the program calls back into Python (debug.print, pure_callback, ...)
+            # Never through the persistent cache: a stored executable does not
+            # hold the Python functions, and running it without them crashes.
+            self.stats["compiles"] += 1
+            client = jaxlib_api.device_client(pjrt)
+            executable = jaxlib_api.compile_module_with_callbacks(client, module, pjrt, host_callbacks)
+            run = jaxlib_api.make_waiting_runner(executable, closed.out_avals, pjrt)
+        else:
+            executable = self._load_or_compile(module, pjrt)
+            run = jaxlib_api.make_runner(executable, closed.out_avals, pjrt)
+        const_bufs = [jaxlib_api.put(c, pjrt) for c in hoisted]
+        runner = _checked_runner(run, closed.in_avals, const_bufs)
+        self._loaded[runner] = executable
+        return runner
+
+    def _load_or_compile(self, module: Any, pjrt: Any) -> Any:
+        """The executable for ``module``: from the persistent cache when it is on
+        and holds it, else compiled (and written there if it took at least
+        ``jax_persistent_cache_min_compile_time_secs`` and is at least
+        ``jax_persistent_cache_min_entry_size_bytes`` long, as in JAX)."""
+        client = jaxlib_api.device_client(pjrt)
+        directory = cache_directory()
+        if directory is None:
+            self.stats["compiles"] += 1
+            return jaxlib_api.compile_module(client, module, pjrt)
+        path = os.path.join(directory, f"minijax-{cache_key(jaxlib_api.module_bytes(module), pjrt)}")
+        if os.path.exists(path):
+            try:
+                with open(path, "rb") as f:
+                    executable = jaxlib_api.deserialize_executable(client, f.read(), pjrt)
+                self.stats["cache_hits"] += 1
+                logger.debug("persistent compilation cache hit: %s", path)
+                return executable
+            except Exception as e:
+                _cache_problem("reading", path, e)
+        start = time.perf_counter()
+        executable = jaxlib_api.compile_module(client, module, pjrt)
+        seconds = time.perf_counter() - start
+        self.stats["compiles"] += 1
+        self.stats["cache_misses"] += 1
+        if seconds < float(read_flag("jax_persistent_cache_min_compile_time_secs")):
+            logger.debug("not caching %s: compiled in %.3f s, under the minimum", path, seconds)
+            return executable
+        try:
+            blob = jaxlib_api.serialize_executable(executable)
+            if len(blob) >= int(read_flag("jax_persistent_cache_min_entry_size_bytes")):
+                _write_atomically(path, blob)
+                self.stats["cache_writes"] += 1
+                logger.debug("persistent compilation cache write: %s (%d bytes)", path, len(blob))
+        except Exception as e:
+            _cache_problem("writing", path, e)
+        return executable
 
     def lower_text(self, closed: ClosedJaxpr) -> str:
         module, _ = lower_jaxpr(closed)
         return module_text(module)
+
+    def compiled_text(self, executable: Executable) -> str | None:
+        loaded = self._loaded.get(executable)
+        return None if loaded is None else jaxlib_api.executable_hlo_text(loaded)
+
+    def cost_analysis(self, executable: Executable) -> dict[str, float] | None:
+        loaded = self._loaded.get(executable)
+        return None if loaded is None else jaxlib_api.executable_cost_analysis(loaded)
 
 
 def _checked_runner(run: Callable[[list[Any]], list[Any]], in_avals: Sequence[ShapedArray], const_bufs: list[Any]) -> Runner:
@@ -180,4 +370,4 @@ def _argument_type_error(i: int, buf: Any, expected: ShapedArray) -> TypeError:
     )
 
 
-__all__ = ["XlaBackend", "donation_aliases", "load_rules"]
+__all__ = ["XlaBackend", "cache_directory", "cache_key", "donation_aliases", "gpu_client", "load_rules"]

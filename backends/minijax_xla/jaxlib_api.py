@@ -11,9 +11,13 @@ Buffers are jaxlib ``ArrayImpl`` objects whose ``aval`` is a minijax
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
+import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
 # XLA's C++ logging goes to stderr; INFO lines (one per client creation) are
@@ -125,13 +129,25 @@ def c_contiguous(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 # --- client and devices ------------------------------------------------------------
 
 
-def make_cpu_client() -> Client:
-    return xc.make_cpu_client()
+def make_cpu_client(num_devices: int | None = None) -> Client:
+    """A CPU client with ``num_devices`` devices; None leaves the count to
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` (else 1), which XLA
+    reads when the client is created (notes section 7)."""
+    return xc.make_cpu_client(num_devices=num_devices)
 
 
 def client_devices(client: Client) -> list[PjrtDevice]:
     devices: list[PjrtDevice] = client.local_devices()
     return devices
+
+
+def device_client(device: PjrtDevice) -> Client:
+    """The client a device belongs to (arrays and executables must share it)."""
+    return device.client
+
+
+def platform_version(client: Client) -> str:
+    return str(client.platform_version)
 
 
 class _Sharding(xc.SingleDeviceSharding):  # type: ignore[misc]
@@ -268,11 +284,51 @@ def delete(buffer: Buffer) -> None:
 Executable = Any  # a jaxlib LoadedExecutable
 
 
+def compile_options(device: PjrtDevice) -> Any:
+    """Options for a one-device executable on ``device``.
+
+    The device assignment is required: without it the single replica is
+    assigned to device 0 whatever device list is passed, and running it on
+    another device's buffers fails ("replica is assigned to device cpu:0").
+    """
+    options = xc.CompileOptions()
+    options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]], dtype=np.int32))
+    return options
+
+
 def compile_module(client: Client, module: ir.Module, device: PjrtDevice) -> Executable:
     """Compile an MLIR module for one device (the ``ir.Module`` object is
     accepted directly, no text round trip)."""
-    options = xc.CompileOptions()
-    return client.compile_and_load(module, xc.DeviceList((device,)), options)
+    return client.compile_and_load(module, xc.DeviceList((device,)), compile_options(device))
+
+
+def compile_options_bytes(device: PjrtDevice) -> bytes:
+    """The serialized options ``compile_module`` uses for ``device`` (part of
+    the persistent cache key: other options could give another executable)."""
+    serialized: bytes = compile_options(device).SerializeAsString()
+    return serialized
+
+
+def module_bytes(module: ir.Module) -> bytes:
+    """The module's text as bytes (the persistent cache key's main part)."""
+    with context_lock, mlir_context():
+        return str(module).encode()
+
+
+def serialize_executable(executable: Executable) -> bytes:
+    """The executable as bytes for the persistent cache (a few ms; notes section 4)."""
+    blob: bytes = executable.serialize()
+    return blob
+
+
+def deserialize_executable(client: Client, blob: bytes, device: PjrtDevice) -> Executable:
+    """An executable from ``serialize_executable``, loaded for ``device``.
+
+    The blob is trusted: loading one can run arbitrary code, so the cache
+    directory must be writable only by its user. A blob that is not an
+    executable raises (``Failed to parse SerializedXlaExecutableMetadata``).
+    """
+    return client.deserialize_executable(blob, xc.DeviceList((device,)), compile_options(device))
 
 
 def result_handler(aval: ShapedArray, device: PjrtDevice) -> Any:
@@ -308,3 +364,285 @@ def executable_hlo_text(executable: Executable) -> str:
     """The optimized HLO XLA compiled (for debugging and tests)."""
     text: str = executable.get_hlo_text()
     return text
+
+
+def executable_cost_analysis(executable: Executable) -> dict[str, float] | None:
+    """XLA's cost estimates ('flops', 'transcendentals', 'bytes accessed', ...),
+    or None where the platform provides none."""
+    try:
+        costs = executable.cost_analysis()
+    except Exception:  # not every PJRT plugin implements it
+        return None
+    return {str(k): float(v) for k, v in costs.items()} if costs else None
+
+
+# --- lowering shims: ops whose XLA expansion changed between jaxlib versions ---------------------
+
+
+def digamma(x: ir.Value[Any]) -> ir.Value[Any]:
+    """``chlo.digamma`` with NaN at the pole 0 on every jaxlib.
+
+    jaxlib 0.10.2's expansion gives NaN at +-0 (as JAX 0.10.2 and the NumPy
+    reference do); 0.12's gives -inf. Selecting NaN where x == 0 is a no-op
+    on the older versions, so the answer no longer depends on the version.
+    """
+    tensor = ir.RankedTensorType(x.type)
+    element = tensor.element_type
+
+    def splat(value: float) -> ir.Value[Any]:
+        result: ir.Value[Any] = hlo.constant(ir.DenseElementsAttr.get_splat(tensor, ir.FloatAttr.get(element, value)))
+        return result
+
+    at_pole = hlo.compare(x, splat(0.0), hlo.ComparisonDirectionAttr.get("EQ"), compare_type=hlo.ComparisonTypeAttr.get("FLOAT"))
+    result: ir.Value[Any] = hlo.select(at_pole, splat(float("nan")), chlo.digamma(x))
+    return result
+
+
+# --- GPU: the CUDA PJRT plugin (notes section 9) ------------------------------------------------
+
+# The packages JAX's CUDA support ships as, newest CUDA first (jaxlib's own
+# plugin_support lists the same module names):
+# (plugin name, PJRT package holding the .so, its distribution, the kernels package).
+_CUDA_PLUGINS = (
+    ("cuda13", "jax_plugins.xla_cuda13", "jax-cuda13-pjrt", "jax_cuda13_plugin"),
+    ("cuda12", "jax_plugins.xla_cuda12", "jax-cuda12-pjrt", "jax_cuda12_plugin"),
+)
+_CUDA_LIBRARY = "xla_cuda_plugin.so"
+
+
+@dataclass(frozen=True)
+class CudaPlugin:
+    """An installed CUDA PJRT plugin, found without importing it."""
+
+    name: str  # "cuda13"
+    library: str  # path of xla_cuda_plugin.so
+    distribution: str  # "jax-cuda13-pjrt"
+    version: str | None  # the distribution's version (must equal jaxlib's)
+    kernels: str | None  # the importable package with the GPU custom calls, if installed
+
+
+def find_cuda_plugin() -> CudaPlugin | None:
+    """The first installed CUDA plugin (13 before 12), or None.
+
+    The PJRT package's ``__init__`` imports jax, so it is located with
+    ``find_spec`` and its shared library is loaded by path, never imported.
+    """
+    for name, package, distribution, kernels in _CUDA_PLUGINS:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        library = next((os.path.join(d, _CUDA_LIBRARY) for d in locations if os.path.isfile(os.path.join(d, _CUDA_LIBRARY))), None)
+        if library is None:
+            continue
+        try:
+            version: str | None = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            version = None
+        try:
+            has_kernels = importlib.util.find_spec(kernels) is not None
+        except (ImportError, ValueError):
+            has_kernels = False
+        return CudaPlugin(name, library, distribution, version, kernels if has_kernels else None)
+    return None
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The leading numeric part of a version: "0.10.2" and "0.10.2.dev1" -> (0, 10, 2)."""
+    parts = []
+    for piece in version.split("."):
+        digits = "".join(c for c in piece if c.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+        if not piece.isdigit():
+            break
+    return tuple(parts)
+
+
+def _preload_cuda_libraries() -> None:
+    """Load the pip-installed CUDA libraries (nvidia-* wheels), when present,
+    as JAX does: the plugin dlopens them by name, and site-packages is not on
+    the loader's path. Without those wheels the system's libraries are used."""
+    import ctypes
+
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return
+    if spec is None:
+        return
+    for root in spec.submodule_search_locations or []:
+        for sub in ("cu13/lib", "cuda_runtime/lib", "cublas/lib", "cudnn/lib", "nccl/lib", "cusolver/lib", "cufft/lib"):
+            directory = os.path.join(root, sub)
+            if not os.path.isdir(directory):
+                continue
+            for entry in sorted(os.listdir(directory)):
+                if entry.startswith("lib") and ".so" in entry:
+                    try:
+                        ctypes.CDLL(os.path.join(directory, entry), mode=ctypes.RTLD_GLOBAL)
+                    except OSError:
+                        pass  # a library the plugin may not need; it reports what it misses
+
+
+class GpuPluginError(RuntimeError):
+    """A CUDA plugin is installed but could not be used."""
+
+
+def make_cuda_client(plugin: CudaPlugin) -> Client:
+    """Load ``plugin`` into jaxlib and create a client on its GPUs.
+
+    Raises GpuPluginError, naming the plugin and the fix, when its version is
+    not jaxlib's (they must match exactly) or loading or creating the client
+    fails (no visible GPU, missing CUDA libraries, ...).
+    """
+    where = f"{plugin.distribution} {plugin.version or '(version unknown)'} at {plugin.library}"
+    if plugin.version is not None and _release(plugin.version) != _release(JAXLIB_VERSION):
+        raise GpuPluginError(
+            f"the CUDA plugin {where} does not match jaxlib {JAXLIB_VERSION}: install the same version, "
+            f"e.g. pip install '{plugin.distribution}=={JAXLIB_VERSION}' "
+            f"'{plugin.distribution.replace('-pjrt', '-plugin')}=={JAXLIB_VERSION}', "
+            "or set JAX_PLATFORMS=cpu to use the CPU only"
+        )
+    try:
+        _preload_cuda_libraries()
+        if not xc.pjrt_plugin_loaded("cuda"):
+            c_api = xc.load_pjrt_plugin_dynamically("cuda", plugin.library)
+            # Only after a successful load: initializing an unloaded plugin crashes.
+            xc.initialize_pjrt_plugin("cuda")
+            _register_cuda_kernels(plugin, c_api)
+        return xc.make_c_api_client("cuda", xc.generate_pjrt_gpu_plugin_options())
+    except Exception as e:
+        raise GpuPluginError(
+            f"the CUDA plugin {where} could not be used: {type(e).__name__}: {e}. "
+            "Check that a GPU is visible (nvidia-smi) and the CUDA libraries are installed "
+            f"(pip install '{plugin.distribution.replace('-pjrt', '-plugin')}[with-cuda]=={JAXLIB_VERSION}'), "
+            "or set JAX_PLATFORMS=cpu to use the CPU only"
+        ) from e
+
+
+def _register_cuda_kernels(plugin: CudaPlugin, c_api: Any) -> None:
+    """Register the plugin's GPU custom-call and type handlers (the kernels
+    package's FFI tables), as the plugin's own initialisation does for jax."""
+    if plugin.kernels is None:
+        return
+    import functools
+
+    try:
+        extension = importlib.import_module(f"{plugin.kernels}.cuda_plugin_extension")
+    except ImportError as e:
+        warnings.warn(f"{plugin.kernels} is installed but its extension does not import ({e}); GPU custom calls are unavailable", stacklevel=3)
+        return
+    def pairs(table: Any) -> list[tuple[str, Any]]:
+        return list(table.items()) if isinstance(table, dict) else list(table)
+
+    # Untested without a GPU (notes section 9, step 7): a failure here only
+    # loses the GPU custom calls (minijax's primitives do not use any yet), so
+    # it warns instead of refusing the GPU.
+    try:
+        xc.register_custom_call_handler("CUDA", functools.partial(extension.register_custom_call_target, c_api))
+        for name, handler in pairs(extension.ffi_handlers()):
+            xc.register_custom_call_target(name, handler, platform="CUDA", api_version=1)
+        if hasattr(extension, "register_custom_type"):
+            xc.register_custom_type_handler("CUDA", functools.partial(extension.register_custom_type, c_api))
+            for type_name, type_id in pairs(getattr(extension, "ffi_types", list)()):
+                xc.register_custom_type(type_name, type_id, platform="CUDA")
+    except Exception as e:
+        warnings.warn(f"registering the GPU kernels of {plugin.kernels} failed ({type(e).__name__}: {e})", stacklevel=3)
+
+
+# --- host callbacks: Python functions called from compiled code (notes section 8) -------------
+
+# jaxlib's targets for Python callbacks (typed FFI), by platform. The ``index``
+# attribute picks the function from the list given to
+# ``compile_module_with_callbacks``; running a module that has this call
+# without that list crashes the process.
+HOST_CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "gpu": "xla_ffi_python_gpu_callback"}
+
+
+def token_type() -> ir.Type:
+    """The type of the token that orders side effects (``!stablehlo.token``)."""
+    return hlo.TokenType.get()
+
+
+def create_token() -> ir.Value[Any]:
+    """A fresh token, the start of a chain of ordered side effects."""
+    token: ir.Value[Any] = hlo.create_token()
+    return token
+
+
+def _row_major_layouts(types: Sequence[ir.Type]) -> ir.ArrayAttr:
+    # Without layouts XLA may pick a non-row-major one for an operand (after a
+    # transpose, say) and the callback would read the bytes in another order.
+    # Minor-to-major dimension lists; a token has no dimensions.
+    index = ir.IndexType.get()
+    layouts = []
+    for t in types:
+        rank = t.rank if isinstance(t, ir.RankedTensorType) else 0
+        minor_to_major = np.arange(rank - 1, -1, -1, dtype=np.int64)
+        layouts.append(ir.DenseIntElementsAttr.get(minor_to_major, type=index))  # type: ignore[call-overload]
+    return ir.ArrayAttr.get(layouts)
+
+
+def emit_host_callback(
+    index: int,
+    operands: Sequence[ir.Value[Any]],
+    result_types: Sequence[ir.Type],
+    has_side_effect: bool,
+    platform: str = "cpu",
+) -> list[ir.Value[Any]]:
+    """A call of host function number ``index`` at the current insertion point
+    of a module compiled for ``platform`` ("cpu" or "gpu").
+
+    ``has_side_effect=False`` lets XLA drop the call when its results are
+    unused (and is only right for pure functions). The function receives the
+    operands as read-only NumPy arrays (tokens included, as opaque values) and
+    must return a tuple with one array per result type, of exactly that shape
+    and dtype: XLA does not check (notes gotcha 5).
+    """
+    i32 = ir.IntegerType.get_signless(32)
+    config = ir.DictAttr.get({"index": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), index)})
+    op = hlo.CustomCallOp(
+        list(result_types),
+        list(operands),
+        HOST_CALLBACK_TARGETS[platform],
+        has_side_effect=has_side_effect,
+        api_version=ir.IntegerAttr.get(i32, 4),  # typed FFI: backend_config is a dictionary
+        backend_config=config,
+        operand_layouts=_row_major_layouts([v.type for v in operands]),
+        result_layouts=_row_major_layouts(result_types),
+    )
+    return list(op.results)
+
+
+def compile_module_with_callbacks(
+    client: Client, module: ir.Module, device: PjrtDevice, host_callbacks: Sequence[Callable[..., Any]]
+) -> Executable:
+    """``compile_module`` for a module with host callbacks: ``host_callbacks[i]``
+    is the function its ``emit_host_callback(i, ...)`` calls."""
+    options = compile_options(device)
+    return client.compile_and_load(module, xc.DeviceList((device,)), options, host_callbacks=list(host_callbacks))
+
+
+def make_waiting_runner(
+    executable: Executable, out_avals: Sequence[ShapedArray], device: PjrtDevice
+) -> Callable[[list[Buffer]], list[Buffer]]:
+    """``make_runner`` for programs with host callbacks: a call returns only
+    after the whole execution, callbacks included, has finished.
+
+    So a debug print has happened when the call returns, an error raised in a
+    callback is raised by the call, and the callbacks of two calls never
+    interleave (JAX orders them with runtime tokens; minijax by waiting).
+    """
+    handlers = [result_handler(a, device) for a in out_avals]
+    execute_sharded = executable.execute_sharded
+
+    def run(args: list[Buffer]) -> list[Buffer]:
+        results = execute_sharded(args, with_tokens=True)
+        done = results.consume_token()
+        outs: list[Buffer] = results.consume_with_handlers(handlers)
+        done.block_until_ready()
+        return outs
+
+    return run

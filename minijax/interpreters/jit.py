@@ -1,9 +1,13 @@
 """``jit``: trace once per signature, compile on the backend, replay.
 
 The cache key is (pytree structure, avals incl. weak types, static argument
-values, backend, x64 flag). With no transformation active a call goes straight
-to the cached executable; under a transformation (make_jaxpr, grad, vmap) the
-call is bound as the ``jit`` primitive, which carries the traced jaxpr.
+values, backend, x64 flag); each entry keeps one executable per device. With
+no transformation active a call goes straight to the cached executable; under
+a transformation (make_jaxpr, grad, vmap) the call is bound as the ``jit``
+primitive, which carries the traced jaxpr.
+
+A call runs where its committed arguments are, else on the default device,
+like an eager operation (``dispatch.placement``).
 """
 
 from __future__ import annotations
@@ -17,12 +21,20 @@ from typing import Any
 
 from minijax import config as config_module, core, tree_util
 from minijax.array import Array
-from minijax.backend import Backend, Executable, get_backend
+from minijax.backend import Backend, Device, Executable, default_device, get_backend
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
-from minijax.dispatch import compiled_for, eager_rules, run_compiled, to_array
-from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
+from minijax.dispatch import compiled_for, eager_rules, placement, run_compiled, to_device
+from minijax.interpreters.tracing import (
+    DebugInfo,
+    abstractify_flat,
+    arg_names_of,
+    fun_name,
+    hoist_tracer_consts,
+    trace_to_jaxpr,
+)
 from minijax.jaxpr import ClosedJaxpr
 from minijax.jaxpr_text import param_filters
+from minijax.primitives.collectives import current_axis_env
 
 jit_p = Primitive("jit", multiple_results=True)
 
@@ -45,7 +57,7 @@ eager_rules[jit_p] = _jit_eager
 
 
 class _CacheEntry:
-    __slots__ = ("closed", "out_tree", "backend", "executable", "consumed")
+    __slots__ = ("closed", "out_tree", "backend", "executables", "consumed", "tracer_consts")
 
     def __init__(
         self, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
@@ -53,20 +65,30 @@ class _CacheEntry:
         self.closed = closed
         self.out_tree = out_tree
         self.backend = backend
-        self.executable: Executable | None = None
+        self.executables: dict[Device, Executable] = {}
         # Flat argument positions whose donated buffer an output takes over.
         self.consumed = _usable_donations(closed, donated)
+        # Tracers of an enclosing transformation the function closed over:
+        # the jaxpr takes them as leading inputs (so that the enclosing
+        # transformation sees them as operands), and the entry is not cached.
+        self.tracer_consts: list[Any] = []
 
-    def run(self, arrays: Sequence[Array]) -> list[Array]:
-        if self.executable is None:
+    def executable(self, device: Device) -> Executable:
+        executable = self.executables.get(device)
+        if executable is None:
             consumed = set(self.consumed)
             donated = [i in consumed for i in range(len(self.closed.in_avals))] if consumed else []
-            self.executable = compiled_for(self.closed, self.backend, donated)
-        bufs = self.executable([a._buf for a in arrays])
-        backend = self.backend
+            executable = self.executables[device] = compiled_for(self.closed, device, donated)
+        return executable
+
+    def run(self, arrays: Sequence[Array], device: Device, committed: bool) -> list[Array]:
+        """Run on ``arrays``, all live and on ``device``."""
+        executable = self.executables.get(device) or self.executable(device)
+        bufs = executable([a._buf for a in arrays])
+        backend = device.backend
         for i in self.consumed:
             arrays[i].delete()
-        return [Array(b, aval, backend) for b, aval in zip(bufs, self.closed.out_avals)]
+        return [Array(b, aval, backend, device, committed) for b, aval in zip(bufs, self.closed.out_avals)]
 
 
 def _usable_donations(closed: ClosedJaxpr, donated: Sequence[bool]) -> tuple[int, ...]:
@@ -143,11 +165,13 @@ class Jitted:
     ) -> None:
         if not callable(fun):
             raise TypeError(f"Expected a callable value, got {fun}")
+        # First: update_wrapper copies fun.__dict__, which may hold attributes
+        # of the same names (a wrapped custom_jvp function has ``fun``).
+        functools.update_wrapper(self, fun)
         self.fun = fun
         self._backend_name = backend
         self._donate_argnums = donate_argnums
         self._donate_argnames = donate_argnames
-        functools.update_wrapper(self, fun)
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
@@ -200,25 +224,27 @@ class Jitted:
                     dyn_kwargs[k] = v
         return dyn_args, dyn_kwargs, tuple(statics)
 
-    def _entry(self, args: tuple[Any, ...], kwargs: dict[str, Any], traced_for: str = "jit") -> tuple[_CacheEntry, list[Any]]:
+    def _entry(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], traced_for: str = "jit"
+    ) -> tuple[_CacheEntry, list[Any], Device, bool]:
+        """The cache entry for these arguments, their flat leaves, and where an
+        eager call runs: (device, whether the results are committed)."""
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         avals = abstractify_flat(flat, self.fun, lambda: self._dynamic_arg_names(args, kwargs))
-        backend = self._backend_for(flat)
-        key = (in_tree, avals, static_key, backend.name, config_module.x64_enabled())
+        named = None if self._backend_name is None else get_backend(self._backend_name)
+        device, committed = placement(flat, fun_name(self.fun), lambda: self._dynamic_arg_names(args, kwargs), named)
+        backend = device.backend
+        key: tuple[Any, ...] = (in_tree, avals, static_key, backend.name, config_module.x64_enabled())
+        if core.current_trace() is not core.eval_trace:
+            # Under vmap a traced body may read the named axes' sizes (pmean).
+            key = (*key, current_axis_env())
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._cache[key] = self._trace(args, kwargs, in_tree, avals, traced_for, backend)
-        return entry, flat
-
-    def _backend_for(self, flat: Sequence[Any]) -> Backend:
-        """jit(backend=...) if given; else, as in JAX, computation follows the data:
-        the backend of the first array argument; else the default backend."""
-        if self._backend_name is None:
-            for x in flat:
-                if type(x) is Array:
-                    return x._backend
-        return get_backend(self._backend_name)
+            entry = self._trace(args, kwargs, in_tree, avals, traced_for, backend)
+            if not entry.tracer_consts:
+                self._cache[key] = entry
+        return entry, flat, device, committed
 
     def _trace(
         self,
@@ -252,7 +278,10 @@ class Jitted:
 
         info = DebugInfo(self.fun, self._dynamic_arg_names(args, kwargs), traced_for)
         closed, _ = trace_to_jaxpr(flat_fun, avals, info)
-        return _CacheEntry(closed, out_tree_box[0], backend, self._donated_leaves(args, kwargs))
+        closed, tracer_consts = hoist_tracer_consts(closed)
+        entry = _CacheEntry(closed, out_tree_box[0], backend, self._donated_leaves(args, kwargs))
+        entry.tracer_consts = tracer_consts
+        return entry
 
     def _donated_leaves(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[bool]:
         """For each flat dynamic argument: was it donated?"""
@@ -289,39 +318,47 @@ class Jitted:
         if config_module.read("jax_disable_jit"):
             return self.fun(*args, **kwargs)
         eager = core.current_trace() is core.eval_trace
-        if eager and self._fast_ok and not kwargs:
-            # The hot path of a jitted call: all arguments live Arrays.
-            key: list[Any] = [config_module.x64_enabled(), args[0]._backend if args and type(args[0]) is Array else None]
+        if eager and self._fast_ok and args and not kwargs:
+            # The hot path of a jitted call: all arguments live Arrays on one
+            # device that is committed or the default one (else: placement below).
+            device = args[0]._device if type(args[0]) is Array else None
+            committed = False
+            key: list[Any] = [config_module.x64_enabled(), device]
             for a in args:
-                if type(a) is not Array or a._buf is None:
+                if type(a) is not Array or a._buf is None or a._device is not device:
                     break
+                if a._committed:
+                    committed = True
                 key.append(a.aval)
             else:
-                fast_key = tuple(key)
-                entry = self._fast_cache.get(fast_key)
-                if entry is None:
-                    entry, _ = self._entry(args, kwargs)
-                    self._fast_cache[fast_key] = entry
-                if all(a._backend is entry.backend for a in args):
-                    return tree_util.tree_unflatten(entry.out_tree, entry.run(args))
-        entry, flat = self._entry(args, kwargs)
+                # Where placement would run the call anyway (jit(backend=...) may name another backend).
+                if (
+                    device is not None
+                    and (committed or device is default_device())
+                    and (self._backend_name is None or device.backend.name == self._backend_name)
+                ):
+                    fast_key = tuple(key)
+                    entry = self._fast_cache.get(fast_key)
+                    if entry is None:
+                        entry = self._fast_cache[fast_key] = self._entry(args, kwargs)[0]
+                    return tree_util.tree_unflatten(entry.out_tree, entry.run(args, device, committed))
+        entry, flat, device, committed = self._entry(args, kwargs)
         if eager:
-            backend = entry.backend
-            outs = entry.run([to_array(x, backend) for x in flat])
+            outs = entry.run([to_device(x, device) for x in flat], device, committed)
         else:
-            outs = jit_p.bind(*flat, jaxpr=entry.closed, name=fun_name(self.fun))
+            outs = jit_p.bind(*entry.tracer_consts, *flat, jaxpr=entry.closed, name=fun_name(self.fun))
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     # --- ahead-of-time stages ------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
-        entry, flat = self._entry(args, kwargs)
-        return Traced(self, entry, flat)
+        entry, flat, device, _ = self._entry(args, kwargs)
+        return Traced(self, entry, flat, device)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         return self.trace(*args, **kwargs).lower()
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
-        entry, _ = self._entry(args, kwargs)
+        entry = self._entry(args, kwargs)[0]
         from minijax.api import ShapeDtypeStruct
 
         shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.closed.out_avals]
@@ -341,48 +378,53 @@ class Jitted:
 class Traced:
     """``jit(f).trace(*args)``: the traced jaxpr, before lowering."""
 
-    def __init__(self, jitted: Jitted, entry: _CacheEntry, flat_args: list[Any]) -> None:
+    def __init__(self, jitted: Jitted, entry: _CacheEntry, flat_args: list[Any], device: Device) -> None:
         self._jitted = jitted
         self._entry = entry
+        self._device = device
         self.jaxpr = entry.closed
         self.out_info = entry.out_tree
 
     def lower(self) -> Lowered:
-        return Lowered(self._jitted, self._entry)
+        return Lowered(self._jitted, self._entry, self._device)
 
 
 class Lowered:
     """``jit(f).lower(*args)``: the program in the backend's own text."""
 
-    def __init__(self, jitted: Jitted, entry: _CacheEntry) -> None:
+    def __init__(self, jitted: Jitted, entry: _CacheEntry, device: Device) -> None:
         self._jitted = jitted
         self._entry = entry
+        self._device = device
 
     def as_text(self) -> str:
         return self._entry.backend.lower_text(self._entry.closed)
 
     def compile(self) -> Compiled:
-        backend = self._entry.backend
-        compiled_for(self._entry.closed, backend)
-        return Compiled(self._jitted, self._entry, backend)
+        return Compiled(self._jitted, self._entry, self._entry.executable(self._device))
 
 
 class Compiled:
     """``jit(f).lower(*args).compile()``: callable on arguments of the traced types."""
 
-    def __init__(self, jitted: Jitted, entry: _CacheEntry, backend: Backend) -> None:
+    def __init__(self, jitted: Jitted, entry: _CacheEntry, executable: Executable) -> None:
         self._jitted = jitted
         self._entry = entry
-        self._backend = backend
+        self._executable = executable
 
     def as_text(self) -> str:
-        return self._backend.lower_text(self._entry.closed)
+        """What the backend compiled: XLA's optimized HLO on ``xla``, the jaxpr on ``numpy``."""
+        backend = self._entry.backend
+        text = backend.compiled_text(self._executable)
+        return backend.lower_text(self._entry.closed) if text is None else text
 
-    def cost_analysis(self) -> Any:
-        return None
+    def cost_analysis(self) -> dict[str, float] | None:
+        """The compiler's cost estimates ('flops', 'bytes accessed', ...), or None
+        where the backend has none (``numpy``)."""
+        return self._entry.backend.cost_analysis(self._executable)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        entry, flat = self._jitted._entry(args, kwargs)
+        entry, flat, device, committed = self._jitted._entry(args, kwargs)
         if entry is not self._entry:
             raise TypeError(
                 "Compiled function called with argument types that differ from the "
@@ -391,7 +433,7 @@ class Compiled:
                 + "; got "
                 + ", ".join(a.str_short() for a in entry.closed.in_avals)
             )
-        outs = entry.run([to_array(x, entry.backend) for x in flat])
+        outs = entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
 
