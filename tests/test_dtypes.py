@@ -25,6 +25,8 @@ from minijax.config import (
     x64_enabled,
 )
 
+pytestmark = pytest.mark.single_backend  # dtype rules and flags; computes nothing on a backend
+
 # ---------------------------------------------------------------------------
 # JAX's documented binary promotion table (x64 enabled), copied out of
 # https://docs.jax.dev/en/latest/type_promotion.html with the complex rows

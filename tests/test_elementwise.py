@@ -22,7 +22,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
-from minijax_numpy.table import IMPLS
+from minijax_numpy.table import IMPLS, load_all
 
 import minijax as jax
 from minijax import lax
@@ -30,6 +30,18 @@ from minijax.config import enable_x64
 from minijax.jaxpr import eval_jaxpr
 from minijax.jaxpr_parse import parse_jaxpr
 from minijax.primitives import elementwise as ew
+
+load_all()  # the NumPy implementations, called directly below, whichever backend is active
+
+# The rule XLA's results must satisfy against the NumPy backend's (spec/tolerances.md),
+# for this file's runs on xla. (Imported here: importing a module of @given tests
+# from inside a @given test trips hypothesis's nested-given check.)
+try:
+    import jaxlib  # noqa: F401
+except ImportError:
+    check_xla_result = None
+else:
+    from test_xla_elementwise import check_result as check_xla_result
 
 SPEC_PATH = pathlib.Path(__file__).resolve().parent.parent / "spec" / "primitives" / "elementwise.md"
 SPEC_TEXT = SPEC_PATH.read_text()
@@ -331,16 +343,48 @@ def x64_if(flag: bool) -> Iterator[None]:
         yield
 
 
-def raw_implementation_result(name: str, drawn: Drawn) -> np.ndarray:
-    """The NumPy implementation called directly, on canonical operands, with the primitive's params."""
-    params = dict(drawn.params)
+def implementation(name: str, params: dict[str, Any]) -> Callable[[list[np.ndarray]], np.ndarray]:
+    """The NumPy backend's implementation of ``name``, called directly with the primitive's params."""
+    params = dict(params)
     if name == "convert_element_type":
         params.update(weak_type=False, sharding=None)
     elif name == "round":
         params["rounding_method"] = ew.RoundingMethod(params["rounding_method"])
-    operands = [np.asarray(jax.device_put(o)) for o in drawn.operands]
-    with np.errstate(all="ignore"):
-        return np.asarray(IMPLS[name](*operands, **params))
+
+    def run(operands: list[np.ndarray]) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(IMPLS[name](*operands, **params))
+
+    return run
+
+
+def canonical(operands: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.asarray(jax.device_put(o)) for o in operands]
+
+
+def raw_implementation_result(name: str, drawn: Drawn) -> np.ndarray:
+    """The NumPy implementation called directly, on canonical operands, with the primitive's params."""
+    return implementation(name, drawn.params)(canonical(drawn.operands))
+
+
+def assert_matches_the_spec(
+    backend: str | None, name: str, operands: list[np.ndarray], params: dict[str, Any], got: np.ndarray, want: np.ndarray
+) -> None:
+    """``got`` (the active backend's result) is what the spec says.
+
+    The NumPy backend must give the spec's NumPy expression (to a few ulps for
+    the approximate primitives). XLA evaluates its own approximations and
+    flushes subnormals: its result must agree with the NumPy backend's as
+    spec/tolerances.md states (the rule test_xla_elementwise.py checks).
+    """
+    if backend != "xla":
+        if want.dtype != got.dtype:  # a float64 from `math` stands for its value rounded to the dtype
+            assert is_float(got.dtype)
+            want = want.astype(got.dtype)
+        assert_same_values(got, want, exact=CASES[name].exact, name=name)
+        return
+    assert check_xla_result is not None, "the xla runs need jaxlib"
+    check_xla_result(name, canonical(operands), params, got, implementation(name, params))
 
 
 # ---------------------------------------------------------------------------
@@ -349,7 +393,7 @@ def raw_implementation_result(name: str, drawn: Drawn) -> np.ndarray:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 @given(data=st.data())
-def test_primitive_matches_jit_and_its_spec(name, data):
+def test_primitive_matches_jit_and_its_spec(name, data, backend_name):
     case = CASES[name]
     drawn = data.draw(case_inputs(case))
     with x64_if(drawn.x64):
@@ -357,15 +401,12 @@ def test_primitive_matches_jit_and_its_spec(name, data):
         jitted = jax.jit(lambda *xs: case.call(*xs, **drawn.params))(*drawn.operands)
         want = spec_reference(name, **drawn.variables)
         raw = raw_implementation_result(name, drawn)
-    assert_bitwise_equal(eager, jitted)
-    # The backend casts an implementation's result to the aval's dtype; none may need it.
-    assert raw.dtype == eager.dtype and raw.shape == eager.shape
-    got = np.asarray(eager)
-    assert got.dtype == eager.dtype and got.shape == eager.shape
-    if want.dtype != got.dtype:  # a float64 from `math` stands for its value rounded to the dtype
-        assert is_float(got.dtype)
-        want = want.astype(got.dtype)
-    assert_same_values(got, want, exact=case.exact, name=name)
+        assert_bitwise_equal(eager, jitted)
+        # The backend casts an implementation's result to the aval's dtype; none may need it.
+        assert raw.dtype == eager.dtype and raw.shape == eager.shape
+        got = np.asarray(eager)
+        assert got.dtype == eager.dtype and got.shape == eager.shape
+        assert_matches_the_spec(backend_name, name, drawn.operands, drawn.params, got, want)
 
 
 def edge_values(dtype: np.dtype) -> np.ndarray:
@@ -378,7 +419,7 @@ def edge_values(dtype: np.dtype) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.kind in ("unary", "binary")))
-def test_edge_values_all_pairs(name):
+def test_edge_values_all_pairs(name, backend_name):
     # Hypothesis rarely pairs two edge values (say -0.0 with 0.0); here every pair meets.
     case = CASES[name]
     for dtype in case.dtypes:
@@ -399,9 +440,7 @@ def test_edge_values_all_pairs(name):
                 got = np.asarray(case.call(*operands, **params))
                 variables = dict(zip("xy", operands), **params)
                 want = spec_reference(name, **variables)
-            if want.dtype != got.dtype:
-                want = want.astype(got.dtype)
-            assert_same_values(got, want, exact=case.exact, name=name)
+                assert_matches_the_spec(backend_name, name, operands, params, got, want)
 
 
 # ---------------------------------------------------------------------------

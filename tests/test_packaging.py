@@ -9,7 +9,11 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
+import pytest
+
 import minijax
+
+pytestmark = pytest.mark.single_backend  # packaging metadata; computes nothing
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ MINIJAX = re.compile(r"\bminijax\b")
 @pytest.fixture(scope="module")
 def jax_runs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, Future[seeds.Result]]]:
+) -> Iterator[seeds.Runs]:
     # Made here, in one thread: tmp_path_factory is not thread-safe.
     workdirs = {script.stem: tmp_path_factory.mktemp(script.stem) for script in seeds.SCRIPTS}
 
@@ -38,11 +37,11 @@ def jax_runs(
         # One CPU device, as in the stored expectations, whatever this machine has.
         return seeds.run_script(as_jax, workdir, {"JAX_PLATFORMS": "cpu"})
 
-    yield from seeds.start_runs(request, "test_jax_prints_the_stored_expectation", run)
+    yield from seeds.start_runs(request, "test_jax_prints_the_stored_expectation", None, run)
 
 
 @pytest.mark.parametrize("script", seeds.SCRIPTS, ids=[p.stem for p in seeds.SCRIPTS])
-def test_jax_prints_the_stored_expectation(script: Path, jax_runs: dict[str, Future[seeds.Result]]) -> None:
+def test_jax_prints_the_stored_expectation(script: Path, jax_runs: seeds.Runs) -> None:
     result = jax_runs[script.stem].result()
     expected = seeds.expected_output(script)
     if result.returncode != 0 or seeds.normalise(result.stdout) != seeds.normalise(expected):

@@ -15,6 +15,8 @@ from hypothesis import given, strategies as st
 
 from minijax import tree as jtree, tree_util as tu
 
+pytestmark = pytest.mark.single_backend  # pytrees; computes nothing on a backend
+
 
 class Point(NamedTuple):
     x: Any

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import pathlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import ml_dtypes
@@ -37,9 +37,11 @@ from minijax_xla.lowering import LOWERINGS  # noqa: E402
 
 import minijax  # noqa: E402
 from minijax import backend as backends, dtypes  # noqa: E402
-from minijax.config import enable_x64  # noqa: E402
+from minijax.config import config_context, enable_x64  # noqa: E402
 from minijax.core import Primitive, ShapedArray  # noqa: E402
 from minijax.primitives import elementwise as ew  # noqa: E402
+
+pytestmark = pytest.mark.single_backend  # compares the xla backend with numpy, by name
 
 load_all()
 load_rules()
@@ -404,8 +406,19 @@ def agree(actual: Array, expected: Array, tol: Tolerance, flushed: bool) -> Arra
 
 
 def check(name: str, args: list[Array], params: dict[str, Any]) -> None:
-    expected = run_numpy(name, args, params)
-    actual = run_xla(name, args, params)
+    check_result(name, args, params, run_xla(name, args, params), lambda ops: run_numpy(name, ops, params))
+
+
+def check_result(
+    name: str, args: list[Array], params: dict[str, Any], actual: Array, reference: Callable[[list[Array]], Array]
+) -> None:
+    """``actual``, XLA's result of ``name`` on ``args``, agrees with the reference
+    (``reference(operands)``, the NumPy backend's result) as spec/tolerances.md says.
+
+    Also used by the backend-parametrised suites (``tests/test_elementwise.py``)
+    for their runs on xla.
+    """
+    expected = reference(args)
     assert actual.shape == expected.shape and actual.dtype == expected.dtype, (actual, expected)
     ulps = tolerance(name, actual.dtype) if actual.dtype in FLOATS else (0, 0)
     if name == "div" and actual.dtype in FLOATS and any(a.shape != actual.shape for a in args):
@@ -413,7 +426,7 @@ def check(name: str, args: list[Array], params: dict[str, Any]) -> None:
     flushes = name not in BIT_EXACT and any(a.dtype in FLUSHED for a in [*args, actual])
     ok = agree(actual, expected, ulps, flushes)
     if flushes and not ok.all():
-        flushed_expected = run_numpy(name, [flush_subnormals(a) for a in args], params)
+        flushed_expected = reference([flush_subnormals(a) for a in args])
         ok |= agree(actual, flushed_expected, ulps, True)
     if name == "div" and actual.dtype in FLOATS and any(a.shape != actual.shape for a in args):
         # XLA's x * (1 / y) also where the reciprocal itself over- or underflows
@@ -508,15 +521,9 @@ def test_jit_on_xla_matches_eager() -> None:
     x = np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)
     y = np.array([[1.0, -1.0, 2.0, 0.5]], np.float32)
     got = np.asarray(minijax.jit(f, backend="xla")(x, y))
-    with backends_default("numpy"):
+    with config_context(minijax_backend="numpy"):
         want = np.asarray(minijax.jit(f)(x, y))
     np.testing.assert_array_equal(got, want)
-
-
-@contextlib.contextmanager
-def backends_default(name: str) -> Iterator[None]:
-    assert backends.default_backend_name() == name  # xla is not the default in this session
-    yield
 
 
 def test_tolerances_are_documented() -> None:

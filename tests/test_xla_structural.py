@@ -47,6 +47,8 @@ from minijax.core import Primitive, ShapedArray
 from minijax.primitives import reductions, structural
 from minijax.primitives.reductions import Precision
 
+pytestmark = pytest.mark.single_backend  # compares the xla backend with numpy, by name
+
 XLA = get_backend("xla")
 DEVICE = XLA.devices()[0]
 load_rules()

@@ -104,8 +104,11 @@ INLINE_CONST_MAX_SIZE = 16
 class ModuleContext:
     """The module under construction: its symbol names and nested functions."""
 
-    def __init__(self, module: ir.Module) -> None:
+    def __init__(self, module: ir.Module, host_callbacks: list[Callable[..., Any]] | None = None) -> None:
         self.module = module
+        # Python functions the module's host-callback custom calls name by
+        # index (rules_callbacks adds them); the backend hands them to XLA.
+        self.host_callbacks: list[Callable[..., Any]] = [] if host_callbacks is None else host_callbacks
         self._names: set[str] = set()
         # id(ClosedJaxpr) -> (the jaxpr, kept alive so the id stays unique; func name)
         self._lowered: dict[int, tuple[ClosedJaxpr, str]] = {}
@@ -227,18 +230,22 @@ def _build_func(
 
 
 def lower_jaxpr(
-    closed: ClosedJaxpr, name: str = "main", aliases: Mapping[int, int] | None = None
+    closed: ClosedJaxpr,
+    name: str = "main",
+    aliases: Mapping[int, int] | None = None,
+    host_callbacks: list[Callable[..., Any]] | None = None,
 ) -> tuple[ir.Module, list[np.ndarray[Any, Any]]]:
     """Lower ``closed`` to a StableHLO module with a public ``func.func @name``.
 
     Returns the module and the const values that became its leading
     parameters (the caller passes their buffers before the jaxpr's inputs).
     ``aliases`` maps an input position (of the jaxpr's invars) to the output
-    that may reuse its buffer (donation).
+    that may reuse its buffer (donation). The Python functions the module
+    calls back (debug.print, pure_callback, ...) are appended to ``host_callbacks``.
     """
     with jaxlib_api.context_lock, jaxlib_api.mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
-        mctx = ModuleContext(module)
+        mctx = ModuleContext(module, host_callbacks)
         sym = mctx.fresh_name(name)
         with ir.InsertionPoint(module.body):
             hoisted = _build_func(mctx, sym, closed, private=False, hoist_consts=True, aliases=aliases or {})
