@@ -11,6 +11,7 @@ from minijax import (
     errors as errors,
     experimental as experimental,
     lax as lax,
+    nn as nn,
     numpy as numpy,
     primitives as _primitives,  # noqa: F401  (registers every primitive)
     tree as tree,
