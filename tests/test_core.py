@@ -54,6 +54,18 @@ def test_eager_bind_runs_on_the_default_backend_and_returns_arrays():
     assert y.dtype == np.float32 and not y.weak_type
 
 
+def test_each_run_computes_on_the_backend_it_is_parametrised_by(backend_name):
+    # tests/conftest.py makes the run's backend the default: eager ops, jit and
+    # subprocesses (through the environment) all land there.
+    import os
+
+    x = jax.device_put(np.arange(3.0, dtype=np.float32))
+    assert x._backend.name == backend_name
+    assert add(x, 1.0)._backend.name == backend_name
+    assert jax.jit(sin)(x)._backend.name == backend_name
+    assert os.environ["MINIJAX_BACKEND"] == backend_name
+
+
 def test_weak_type_survives_only_when_every_operand_is_weak():
     x = jax.device_put(np.ones(3, np.float32))
     assert not mul(x, 2.0).weak_type
