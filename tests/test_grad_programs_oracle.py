@@ -171,10 +171,6 @@ CASES: dict[str, Case] = {
     "faq_safe_where_grad": lambda jax, jnp: (jax.grad(safe_for_grad_log(jax, jnp)), (0.0,)),
 }
 
-_ITER = (
-    "Array.__iter__ (minijax/array.py) yields self[i], whose slice has strides=None; JAX unpacks an "
-    "array with lax.index_in_dim, whose slice has strides=(1,)"
-)
 _WEAK_SEED = (
     "minijax's jaxpr tracing does not constant-fold convert_element_type of a scalar constant as JAX's does "
     "(pe.const_fold_rules): the weak seed 1.0 passing through convert_element_type's transpose stays an "
@@ -196,9 +192,6 @@ _WHERE_RESIDUAL = (
     "does not"
 )
 TEXT_DIFFERS: dict[str, str] = {
-    "linear_regression_loss": _ITER,
-    "linear_regression_update": _ITER,
-    "linear_regression_update_jit": _ITER,
     "sum_logistic_third_derivative": _WEAK_SEED,
     "sum_logistic_third_derivative_nested_jit": f"{_WEAK_SEED}; and {_JIT_PE}",
     "quickstart_hessian": _BASIS,
@@ -250,14 +243,7 @@ def test_gradient_values_equal_jax(name: str) -> None:
         np.testing.assert_array_equal(np.signbit(g[both_zero]), np.signbit(w[both_zero]))
 
 
-_WEAK_CONST = (
-    "the elementwise rules' _const (minijax/primitives/elementwise.py) gives a strong np.array for a weakly "
-    "typed rank-0 tracer; JAX's _const gives a Python scalar for any weakly typed rank-0 example "
-    "(dtypes.is_weakly_typed_scalar), so integer_pow's jvp at a weak point stays weak in JAX"
-)
 WEAK_TYPE_DIFFERS: dict[str, str] = {
-    "sum_logistic_third_derivative": _WEAK_CONST,
-    "sum_logistic_third_derivative_nested_jit": _WEAK_CONST,
 }
 
 

@@ -268,8 +268,12 @@ def _tracer_tolist(self: Any) -> Any:
 def _tracer_iter(self: Any) -> Iterator[Any]:
     if not self.shape:
         raise TypeError("iteration over a 0-d array")
+    from minijax import lax
+
+    # Row by row with index_in_dim (a unit-stride slice, then squeeze), as JAX
+    # iterates a traced array.
     for i in range(self.shape[0]):
-        yield self[i]
+        yield lax.index_in_dim(self, i, keepdims=False)
 
 
 def _nbytes(self: Any) -> int:
