@@ -41,6 +41,12 @@ TARGETS: dict[str, tuple[str, float]] = {
     "mlp_grad_step": ("latency", 1.05),
     "mlp_grad_compile": ("latency", 1.0),
     "mlp_grad_trace": ("latency", 1.0),
+    "scan_rnn_run": ("latency", 1.1),
+    "scan_rnn_grad_run": ("latency", 1.1),
+    "scan_rnn_compile": ("latency", 1.0),
+    "scan_rnn_grad_compile": ("latency", 1.0),
+    "fori_1000_run": ("latency", 1.1),
+    "fori_1000_compile": ("latency", 1.0),
 }
 
 

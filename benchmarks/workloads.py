@@ -350,6 +350,20 @@ def scan_rnn_compile(lib: Lib) -> tuple[Callable[[], Any], int] | None:
     return trace_and_compile, 1
 
 
+def scan_rnn_grad_compile(lib: Lib) -> tuple[Callable[[], Any], int] | None:
+    if lib.jax is None:
+        return None
+    w, u, h0, xs = _rnn_data()
+    loss = _rnn_loss(lib)
+
+    def trace_and_compile() -> Any:
+        # A new function each time, so that no trace or executable cache can help.
+        grad = lib.jax.grad(lambda *a: loss(*a), argnums=(0, 1))
+        return lib.jax.jit(grad).lower(w, u, h0, xs).compile()
+
+    return trace_and_compile, 1
+
+
 def fori_1000_run(lib: Lib) -> tuple[Callable[[], Any], int]:
     import numpy as np
 
@@ -370,6 +384,22 @@ def fori_1000_run(lib: Lib) -> tuple[Callable[[], Any], int]:
     return (lambda: run(xd).block_until_ready()), 1
 
 
+def fori_1000_compile(lib: Lib) -> tuple[Callable[[], Any], int] | None:
+    if lib.jax is None:
+        return None
+    import numpy as np
+
+    jnp, lax = lib.jnp, lib.jax.lax
+    x = np.linspace(0.1, 0.8, SMALL, dtype=np.float32)
+
+    def trace_and_compile() -> Any:
+        # A new function each time, so that no trace or executable cache can help.
+        body = lambda i, c: c * 0.999 + jnp.sin(c)  # noqa: E731
+        return lib.jax.jit(lambda c: lax.fori_loop(0, 1000, body, c)).lower(x).compile()
+
+    return trace_and_compile, 1
+
+
 # name -> (setup, description, unit). Units: "s" means time per call, "eqn"
 # means the call processes that many equations (reported per second).
 WORKLOADS: dict[str, tuple[Setup, str, str]] = {
@@ -387,6 +417,8 @@ WORKLOADS: dict[str, tuple[Setup, str, str]] = {
     "scan_rnn_run": (scan_rnn_run, "cached jit(lax.scan(RNN cell)): 1000 steps of h = tanh(W h + U x), 32 hidden (NumPy: a loop)", "s"),
     "scan_rnn_grad_run": (scan_rnn_grad_run, "cached jit(grad(RNN loss)) through the 1000-step scan (NumPy: hand-written BPTT)", "s"),
     "scan_rnn_compile": (scan_rnn_compile, "trace + compile of jit(lax.scan(RNN cell)), 1000 steps", "s"),
+    "scan_rnn_grad_compile": (scan_rnn_grad_compile, "trace + compile of jit(grad(RNN loss)) through the 1000-step scan", "s"),
+    "fori_1000_compile": (fori_1000_compile, "trace + compile of jit(fori_loop(0, 1000, ...))", "s"),
     "fori_1000_run": (fori_1000_run, "cached jit(fori_loop(0, 1000, c * 0.999 + sin(c))), f32[8] (NumPy: a loop)", "s"),
 }
 
