@@ -178,7 +178,8 @@ def test_arrays_have_the_dtype_and_shape_asked(data):
 def test_edge_values_are_drawn():
     seen: set[float] = set()
 
-    @settings(max_examples=60, database=None)
+    # Derandomized: a fixed sequence of draws, so the check cannot flake.
+    @settings(max_examples=200, database=None, derandomize=True)
     @given(strategies.arrays(np.float32, (8,)))
     def collect(x):
         seen.update(float(v) for v in x)
