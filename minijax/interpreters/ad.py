@@ -573,6 +573,33 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: Sequence[bool], instantiate: bool |
     return jvp_closed, out_nonzeros
 
 
+def transpose_call(
+    closed: ClosedJaxpr, args: Sequence[Any], cts: Sequence[Any], bind: Callable[[Sequence[Any], ClosedJaxpr], Sequence[Any]]
+) -> list[Any]:
+    """Transpose rule of a primitive that calls ``closed`` (jit, remat2).
+
+    Stages the transposed jaxpr (inputs: the residual operands, then the
+    cotangents) and hands it to ``bind(operands, jaxpr)``, which binds the
+    same kind of call; returns one cotangent per operand (None for residuals).
+    """
+    from minijax.interpreters.tracing import trace_to_jaxpr
+
+    linear = [is_undefined_primal(a) for a in args]
+    residuals = [a for a in args if not is_undefined_primal(a)]
+    cts = [instantiate_zeros(ct) for ct in cts]
+    n_res = len(residuals)
+
+    def transposed(*xs: Any) -> list[Any]:
+        res = iter(xs[:n_res])
+        full = [UndefinedPrimal(a.aval) if lin else next(res) for a, lin in zip(args, linear)]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, full, xs[n_res:])
+        return [instantiate_zeros(ct) for ct, lin in zip(cts_in, linear) if lin]
+
+    t_closed, _ = trace_to_jaxpr(transposed, [get_aval(r) for r in residuals] + [get_aval(c) for c in cts])
+    outs = iter(bind([*residuals, *cts], t_closed))
+    return [next(outs) if lin else None for lin in linear]
+
+
 def closed_call(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
     from minijax.jaxpr import eval_jaxpr
 

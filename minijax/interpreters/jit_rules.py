@@ -17,7 +17,7 @@ from typing import Any
 
 from minijax.core import get_aval, set_current_trace
 from minijax.interpreters import ad, batching
-from minijax.interpreters.ad import JVPTrace, UndefinedPrimal, Zero, is_undefined_primal
+from minijax.interpreters.ad import JVPTrace, Zero
 from minijax.interpreters.jit import jit_p
 from minijax.interpreters.tracing import DynamicJaxprTracer, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr
@@ -80,20 +80,7 @@ def _jit_linearize(
 
 
 def _jit_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, name: str, **unused: Any) -> list[Any]:
-    linear = [is_undefined_primal(a) for a in args]
-    residuals = [a for a in args if not is_undefined_primal(a)]
-    cts = [ad.instantiate_zeros(ct) for ct in cts]
-    n_res = len(residuals)
-
-    def transposed(*xs: Any) -> list[Any]:
-        res = iter(xs[:n_res])
-        full = [UndefinedPrimal(a.aval) if lin else next(res) for a, lin in zip(args, linear)]
-        cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, full, xs[n_res:])
-        return [ad.instantiate_zeros(ct) for ct, lin in zip(cts_in, linear) if lin]
-
-    t_closed, _ = trace_to_jaxpr(transposed, [get_aval(r) for r in residuals] + [get_aval(c) for c in cts])
-    outs = iter(jit_p.bind(*residuals, *cts, jaxpr=t_closed, name=name))
-    return [next(outs) if lin else None for lin in linear]
+    return ad.transpose_call(jaxpr, args, cts, lambda xs, t: jit_p.bind(*xs, jaxpr=t, name=name))
 
 
 ad.trace_jvp_rules[jit_p] = _jit_jvp

@@ -23,7 +23,7 @@ from minijax import core, tree_util
 from minijax.core import Primitive, ShapedArray, get_aval, set_current_trace
 from minijax.dispatch import eager_rules, run_compiled
 from minijax.interpreters import ad, batching
-from minijax.interpreters.ad import JVPTrace, UndefinedPrimal, Zero, is_undefined_primal
+from minijax.interpreters.ad import JVPTrace, Zero
 from minijax.interpreters.tracing import DebugInfo, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 
@@ -64,20 +64,10 @@ def _remat_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any],
 
 
 def _remat_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
-    linear = [is_undefined_primal(a) for a in args]
-    residuals = [a for a in args if not is_undefined_primal(a)]
-    cts = [ad.instantiate_zeros(ct) for ct in cts]
-    n_res = len(residuals)
+    def bind(xs: Sequence[Any], t: ClosedJaxpr) -> Sequence[Any]:
+        return remat_p.bind(*xs, **{**params, "jaxpr": t, "differentiated": True})  # type: ignore[no-any-return]
 
-    def transposed(*xs: Any) -> list[Any]:
-        res = iter(xs[:n_res])
-        full = [UndefinedPrimal(a.aval) if lin else next(res) for a, lin in zip(args, linear)]
-        cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, full, xs[n_res:])
-        return [ad.instantiate_zeros(ct) for ct, lin in zip(cts_in, linear) if lin]
-
-    t_closed, _ = trace_to_jaxpr(transposed, [get_aval(r) for r in residuals] + [get_aval(c) for c in cts])
-    outs = iter(remat_p.bind(*residuals, *cts, **{**params, "jaxpr": t_closed, "differentiated": True}))
-    return [next(outs) if lin else None for lin in linear]
+    return ad.transpose_call(jaxpr, args, cts, bind)
 
 
 ad.trace_jvp_rules[remat_p] = _remat_jvp
