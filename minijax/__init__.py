@@ -14,6 +14,7 @@ from minijax import (
     nn as nn,
     numpy as numpy,
     primitives as _primitives,  # noqa: F401  (registers every primitive)
+    random as random,
     tree as tree,
     tree_util as tree_util,
     typing as typing,

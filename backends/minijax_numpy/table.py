@@ -29,7 +29,7 @@ HIGHER_ORDER: dict[str, Callable[[NumpyBackend, dict[str, Any]], Callable[..., A
 # specialisation must compute exactly what IMPLS[name] computes.
 SPECIALIZERS: dict[str, Callable[[Sequence[ShapedArray]], Callable[..., Any] | None]] = {}
 
-FAMILIES = ("elementwise", "structural", "reductions", "autodiff", "callbacks", "collectives", "higher_order", "cond", "while_loop", "scan")
+FAMILIES = ("elementwise", "structural", "reductions", "indexing", "sorting", "random", "linalg", "autodiff", "callbacks", "collectives", "higher_order", "cond", "while_loop", "scan")
 
 _loaded = False
 

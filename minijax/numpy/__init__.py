@@ -14,11 +14,13 @@ Modules: ``scalar_types`` (``jnp.float32``, ``jnp.ndarray``, dtype helpers),
 their operators and methods.
 """
 
-from minijax.numpy import array_methods as _array_methods, indexing as indexing
+from minijax.numpy import array_methods as _array_methods, indexing as indexing, linalg as linalg
 from minijax.numpy.creation import *  # noqa: F403
+from minijax.numpy.matrix_ops import *  # noqa: F403
 from minijax.numpy.reductions import *  # noqa: F403
 from minijax.numpy.scalar_types import *  # noqa: F403
 from minijax.numpy.shape_ops import *  # noqa: F403
+from minijax.numpy.sorting import *  # noqa: F403
 from minijax.numpy.tensor_contractions import *  # noqa: F403
 from minijax.numpy.ufuncs import *  # noqa: F403
 from minijax.numpy.ufuncs_math import *  # noqa: F403

@@ -5,8 +5,12 @@ from minijax.primitives import (
     callbacks as callbacks,
     collectives as collectives,
     elementwise as elementwise,
+    indexing as indexing,
+    linalg as linalg,
+    random as random,
     reductions as reductions,
+    sorting as sorting,
     structural as structural,
 )
 
-__all__ = ["autodiff", "callbacks", "collectives", "elementwise", "reductions", "structural"]
+__all__ = ["autodiff", "callbacks", "collectives", "elementwise", "indexing", "linalg", "random", "reductions", "sorting", "structural"]

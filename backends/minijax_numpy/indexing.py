@@ -1,0 +1,1 @@
+"""NumPy implementations of gather and scatter."""

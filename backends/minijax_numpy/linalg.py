@@ -1,0 +1,1 @@
+"""NumPy implementations of the linear-algebra primitives."""

@@ -1,0 +1,1 @@
+"""NumPy implementation of threefry2x32 (and random_bits' helpers)."""

@@ -1,0 +1,1 @@
+"""NumPy implementations of sort, top_k and the cumulative primitives."""

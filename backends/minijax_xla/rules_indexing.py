@@ -1,0 +1,1 @@
+"""XLA lowerings for the indexing primitives (issue 7)."""

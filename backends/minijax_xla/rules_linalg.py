@@ -1,0 +1,1 @@
+"""XLA lowerings for the linalg primitives (issue 7)."""

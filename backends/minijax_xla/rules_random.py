@@ -1,0 +1,1 @@
+"""XLA lowerings for the random primitives (issue 7)."""

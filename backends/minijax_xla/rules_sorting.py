@@ -1,0 +1,1 @@
+"""XLA lowerings for the sorting primitives (issue 7)."""

@@ -1,0 +1,1 @@
+"""``jax.nn.initializers`` (issue 7)."""

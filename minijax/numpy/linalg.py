@@ -1,0 +1,3 @@
+"""``jnp.linalg`` (issue 7)."""
+
+__all__: list[str] = []

@@ -1,0 +1,1 @@
+"""gather and scatter primitives (issue 7)."""

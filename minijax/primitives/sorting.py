@@ -1,0 +1,1 @@
+"""sort, top_k and the cumulative primitives (issue 7)."""

@@ -1,0 +1,3 @@
+"""``jax.random`` (issue 7)."""
+
+__all__: list[str] = []
