@@ -1,0 +1,7 @@
+"""Samplers for the indexing primitives (see ``minijax.testing.samplers``)."""
+
+from __future__ import annotations
+
+from minijax.testing.cases import Sampler
+
+SAMPLERS: dict[str, Sampler] = {}
