@@ -423,6 +423,27 @@ WORKLOADS: dict[str, tuple[Setup, str, str]] = {
 }
 
 
+def _extend_from_area_modules() -> None:
+    """Add the workloads of ``workloads_<area>.py`` files beside this one.
+
+    Each such module defines its own ``WORKLOADS`` dict in the same form and
+    may import ``Lib`` from here; areas (indexing, random, ...) keep their
+    workloads next to each other rather than in one long file.
+    """
+    import importlib
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    if str(here) not in sys.path:
+        sys.path.insert(0, str(here))
+    for path in sorted(here.glob("workloads_*.py")):
+        module = importlib.import_module(path.stem)
+        WORKLOADS.update(module.WORKLOADS)
+
+
+_extend_from_area_modules()
+
+
 def _count_eqns(jaxpr: Any) -> int:
     """Equations, counting those of nested jaxprs too."""
     total = 0
