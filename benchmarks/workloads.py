@@ -426,9 +426,9 @@ WORKLOADS: dict[str, tuple[Setup, str, str]] = {
 def _extend_from_area_modules() -> None:
     """Add the workloads of ``workloads_<area>.py`` files beside this one.
 
-    Each such module defines its own ``WORKLOADS`` dict in the same form and
-    may import ``Lib`` from here; areas (indexing, random, ...) keep their
-    workloads next to each other rather than in one long file.
+    Each such module defines its own ``WORKLOADS`` dict in the same form. It
+    must not import this module (this file also runs as ``__main__``): its
+    setups take the ``Lib`` as ``Any`` and use ``lib.jax`` / ``lib.jnp``.
     """
     import importlib
     from pathlib import Path
