@@ -280,7 +280,7 @@ def test_xla_honours_the_host_device_count_flag_and_jax_platforms() -> None:
     lines = out.splitlines()
     assert lines[0] == "[CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2)] 3 3 cpu"
     assert lines[1] == "[1.0, 3.0, 5.0] [2] True"
-    assert "  xla: platform cpu, priority -10, devices [CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2)]" in lines
+    assert "  xla: platform cpu, priority 10, devices [CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2)]" in lines
     assert "default device: CpuDevice(id=0) of the 'xla' backend" in lines
 
 

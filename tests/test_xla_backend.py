@@ -73,7 +73,7 @@ def test_devices() -> None:
     assert devices[0].platform == "cpu" and devices[0].id == 0
     assert devices[0].backend is XLA
     assert XLA.name == "xla" and XLA.platform == "cpu"
-    assert XLA.priority < NUMPY.priority  # not the default yet
+    assert XLA.priority > NUMPY.priority  # XLA is the default wherever jaxlib imports
     assert repr(devices[0]) == "CpuDevice(id=0)"
 
 
@@ -84,7 +84,7 @@ def test_info_lists_xla_when_registered() -> None:
 
     out = io.StringIO()
     info(out)
-    assert "xla: platform cpu, priority -10, devices [CpuDevice(id=0)]" in out.getvalue()
+    assert "xla: platform cpu, priority 10, devices [CpuDevice(id=0)]" in out.getvalue()
 
 
 # --- put / get -------------------------------------------------------------------
@@ -375,5 +375,9 @@ def test_the_default_backend_is_chosen_by_flag_and_environment() -> None:
         assert jnp.ones(2)._backend is get_backend("numpy")
     program = "import minijax.numpy as jnp; print(jnp.ones(2)._backend.name)"
     env = {**__import__("os").environ, "MINIJAX_BACKEND": "xla"}
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "xla", out.stderr
+    # With neither flag nor variable, XLA is the default because jaxlib imports here.
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("MINIJAX_BACKEND", "JAX_PLATFORMS")}
     out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "xla", out.stderr

@@ -168,8 +168,8 @@ def _write_atomically(path: str, blob: bytes) -> None:
 class XlaBackend(Backend):
     name = "xla"
     platform = "cpu"
-    # Below numpy (0) until every primitive has a lowering rule.
-    priority = -10
+    # Above numpy (0): XLA is the default wherever jaxlib imports (issue 3).
+    priority = 10
 
     def __init__(self, num_cpu_devices: int | None = None) -> None:
         load_rules()
