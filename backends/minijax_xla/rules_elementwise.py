@@ -32,6 +32,7 @@ from jaxlib.mlir.dialects import chlo, stablehlo as hlo
 
 from minijax import dtypes
 from minijax.core import ShapedArray
+from minijax_xla import jaxlib_api
 from minijax_xla.lowering import LoweringRuleContext, constant, ir_type, register
 
 Value = Any  # an ir.Value (the bindings' generic Value[...] types are not worth spelling out)
@@ -98,7 +99,7 @@ _UNARY_OPS: dict[str, Callable[..., Value]] = {
     "asin": chlo.asin, "acos": chlo.acos, "atan": chlo.atan, "sinh": chlo.sinh,
     "cosh": chlo.cosh, "asinh": chlo.asinh, "acosh": chlo.acosh, "atanh": chlo.atanh,
     "erf": chlo.erf, "erfc": chlo.erfc, "erf_inv": chlo.erf_inv, "lgamma": chlo.lgamma,
-    "digamma": chlo.digamma,
+    "digamma": jaxlib_api.digamma,
 }  # fmt: skip
 
 # Binary primitives that are one op on operands of the result's shape.
