@@ -29,7 +29,6 @@ jax-101-accelerated-numpy.ko.md
            (j101_linear_regression runs the rest of 240-287)
 faq.ko.rst
   323-325  device_put(1, jax.devices()[2])              three devices (run on devices()[0])
-  497, 518 jax.pmap(update_fn, donate_argnums=...)      pmap
   578-580  my_log_or_y: the page's code does not parse (unbalanced parentheses)
 jax-as-accelerated-numpy-notes.ko.md: every example is in a script.
 study-plan.ko.md: a table of topics, no code.

@@ -1,0 +1,108 @@
+"""``pmap``: map a function over a leading axis, one slice per device, as ``jax.pmap``.
+
+minijax has no SPMD partitioner, so a pmapped function is compiled once as
+``jit(vmap(fun, axis_name=...))`` and runs on one device: the values, the
+collectives over ``axis_name`` (``psum``, ``all_gather``, ...), buffer
+donation and the jaxpr's math are JAX's; what differs is placement (JAX puts
+slice ``i`` on device ``i``). As in JAX, the mapped axis may not be longer
+than the number of devices: ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
+(or the ``jax_num_cpu_devices`` flag) gives the XLA backend N CPU devices.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from minijax import api, core, tree_util
+from minijax.interpreters.jit import jit
+from minijax.vectorization import vmap
+
+
+def _argnums(value: int | Iterable[int]) -> tuple[int, ...]:
+    return (value,) if isinstance(value, int) else tuple(value)
+
+
+def pmap(
+    fun: Callable[..., Any],
+    axis_name: Any = None,
+    *,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    static_broadcasted_argnums: int | Iterable[int] = (),
+    devices: Sequence[Any] | None = None,
+    backend: str | None = None,
+    axis_size: int | None = None,
+    donate_argnums: int | Iterable[int] = (),
+) -> Callable[..., Any]:
+    """Map ``fun`` over the leading axis (``in_axes``) of its arguments, with ``axis_name`` bound."""
+    static = _argnums(static_broadcasted_argnums)
+    donated = _argnums(donate_argnums)
+    if set(static) & set(donated):
+        raise ValueError(f"pmap: an argument cannot be both static and donated, got static_broadcasted_argnums={static} and donate_argnums={donated}")
+    compiled: dict[tuple[Any, ...], Any] = {}
+
+    @functools.wraps(fun)
+    def pmapped(*args: Any, **kwargs: Any) -> Any:
+        for i in static:
+            if not -len(args) <= i < len(args):
+                raise ValueError(f"pmap: static_broadcasted_argnums {static} out of range for {len(args)} positional arguments")
+        static_positions = {i % len(args) for i in static}
+        static_values = tuple((i, args[i]) for i in sorted(static_positions))
+        dynamic = [a for i, a in enumerate(args) if i not in static_positions]
+        axes = in_axes
+        if isinstance(in_axes, (tuple, list)):
+            if len(in_axes) != len(args):
+                raise ValueError(
+                    f"pmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
+                    f"arguments passed to the function, but got len(in_axes)={len(in_axes)}, len(args)={len(args)}"
+                )
+            axes = tuple(a for i, a in enumerate(in_axes) if i not in static_positions)
+        size = _mapped_size(dynamic, kwargs, axes, axis_size)
+        available = list(devices) if devices is not None else api.local_devices(backend=backend)
+        if size is not None and size > len(available):
+            raise ValueError(
+                f"pmap: the mapped axis has size {size}, but only {len(available)} device(s) are available "
+                f"({available}). A pmapped axis may not be longer than the device count; give the XLA backend more "
+                "CPU devices with XLA_FLAGS=--xla_force_host_platform_device_count=N, or use vmap."
+            )
+        key = (len(args), static_values)
+        run = compiled.get(key)
+        if run is None:
+
+            def body(*dyn: Any, **kw: Any) -> Any:
+                full = list(dyn)
+                for i, value in static_values:
+                    full.insert(i, value)
+                return fun(*full, **kw)
+
+            # Donated positions are renumbered over the dynamic arguments; as in
+            # JAX, arguments passed by keyword are never donated.
+            positions = [d % len(args) for d in donated if -len(args) <= d < len(args)]
+            dyn_donated = tuple(i - sum(1 for s in static_positions if s < i) for i in positions)
+            run = jit(vmap(body, in_axes=axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size),
+                      donate_argnums=dyn_donated, backend=backend)
+            compiled[key] = run
+        return run(*dynamic, **kwargs)
+
+    return pmapped
+
+
+def _mapped_size(args: Sequence[Any], kwargs: dict[str, Any], in_axes: Any, axis_size: int | None) -> int | None:
+    """The length of the mapped axis, where plain int axes show it (vmap reports inconsistent sizes)."""
+    if not isinstance(in_axes, tuple):
+        in_axes = (in_axes,) * len(args)
+    for arg, axis in zip(args, in_axes):
+        if axis is None:
+            continue
+        leaves = tree_util.tree_leaves(arg)
+        for leaf in leaves:
+            if core.is_array_like(leaf):
+                shape = core.get_aval(leaf).shape
+                if isinstance(axis, int) and shape and -len(shape) <= axis < len(shape):
+                    return int(shape[axis])
+    for leaf in tree_util.tree_leaves(kwargs):
+        if core.is_array_like(leaf) and core.get_aval(leaf).shape:
+            return int(core.get_aval(leaf).shape[0])
+    return axis_size
