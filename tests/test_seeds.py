@@ -215,7 +215,7 @@ def test_every_script_has_an_expected_output() -> None:
     for script in SCRIPTS:
         assert script.with_suffix(".out").is_file(), f"{script.name} has no expected output {script.stem}.out"
         assert script.read_text(encoding="utf-8").count("# Seed: ") == 1, f"{script.name} must name its seed lines"
-    outs = {p.stem for p in SEEDS.glob("*.out")}
+    outs = {VERSIONED_OUTPUT.sub("", p.name).removesuffix(".out") for p in SEEDS.glob("*.out")}
     assert outs == {p.stem for p in SCRIPTS}, f"expected outputs without a script: {outs - {p.stem for p in SCRIPTS}}"
 
 
