@@ -71,3 +71,9 @@ def test_the_312_leg_installs_and_runs_the_readme_test_command() -> None:
     assert lines[activate:].index(install) < lines[activate:].index(test)
     # The interpreter is looked for before the first leg, so a missing one fails fast.
     assert lines.index('python312="$(find_python312)"') < lines.index(install)
+
+
+def test_the_312_leg_runs_unless_switched_off() -> None:
+    text = CI.read_text(encoding="utf-8")
+    assert 'if [ "${MINIJAX_CI_PY312:-1}" = "1" ]; then' in text  # on by default
+    assert 'python -m pytest -q -n 2' in text.split("Python 3.12 with the newest jaxlib")[1]
