@@ -95,8 +95,11 @@ open_jaxpr_params: set[tuple[str, str]] = set()
 # --- reading characters --------------------------------------------------------------
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Primitive names may contain dashes (JAX's `scatter-add`).
+_PRIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _VAR = re.compile(r"[a-z]+|_")
-_TYPE = re.compile(r"([a-z]+[0-9]*)\[([0-9,]*)\]")
+# A dtype is a short name (``f32``) or an extended dtype's name (``key<fry>``).
+_TYPE = re.compile(r"([a-z]+[0-9]*|key<[a-z0-9]+>)\[([0-9,]*)\]")
 _LITERAL = re.compile(r"(-?inf|nan|True|False|-?[0-9][0-9.]*(?:e[+-]?[0-9]+)?):")
 _INT = re.compile(r"-?[0-9]+")
 _KWARG = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
@@ -423,7 +426,7 @@ def _parse_eqn(r: _Reader, scope: _Scope, ctx: _Context, eqn_column: int) -> Jax
         while not r.at("="):
             binders.append(_parse_binder(r))
         r.expect("=")
-    prim_match = r.require(_IDENT, "a primitive name")
+    prim_match = r.require(_PRIM_NAME, "a primitive name")
     prim = primitive_registry.get(prim_match.group())
     if prim is None:
         raise r.error(

@@ -436,10 +436,13 @@ def test_where_weak_types_and_forms():
     check(jnp.where(True, 1.0, 2), np.array(1.0, np.float32), weak=True)
     c = dev(np.array([True, False]))
     check(jnp.where(c, 1.0, dev(np.zeros(2, np.int8))), np.array([1, 0], np.float32), weak=True)
-    with pytest.raises(NotImplementedError, match="size"):
-        jnp.where(c)
-    with pytest.raises(NotImplementedError, match="size"):
-        jnp.where(c, size=2)
+    # One argument: jnp.nonzero.
+    (idx,) = jnp.where(c)
+    np.testing.assert_array_equal(np.asarray(idx), [0])
+    (idx,) = jnp.where(c, size=2, fill_value=7)
+    np.testing.assert_array_equal(np.asarray(idx), [0, 7])
+    with pytest.raises(TypeError, match="where requires ndarray or scalar arguments"):
+        jnp.where(c, 1.0)
     with pytest.raises(ConcretizationTypeError, match="size argument of jnp.nonzero must be statically specified"):
         jax.jit(lambda v: jnp.where(v))(c)
     with pytest.raises(TypeError, match="got <class 'NoneType'> at position 2"):

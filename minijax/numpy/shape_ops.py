@@ -653,19 +653,12 @@ def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /, *, 
           fill_value: Any = None) -> Any:
     """``jnp.where(condition, x, y)``: elements of ``x`` where ``condition`` holds, else of ``y``.
 
-    The one-argument form (``jnp.nonzero``) is not supported yet.
+    With one argument it is ``jnp.nonzero(condition, size=size, fill_value=fill_value)``.
     """
     if x is None and y is None:
-        if isinstance(condition, core.Tracer) and size is None and condition.to_concrete_value() is None:
-            raise ConcretizationTypeError(
-                condition,
-                "The size argument of jnp.nonzero must be statically specified to use jnp.nonzero "
-                "within JAX transformations.",
-            )
-        raise NotImplementedError(
-            "jnp.where(condition) with one argument (jnp.nonzero) is not supported by minijax yet, "
-            f"with or without `size` (got size={size}); use the three-argument form jnp.where(condition, x, y)."
-        )
+        from minijax.numpy.sorting import nonzero  # sorting builds on shape_ops
+
+        return nonzero(condition, size=size, fill_value=fill_value)
     if size is not None or fill_value is not None:
         raise ValueError("size and fill_value arguments cannot be used in three-term where function.")
     check_arraylike("where", condition, x, y)
