@@ -54,6 +54,7 @@ from minijax.interpreters import jit_rules as _jit_rules  # noqa: F401  (jit's a
 from minijax.interpreters.custom import custom_jvp as custom_jvp, custom_vjp as custom_vjp
 from minijax.interpreters.jit import jit as jit
 from minijax.interpreters.remat import checkpoint as checkpoint, remat as remat
+from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap
 from minijax.vectorization import vmap as vmap
 
