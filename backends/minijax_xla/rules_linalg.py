@@ -1,1 +1,413 @@
-"""XLA lowerings for the linalg primitives (issue 7)."""
+"""XLA lowerings of the linalg primitives: calls of jaxlib's LAPACK kernels (``lapack.py``).
+
+Each decomposition is one typed-FFI custom call on the whole batch of
+matrices (potrf, trsm, getrf, geqrf + orgqr, syevd, gesdd/gesvd), wrapped in
+the few StableHLO ops that give the results the meaning
+``spec/primitives/linalg.md`` states and the NumPy backend computes:
+
+* float16/bfloat16 operands are converted to float32 around the call;
+* a failure LAPACK reports (``info != 0``), or a non-finite element in the
+  part of the matrix cholesky/eigh/svd read, makes that matrix's results NaN;
+* cholesky's factor has zeros above the diagonal (potrf leaves the input
+  there), qr's R zeros below it, LU pivots are 0-based;
+* empty matrices never reach LAPACK: their (empty or identity) results are
+  constants.
+
+``lu_pivots_to_permutation`` (and the permutation ``lu`` returns) is a
+``stablehlo.while`` over the row swaps, each swap a few elementwise selects
+over the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from minijax.primitives.linalg import SvdAlgorithm
+from minijax_xla import lapack
+from minijax_xla.jaxlib_api import tensor_type
+from minijax_xla.lowering import LoweringRuleContext, constant, register
+
+Value = Any  # an ir.Value
+DType = np.dtype[Any]
+Shape = tuple[int, ...]
+
+_I32 = np.dtype(np.int32)
+_F32 = np.dtype(np.float32)
+_BOOL = np.dtype(np.bool_)
+
+
+# ---------------------------------------------------------------------------
+# Small StableHLO helpers
+
+
+def _working(dtype: DType) -> DType:
+    """The dtype LAPACK computes ``dtype`` in: float32 for float16/bfloat16."""
+    return dtype if dtype in (np.float32, np.float64) else _F32
+
+
+def _convert(x: Value, shape: Shape, src: DType, dst: DType) -> Value:
+    return x if src == dst else hlo.convert(tensor_type(shape, dst), x)
+
+
+def _full(value: Any, dtype: DType, shape: Shape) -> Value:
+    """``value`` broadcast to ``shape``."""
+    scalar = constant(value, dtype)
+    return scalar if not shape else hlo.broadcast_in_dim(tensor_type(shape, dtype), scalar, [])
+
+
+def _broadcast_leading(x: Value, from_shape: Shape, shape: Shape, dtype: DType) -> Value:
+    """``x`` (of ``from_shape``, a prefix of ``shape`` up to size-1 axes) broadcast to ``shape``."""
+    if tuple(from_shape) == tuple(shape):
+        return x
+    return hlo.broadcast_in_dim(tensor_type(shape, dtype), x, list(range(len(from_shape))))
+
+
+def _compare(a: Value, b: Value, direction: str, kind: str) -> Value:
+    return hlo.compare(a, b, hlo.ComparisonDirectionAttr.get(direction), compare_type=hlo.ComparisonTypeAttr.get(kind))
+
+
+def _iota(shape: Shape, dimension: int) -> Value:
+    return hlo.iota(tensor_type(shape, _I32), dimension)
+
+
+def _triangle_mask(shape: Shape, lower: bool, k: int = 0) -> Value:
+    """bool[shape]: True on and below diagonal ``k`` (``lower``), or on and above it."""
+    nd = len(shape)
+    rows, cols = _iota(shape, nd - 2), _iota(shape, nd - 1)
+    shifted = hlo.add(rows, _full(k, _I32, shape))
+    return _compare(shifted, cols, "GE" if lower else "LE", "SIGNED")
+
+
+def _reduce(x: Value, init: Value, dtype: DType, out_shape: Shape, axes: Sequence[int], combine: Callable[[Value, Value], Value]) -> Value:
+    op = hlo.ReduceOp([tensor_type(out_shape, dtype)], [x], [init], [int(a) for a in axes])
+    scalar = tensor_type((), dtype)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([combine(*block.arguments)])
+    return op.results[0]
+
+
+def _all_finite(x: Value, shape: Shape) -> Value:
+    """bool[batch]: whether each matrix (the last two axes) is finite everywhere."""
+    nd = len(shape)
+    finite = hlo.is_finite(x)
+    return _reduce(finite, constant(True, _BOOL), _BOOL, shape[:-2], (nd - 2, nd - 1), hlo.and_)
+
+
+def _nan_unless(ok: Value, x: Value, batch: Shape, shape: Shape, dtype: DType) -> Value:
+    """x where the batch element is ``ok``, NaN everywhere in the others."""
+    mask = _broadcast_leading(ok, batch, shape, _BOOL)
+    return hlo.select(mask, x, _full(np.nan, dtype, shape))
+
+
+def _slice_last(x: Value, shape: Shape, axis_from_end: int, start: int, stop: int) -> Value:
+    """x restricted to [start, stop) along axis ``-axis_from_end``."""
+    nd = len(shape)
+    axis = nd - axis_from_end
+    starts = [0] * nd
+    limits = list(shape)
+    starts[axis], limits[axis] = start, stop
+    return hlo.slice(x, starts, limits, [1] * nd)
+
+
+def _info_ok(info: Value, batch: Shape, direction: str = "EQ") -> Value:
+    return _compare(info, _full(0, _I32, batch), direction, "SIGNED")
+
+
+def _matrix_io(rank: int, count: int) -> list[tuple[int, ...]]:
+    return [lapack.matrix_layout(rank)] * count
+
+
+def _cpu_only(ctx: LoweringRuleContext, name: str) -> None:
+    """The LAPACK kernels run on the host: a module compiled for a GPU cannot call them."""
+    platform = getattr(ctx.module_context, "platform", "cpu")
+    if platform != "cpu":
+        raise NotImplementedError(f"{name} is not implemented on {platform} by minijax's xla backend (CPU only)")
+
+
+# ---------------------------------------------------------------------------
+# cholesky: potrf, lower
+
+
+@register("cholesky")
+def _cholesky(ctx: LoweringRuleContext, x: Value) -> list[Value]:
+    _cpu_only(ctx, "cholesky")
+    (aval,) = ctx.avals_in
+    shape, batch = aval.shape, aval.shape[:-2]
+    dt = _working(aval.dtype)
+    if aval.size == 0:
+        return [x]
+    x = _convert(x, shape, aval.dtype, dt)
+    lower = _triangle_mask(shape, lower=True)
+    read = hlo.select(lower, x, _full(0, dt, shape))
+    factor, info = lapack.call(
+        lapack.target_name("potrf", dt), [x], [tensor_type(shape, dt), tensor_type(batch, _I32)],
+        operand_layouts=_matrix_io(len(shape), 1),
+        result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(batch))],
+        attributes={"uplo": lapack.char_attr("L")}, aliases={0: 0},
+    )  # fmt: skip
+    ok = hlo.and_(_info_ok(info, batch), _all_finite(read, shape))
+    factor = hlo.select(lower, factor, _full(0, dt, shape))  # potrf leaves the upper triangle as it was
+    return [_convert(_nan_unless(ok, factor, batch, shape, dt), shape, dt, aval.dtype)]
+
+
+# ---------------------------------------------------------------------------
+# triangular_solve: trsm
+
+
+@register("triangular_solve")
+def _triangular_solve(
+    ctx: LoweringRuleContext, a: Value, b: Value, *, left_side: bool, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
+) -> list[Value]:
+    _cpu_only(ctx, "triangular_solve")
+    a_aval, b_aval = ctx.avals_in
+    if a_aval.size == 0 or b_aval.size == 0:  # nothing to solve: b is empty too
+        return [b] if b_aval.size == 0 else [_full(0, b_aval.dtype, b_aval.shape)]
+    dt = _working(b_aval.dtype)
+    a = _convert(a, a_aval.shape, a_aval.dtype, dt)
+    b = _convert(b, b_aval.shape, b_aval.dtype, dt)
+    (out,) = lapack.call(
+        lapack.target_name("trsm", dt), [a, b], [tensor_type(b_aval.shape, dt)],
+        operand_layouts=_matrix_io(a_aval.ndim, 2), result_layouts=_matrix_io(b_aval.ndim, 1),
+        attributes={
+            "side": lapack.char_attr("L" if left_side else "R"),
+            "uplo": lapack.char_attr("L" if lower else "U"),
+            "trans_x": lapack.char_attr("T" if transpose_a else "N"),
+            "diag": lapack.char_attr("U" if unit_diagonal else "N"),
+        },
+        aliases={0: 1},
+    )  # fmt: skip
+    return [_convert(out, b_aval.shape, dt, b_aval.dtype)]
+
+
+# ---------------------------------------------------------------------------
+# lu: getrf; the permutation from the pivots
+
+
+def _pivots_to_permutation(pivots: Value, batch: Shape, k: int, size: int) -> Value:
+    """The permutation the row swaps ``pivots`` (int32[*batch, k]) make of ``range(size)``.
+
+    A while loop over the k swaps. Swap i exchanges entries i and j =
+    pivots[..., i] of every permutation in the batch: a negative j counts
+    from the end, reading clamps j into range and writing out of range is
+    dropped (what JAX's loop does with ``.at[j].set``). Each read and write
+    is a select against an iota, so the batch needs no gather.
+    """
+    shape = (*batch, size)
+    nd = len(shape)
+    start = _iota(shape, nd - 1)
+    if k == 0 or size == 0 or int(np.prod(shape)) == 0:
+        return start
+    scalar = tensor_type((), _I32)
+    types = [scalar, tensor_type(shape, _I32), tensor_type((*batch, k), _I32)]
+    loop = hlo.WhileOp(types, [constant(0, _I32), start, pivots])
+
+    cond = loop.regions[0].blocks.append(*types)
+    with ir.InsertionPoint(cond):
+        hlo.return_([_compare(cond.arguments[0], constant(k, _I32), "LT", "SIGNED")])
+
+    body = loop.regions[1].blocks.append(*types)
+    with ir.InsertionPoint(body):
+        i, perm, piv = body.arguments
+        one_shape = (*batch, 1)
+        zeros = [constant(0, _I32)] * len(batch)
+
+        def spread(v: Value) -> Value:  # int32[*batch, 1] -> int32[*batch, size]
+            return hlo.broadcast_in_dim(tensor_type(shape, _I32), v, list(range(nd)))
+
+        def full(value: int) -> Value:
+            return _full(value, _I32, one_shape)
+
+        position = _iota(shape, nd - 1)
+        j = hlo.dynamic_slice(piv, [*zeros, i], list(one_shape))
+        j = hlo.select(_compare(j, full(0), "LT", "SIGNED"), hlo.add(j, full(size)), j)
+        clamped = hlo.clamp(full(0), j, full(size - 1))
+        x = hlo.dynamic_slice(perm, [*zeros, i], list(one_shape))
+        at_j = _compare(position, spread(clamped), "EQ", "SIGNED")
+        picked = hlo.select(at_j, perm, _full(0, _I32, shape))
+        y = hlo.reshape(tensor_type(one_shape, _I32), _reduce(picked, constant(0, _I32), _I32, batch, (nd - 1,), hlo.add))
+        i_shape = hlo.broadcast_in_dim(tensor_type(shape, _I32), i, [])
+        perm = hlo.select(_compare(position, i_shape, "EQ", "SIGNED"), spread(y), perm)
+        inside = hlo.and_(_compare(j, full(0), "GE", "SIGNED"), _compare(j, full(size), "LT", "SIGNED"))
+        write = hlo.and_(_compare(position, spread(j), "EQ", "SIGNED"), hlo.broadcast_in_dim(tensor_type(shape, _BOOL), inside, list(range(nd))))
+        perm = hlo.select(write, spread(x), perm)
+        hlo.return_([hlo.add(i, constant(1, _I32)), perm, piv])
+    return loop.results[1]
+
+
+@register("lu_pivots_to_permutation")
+def _lu_pivots_to_permutation(ctx: LoweringRuleContext, pivots: Value, *, permutation_size: int) -> list[Value]:
+    (aval,) = ctx.avals_in
+    return [_pivots_to_permutation(pivots, aval.shape[:-1], aval.shape[-1], int(permutation_size))]
+
+
+@register("lu")
+def _lu(ctx: LoweringRuleContext, x: Value) -> list[Value]:
+    _cpu_only(ctx, "lu")
+    (aval,) = ctx.avals_in
+    shape = aval.shape
+    *batch_list, m, n = shape
+    batch = tuple(batch_list)
+    k = min(m, n)
+    if aval.size == 0:
+        return [x, _full(0, _I32, (*batch, k)), _pivots_to_permutation(_full(0, _I32, (*batch, k)), batch, 0, m)]
+    dt = _working(aval.dtype)
+    x = _convert(x, shape, aval.dtype, dt)
+    lu, ipiv, info = lapack.call(
+        lapack.target_name("getrf", dt), [x],
+        [tensor_type(shape, dt), tensor_type((*batch, k), _I32), tensor_type(batch, _I32)],
+        operand_layouts=_matrix_io(len(shape), 1),
+        result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(batch) + 1), lapack.row_major_layout(len(batch))],
+        aliases={0: 0},
+    )  # fmt: skip
+    pivots = hlo.subtract(ipiv, _full(1, _I32, (*batch, k)))  # LAPACK counts rows from 1
+    # info > 0 only says that U is singular (a zero pivot): the factors are still right.
+    lu = _nan_unless(_info_ok(info, batch, "GE"), lu, batch, shape, dt)
+    return [_convert(lu, shape, dt, aval.dtype), pivots, _pivots_to_permutation(pivots, batch, k, m)]
+
+
+# ---------------------------------------------------------------------------
+# qr: geqrf, then orgqr builds Q from the Householder reflectors
+
+
+def _eye(shape: Shape, dtype: DType) -> Value:
+    nd = len(shape)
+    same = _compare(_iota(shape, nd - 2), _iota(shape, nd - 1), "EQ", "SIGNED")
+    return hlo.select(same, _full(1, dtype, shape), _full(0, dtype, shape))
+
+
+def _orgqr(a: Value, a_shape: Shape, taus: Value, taus_shape: Shape, dt: DType) -> Value:
+    (q,) = lapack.call(
+        lapack.target_name("orgqr", dt), [a, taus], [tensor_type(a_shape, dt)],
+        operand_layouts=[lapack.matrix_layout(len(a_shape)), lapack.row_major_layout(len(taus_shape))],
+        result_layouts=_matrix_io(len(a_shape), 1), aliases={0: 0},
+    )  # fmt: skip
+    return q
+
+
+@register("qr")
+def _qr(ctx: LoweringRuleContext, x: Value, *, pivoting: bool, full_matrices: bool, use_magma: Any) -> list[Value]:
+    _cpu_only(ctx, "qr")
+    (aval,) = ctx.avals_in
+    q_aval, r_aval = ctx.avals_out
+    shape = aval.shape
+    *batch_list, m, n = shape
+    batch = tuple(batch_list)
+    if aval.size == 0:  # Q is the identity's first columns, R is empty or zero
+        return [_eye(q_aval.shape, aval.dtype), _full(0, aval.dtype, r_aval.shape)]
+    dt = _working(aval.dtype)
+    x = _convert(x, shape, aval.dtype, dt)
+    k = min(m, n)
+    taus_shape = (*batch, k)
+    r, taus = lapack.call(
+        lapack.target_name("geqrf", dt), [x], [tensor_type(shape, dt), tensor_type(taus_shape, dt)],
+        operand_layouts=_matrix_io(len(shape), 1),
+        result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(taus_shape))], aliases={0: 0},
+    )  # fmt: skip
+    nd = len(shape)
+    if m < n:  # Q from the first m columns; R is all of r
+        square = (*batch, m, m)
+        q = _orgqr(_slice_last(r, shape, 1, 0, m), square, taus, taus_shape, dt)
+    elif full_matrices:  # pad the reflectors to m columns for a square Q
+        padded = (*batch, m, m)
+        zero = constant(0, dt)
+        q_in = hlo.pad(r, zero, [0] * nd, [0] * (nd - 1) + [m - n], [0] * nd)
+        q = _orgqr(q_in, padded, taus, taus_shape, dt)
+    else:
+        q = _orgqr(r, shape, taus, taus_shape, dt)
+        r = _slice_last(r, shape, 2, 0, n)
+    r_shape = r_aval.shape
+    r = hlo.select(_triangle_mask(r_shape, lower=False), r, _full(0, dt, r_shape))
+    return [_convert(q, q_aval.shape, dt, aval.dtype), _convert(r, r_shape, dt, aval.dtype)]
+
+
+# ---------------------------------------------------------------------------
+# eigh: syevd
+
+
+@register("eigh")
+def _eigh(ctx: LoweringRuleContext, x: Value, *, lower: bool, sort_eigenvalues: bool, subset_by_index: Any, algorithm: Any) -> list[Value]:
+    _cpu_only(ctx, "eigh")
+    (aval,) = ctx.avals_in
+    v_aval, w_aval = ctx.avals_out
+    shape = aval.shape
+    batch, n = shape[:-2], shape[-1]
+    if aval.size == 0:
+        return [_full(0, aval.dtype, v_aval.shape), _full(0, aval.dtype, w_aval.shape)]
+    dt = _working(aval.dtype)
+    x = _convert(x, shape, aval.dtype, dt)
+    read = hlo.select(_triangle_mask(shape, lower), x, _full(0, dt, shape))
+    v, w, info = lapack.call(
+        lapack.target_name("syevd", dt), [x],
+        [tensor_type(shape, dt), tensor_type((*batch, n), dt), tensor_type(batch, _I32)],
+        operand_layouts=_matrix_io(len(shape), 1),
+        result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(batch) + 1), lapack.row_major_layout(len(batch))],
+        attributes={"mode": lapack.char_attr("V"), "uplo": lapack.char_attr("L" if lower else "U")}, aliases={0: 0},
+    )  # fmt: skip
+    ok = hlo.and_(_info_ok(info, batch), _all_finite(read, shape))
+    v = _nan_unless(ok, v, batch, shape, dt)
+    w = _nan_unless(ok, w, batch, (*batch, n), dt)
+    if subset_by_index is not None:  # syevd computes them all (sorted ascending): keep the range asked
+        start, end = subset_by_index
+        v = _slice_last(v, shape, 1, start, end)
+        w = _slice_last(w, (*batch, n), 1, start, end)
+    return [_convert(v, v_aval.shape, dt, aval.dtype), _convert(w, w_aval.shape, dt, aval.dtype)]
+
+
+# ---------------------------------------------------------------------------
+# svd: gesdd (divide and conquer, the default) or gesvd (QR iteration)
+
+
+def _svd_target(algorithm: Any, dt: DType) -> str:
+    return lapack.target_name("gesvd" if algorithm == SvdAlgorithm.QR else "gesdd", dt)
+
+
+@register("svd")
+def _svd(ctx: LoweringRuleContext, x: Value, *, full_matrices: bool, compute_uv: bool, subset_by_index: Any, algorithm: Any) -> list[Value]:
+    _cpu_only(ctx, "svd")
+    (aval,) = ctx.avals_in
+    shape = aval.shape
+    *batch_list, m, n = shape
+    batch = tuple(batch_list)
+    k = min(m, n)
+    if aval.size == 0:  # no singular values; full U and Vh are identities
+        outs = [_full(0, aval.dtype, ctx.avals_out[0].shape)]
+        if compute_uv:
+            u_aval, vt_aval = ctx.avals_out[1:]
+            make = _eye if full_matrices else (lambda s, d: _full(0, d, s))
+            outs += [make(u_aval.shape, aval.dtype), make(vt_aval.shape, aval.dtype)]
+        return outs
+    dt = _working(aval.dtype)
+    x = _convert(x, shape, aval.dtype, dt)
+    mode = "N" if not compute_uv else "A" if full_matrices else "S"
+    u_shape = (*batch, m, m if full_matrices else k)
+    vt_shape = (*batch, n if full_matrices else k, n)
+    s_shape = (*batch, k)
+    nd = len(shape)
+    _, s, u, vt, info = lapack.call(
+        _svd_target(algorithm, dt), [x],
+        [tensor_type(shape, dt), tensor_type(s_shape, dt), tensor_type(u_shape, dt), tensor_type(vt_shape, dt), tensor_type(batch, _I32)],
+        operand_layouts=_matrix_io(nd, 1),
+        result_layouts=[lapack.matrix_layout(nd), lapack.row_major_layout(nd - 1), lapack.matrix_layout(nd), lapack.matrix_layout(nd), lapack.row_major_layout(nd - 2)],
+        attributes={"mode": lapack.char_attr(mode)}, aliases={0: 0},
+    )  # fmt: skip
+    ok = hlo.and_(_info_ok(info, batch), _all_finite(x, shape))
+    s = _nan_unless(ok, s, batch, s_shape, dt)
+    if subset_by_index is not None:
+        start, end = subset_by_index
+        s = _slice_last(s, s_shape, 1, start, end)
+    outs = [_convert(s, ctx.avals_out[0].shape, dt, aval.dtype)]
+    if compute_uv:
+        u = _nan_unless(ok, u, batch, u_shape, dt)
+        vt = _nan_unless(ok, vt, batch, vt_shape, dt)
+        if subset_by_index is not None:
+            u = _slice_last(u, u_shape, 1, start, end)
+            vt = _slice_last(vt, vt_shape, 2, start, end)
+        u_aval, vt_aval = ctx.avals_out[1:]
+        outs += [_convert(u, u_aval.shape, dt, aval.dtype), _convert(vt, vt_aval.shape, dt, aval.dtype)]
+    return outs

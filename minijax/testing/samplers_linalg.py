@@ -1,7 +1,182 @@
-"""Samplers for the linalg primitives (see ``minijax.testing.samplers``)."""
+"""Samplers for the linalg primitives (``minijax/primitives/linalg.py``).
+
+Decompositions are smooth only on well-conditioned inputs, so each sampler
+builds its matrices with a known structure, far from where a derivative
+stops existing (and by a margin a finite-difference step cannot cross):
+
+* ``cholesky``: symmetric positive definite, eigenvalues at least 1;
+* ``triangular_solve``: diagonals of magnitude 1.5 to 3, small entries
+  elsewhere;
+* ``lu``: the rows of a diagonally dominant matrix in a random order, so
+  that every pivot is the clear largest of its column;
+* ``qr``: a random matrix plus twice the identity (its leading square block
+  is well conditioned, so R's diagonal stays away from zero);
+* ``eigh``: Q diag(w) Qᵀ with eigenvalues at least 0.8 apart;
+* ``svd``: U diag(s) Vᵀ with singular values 1, 2, 3, ... (jittered).
+
+Batch axes (0 to 2 of them, sides 0 to 3) and empty matrices are drawn now
+and then. Cases stay inside what the jvp rules define: eigh and svd with no
+partial ``subset_by_index``, and full U/V only for square matrices.
+``lu_pivots_to_permutation`` takes int32 pivots whatever integer dtype is
+asked (the primitive accepts only int32), including out-of-range ones.
+"""
 
 from __future__ import annotations
 
-from minijax.testing.cases import Sampler
+from typing import Any
 
-SAMPLERS: dict[str, Sampler] = {}
+import numpy as np
+from hypothesis import strategies as st
+
+from minijax.core import primitive_registry
+from minijax.testing.cases import FLOAT, INT, Case, Draw, NDArray, Operand, Sampler, Shape, case, indices, moderate
+
+_I32 = np.dtype(np.int32)
+
+# Matrix sides: mostly 1-3, sometimes empty.
+_SIDES = st.sampled_from((1, 2, 3, 2, 3, 1, 2, 3, 0))
+_BATCH_SIDES = st.sampled_from((1, 2, 3, 2, 0))
+
+
+def _batch(draw: Draw) -> Shape:
+    return tuple(draw(_BATCH_SIDES) for _ in range(draw(st.sampled_from((0, 0, 1, 1, 2)))))
+
+
+def _cast(x: NDArray, dtype: np.dtype[Any]) -> NDArray:
+    return np.asarray(x.astype(dtype))
+
+
+def _orthogonal(rng: np.random.Generator, shape: Shape) -> NDArray:
+    """Random matrices with orthonormal columns, of ``shape`` (..., m, k), m >= k."""
+    q, r = np.linalg.qr(rng.standard_normal(shape))
+    signs = np.where(np.diagonal(r, axis1=-2, axis2=-1) < 0, -1.0, 1.0)  # unique: R's diagonal positive
+    return np.asarray(q * signs[..., None, :])
+
+
+def _swap_last(x: NDArray) -> NDArray:
+    return np.swapaxes(x, -1, -2)
+
+
+# ---------------------------------------------------------------------------
+# Value makers (rng, shape, dtype) -> values
+
+
+def _spd(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    n = shape[-1]
+    a = rng.uniform(-1, 1, shape)
+    return _cast(a @ _swap_last(a) / max(n, 1) + np.eye(n), dtype)
+
+
+def _triangular(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    n = shape[-1]
+    off = rng.uniform(-0.5, 0.5, shape) / max(n, 1)
+    diagonal = rng.uniform(1.5, 3, shape[:-1]) * rng.choice([-1, 1], shape[:-1])
+    return _cast(off * (1 - np.eye(n)) + diagonal[..., None] * np.eye(n), dtype)
+
+
+def _pivoted(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    *batch, m, n = shape
+    dominant = rng.uniform(-0.5, 0.5, shape) / max(m, n, 1)
+    k = min(m, n)
+    diagonal = rng.uniform(3, 4, (*batch, k)) * rng.choice([-1, 1], (*batch, k))
+    dominant[..., range(k), range(k)] = diagonal
+    order = np.argsort(rng.random((*batch, m)), axis=-1)  # each matrix's rows shuffled
+    return _cast(np.take_along_axis(dominant, order[..., None], axis=-2), dtype)
+
+
+def _shifted(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    *_, m, n = shape
+    return _cast(rng.uniform(-0.5, 0.5, shape) + 2 * np.eye(m, n), dtype)
+
+
+def _separated_symmetric(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    *batch, n, _ = shape
+    q = _orthogonal(rng, shape)
+    w = (np.arange(n) - n / 2) + rng.uniform(-0.1, 0.1, (*batch, n))
+    a = (q * w[..., None, :]) @ _swap_last(q)
+    return _cast((a + _swap_last(a)) / 2, dtype)
+
+
+def _separated_singular_values(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    *batch, m, n = shape
+    k = min(m, n)
+    u, v = _orthogonal(rng, (*batch, m, k)), _orthogonal(rng, (*batch, n, k))
+    s = 1 + np.arange(k)[::-1] + rng.uniform(-0.1, 0.1, (*batch, k))
+    return _cast((u * s[..., None, :]) @ _swap_last(v), dtype)
+
+
+# ---------------------------------------------------------------------------
+# Builders
+
+
+def _cholesky(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    n = draw(_SIDES)
+    return case("cholesky", {}, [Operand((*_batch(draw), n, n), dtype, _spd)], (0,))
+
+
+def _triangular_solve(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    batch = _batch(draw)
+    m, k = draw(_SIDES), draw(_SIDES)
+    left_side = draw(st.booleans())
+    params = {
+        "left_side": left_side,
+        "lower": draw(st.booleans()),
+        "transpose_a": draw(st.booleans()),
+        "conjugate_a": False,
+        "unit_diagonal": draw(st.booleans()),
+    }
+    b_shape = (*batch, m, k) if left_side else (*batch, k, m)
+    ops = [Operand((*batch, m, m), dtype, _triangular), Operand(b_shape, dtype, moderate())]
+    return case("triangular_solve", params, ops, (0, 1), [(1,)])
+
+
+def _lu(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    # Built directly: ``case`` drops the differentiable flag of primitives with integer
+    # results, but lu's factors are differentiable (its pivots get float0 tangents).
+    x = Operand((*_batch(draw), draw(_SIDES), draw(_SIDES)), dtype, _pivoted)
+    return Case(primitive_registry["lu"], {}, (x.aval,), lambda rng: [x.values(rng, x.shape, x.dtype)], (0,))
+
+
+def _lu_pivots_to_permutation(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    k = draw(_SIDES)
+    size = k + draw(st.integers(0, 2))
+    params = {"permutation_size": size}
+    # In range mostly; out of range on both sides now and then (the primitive defines those too).
+    return case("lu_pivots_to_permutation", params, [Operand((*_batch(draw), k), _I32, indices(-size - 1, size))])
+
+
+def _qr(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    shape = (*_batch(draw), draw(_SIDES), draw(_SIDES))
+    params = {"pivoting": False, "full_matrices": draw(st.booleans()), "use_magma": None}
+    return case("qr", params, [Operand(shape, dtype, _shifted)], (0,))
+
+
+def _eigh(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    n = draw(_SIDES)
+    params = {
+        "lower": draw(st.booleans()),
+        "sort_eigenvalues": True,
+        "subset_by_index": draw(st.sampled_from((None, None, (0, n)))),
+        "algorithm": None,
+    }
+    return case("eigh", params, [Operand((*_batch(draw), n, n), dtype, _separated_symmetric)], (0,))
+
+
+def _svd(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    m, n = draw(_SIDES), draw(_SIDES)
+    compute_uv = draw(st.booleans())
+    full = draw(st.booleans()) and (m == n or not compute_uv)
+    subset = draw(st.sampled_from((None, None, (0, min(m, n)))))
+    params = {"full_matrices": full, "compute_uv": compute_uv, "subset_by_index": subset, "algorithm": None}
+    return case("svd", params, [Operand((*_batch(draw), m, n), dtype, _separated_singular_values)], (0,))
+
+
+SAMPLERS: dict[str, Sampler] = {
+    "cholesky": Sampler("cholesky", _cholesky, FLOAT),
+    "triangular_solve": Sampler("triangular_solve", _triangular_solve, FLOAT, linear=True),
+    "lu": Sampler("lu", _lu, FLOAT),
+    "lu_pivots_to_permutation": Sampler("lu_pivots_to_permutation", _lu_pivots_to_permutation, INT, differentiable=False),
+    "qr": Sampler("qr", _qr, FLOAT),
+    "eigh": Sampler("eigh", _eigh, FLOAT),
+    "svd": Sampler("svd", _svd, FLOAT),
+}
