@@ -1,17 +1,11 @@
-"""``jax.nn``: neural-network functions. So far ``sigmoid``; the rest of the
-module is issue 7's (breadth)."""
+"""``jax.nn``: neural-network functions (``minijax.nn.functions``) and
+``jax.nn.initializers`` (``minijax.nn.initializers``)."""
 
 from __future__ import annotations
 
-from minijax import lax
-from minijax.array import Array
-from minijax.typing import ArrayLike
+from minijax.nn import initializers as initializers
+from minijax.nn.functions import *  # noqa: F403
+from minijax.nn.functions import __all__ as _functions_all
+from minijax.numpy import tanh as tanh
 
-
-def sigmoid(x: ArrayLike) -> Array:
-    """The logistic sigmoid ``1 / (1 + exp(-x))``: JAX binds ``logistic`` directly."""
-    out: Array = lax.logistic(x)
-    return out
-
-
-__all__ = ["sigmoid"]
+__all__ = [*_functions_all, "initializers", "tanh"]
