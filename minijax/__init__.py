@@ -15,6 +15,7 @@ from minijax import (
     numpy as numpy,
     primitives as _primitives,  # noqa: F401  (registers every primitive)
     random as random,
+    scipy as scipy,
     tree as tree,
     tree_util as tree_util,
     typing as typing,
