@@ -47,6 +47,11 @@ TARGETS: dict[str, tuple[str, float]] = {
     "scan_rnn_grad_compile": ("latency", 1.0),
     "fori_1000_run": ("latency", 1.1),
     "fori_1000_compile": ("latency", 1.0),
+    # issue 7 (breadth)
+    "gather_1e5": ("latency", 1.1),
+    "scatter_add_1e5": ("latency", 1.1),
+    "sort_1e6": ("latency", 1.1),
+    "random_normal_1e6": ("latency", 1.1),
 }
 
 

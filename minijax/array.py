@@ -63,6 +63,8 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
 
     # --- printing ----------------------------------------------------------
     def __repr__(self) -> str:
+        if isinstance(self.aval.dtype, dtypes.ExtendedDType):
+            return self._extended_repr()
         prefix = "Array("
         weak = ", weak_type=True" if self.aval.weak_type else ""
         dtype_part = f"dtype={self.aval.dtype.name}{weak})"
@@ -81,7 +83,16 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         return f"{prefix}{body},{' ' if fits else ' ' * len(prefix)}{dtype_part}"
 
     def __str__(self) -> str:
+        if isinstance(self.aval.dtype, dtypes.ExtendedDType):
+            return self._extended_repr()
         return str(self._printable())
+
+    def _extended_repr(self) -> str:
+        # JAX's form for key arrays: the key data under a header, as both repr and str.
+        dtype = self.aval.dtype
+        assert isinstance(dtype, dtypes.ExtendedDType)
+        data = dtype.host_repr_data(self._value) if self._buf is not None else "<deleted>"
+        return f"Array({self.aval.shape}, dtype={dtype.name}) overlaying:\n{data}"
 
     def _printable(self) -> np.ndarray[Any, Any]:
         return self._value
@@ -104,6 +115,8 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
             yield self[i]  # type: ignore[index]
 
     def __bool__(self) -> bool:
+        if isinstance(self.aval.dtype, dtypes.ExtendedDType):
+            raise TypeError("key array cannot be converted to boolean.")
         return bool(self._value)
 
     def _check_scalar(self) -> None:
@@ -140,6 +153,8 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         raise TypeError(IMMUTABLE_MESSAGE)
 
     def __reduce__(self) -> Any:
+        if isinstance(self.aval.dtype, dtypes.ExtendedDType):
+            return self.aval.dtype.reduce_array(self._value)
         from minijax.dispatch import device_put_value
 
         return (device_put_value, (np.asarray(self._value), self.aval.weak_type))
@@ -158,6 +173,8 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         return self
 
     def is_ready(self) -> bool:
+        if self._buf is None:
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
         return self._backend.is_ready(self._buf)
 
     def devices(self) -> set[Device]:

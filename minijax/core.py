@@ -11,6 +11,7 @@ this design was chosen over an explicit trace stack.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -43,7 +44,9 @@ class ShapedArray:
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
         self.shape: Shape = tuple(int(d) for d in shape)
-        self.dtype: np.dtype[Any] = np.dtype(dtype)
+        # An extended dtype (a PRNG key type, minijax.prng) is kept as it is:
+        # np.dtype() would turn it into its physical dtype.
+        self.dtype: np.dtype[Any] = dtype if isinstance(dtype, (np.dtype, dtypes.ExtendedDType)) else np.dtype(dtype)  # type: ignore[assignment]
         self.weak_type: bool = bool(weak_type)
         self._hash = hash((self.shape, self.dtype, self.weak_type))
 
@@ -183,7 +186,13 @@ class Primitive:
             rule = abstract_eval_rules[self]
         except KeyError:
             raise NotImplementedError(f"no abstract evaluation rule for primitive {self.name}") from None
-        return rule(*avals, **params)
+        try:
+            return rule(*avals, **params)
+        except (TypeError, ValueError, IndexError) as e:
+            named = _naming_primitive(self, e, avals, params)
+            if named is e:
+                raise
+            raise named.with_traceback(e.__traceback__) from None
 
     def abstract_eval_cached(self, avals: Sequence[ShapedArray], params: dict[str, Any]) -> Any:
         """``abstract_eval`` memoised on (avals, params): tracing repeats signatures a lot."""
@@ -198,6 +207,27 @@ class Primitive:
                 _abstract_eval_cache.clear()
             _abstract_eval_cache[key] = out
         return out
+
+
+# Exception types whose message can be rewritten: a plain message and nothing else.
+_PLAIN_ERRORS = (TypeError, ValueError, IndexError, np.exceptions.AxisError)
+
+
+def _naming_primitive(prim: Primitive, e: Exception, avals: Sequence[Any], params: dict[str, Any]) -> Exception:
+    """``e`` with a message that names ``prim`` (bad input must say which operation refused it)."""
+    message = str(e)
+    if type(e) not in _PLAIN_ERRORS or re.search(rf"\b{re.escape(prim.name)}\b", message):
+        return e
+    if e.__traceback__ is not None and e.__traceback__.tb_next is None:
+        # Raised binding the rule's arguments: the operands or params do not fit the primitive.
+        operands = ", ".join(getattr(a, "str_short", lambda: repr(a))() for a in avals)
+        message = f"{prim.name} cannot take operands ({operands}) with params {sorted(params)}: {message}"
+    else:
+        message = f"{prim.name}: {message}"
+    try:
+        return type(e)(message)
+    except Exception:
+        return e
 
 
 def def_abstract_eval(prim: Primitive) -> Callable[[AbstractEvalRule], AbstractEvalRule]:
@@ -237,6 +267,10 @@ class Trace:
     def invalidate(self) -> None:
         self.is_alive = False
 
+    def describe(self) -> str:
+        """The transformation as error messages name it ("vmap", "jit of f")."""
+        return self.transform_name
+
 
 class EvalTrace(Trace):
     """The trace at the bottom: primitives run on the backend right away.
@@ -260,10 +294,14 @@ class EvalTrace(Trace):
 
 def raise_leaked_tracer(tracer: Tracer) -> None:
     trace = tracer._trace
+    when = (
+        "outside that transformation (from another thread, or where it is not the current transformation)"
+        if trace.is_alive
+        else "after that transformation ended (it leaked)"
+    )
     raise UnexpectedTracerError(
-        f"A {type(tracer).__name__} of shape {tracer.aval.str_short()} created by a "
-        f"{trace.transform_name} transformation was used after that transformation "
-        "ended (it leaked)."
+        f"A {type(tracer).__name__} with type {tracer.aval.str_short(short_dtypes=False)} "
+        f"created by {trace.describe()} was used {when}."
     )
 
 

@@ -32,6 +32,7 @@ from minijax.config import explicit_x64_dtypes, read, x64_enabled
 
 __all__ = [
     "DTypeLike",
+    "ExtendedDType",
     "TypePromotionError",
     "bfloat16",
     "canonicalize_dtype",
@@ -41,14 +42,17 @@ __all__ = [
     "default_uint_dtype",
     "dtype",
     "dtype_from_short_name",
+    "extended",
     "finfo",
     "float0",
     "iinfo",
     "is_python_scalar",
     "is_weakly_typed",
     "issubdtype",
+    "prng_key",
     "promote_types",
     "python_scalar_dtypes",
+    "register_extended_dtype",
     "result_type",
     "scalar_type_of",
     "short_dtype_name",
@@ -64,6 +68,69 @@ bfloat16: type[Any] = ml_dtypes.bfloat16
 # float0 array carries only a shape. Defined the way JAX defines it so that
 # values are interchangeable.
 float0: np.dtype[Any] = np.dtype([("float0", np.void, 0)])
+
+
+# ---------------------------------------------------------------------------
+# Extended dtypes: element types that are not numbers (PRNG keys)
+
+
+class extended(np.generic):
+    """Scalar type above every extended dtype: ``issubdtype(key.dtype, extended)``."""
+
+
+class prng_key(extended):
+    """Scalar type of PRNG key dtypes: ``issubdtype(key.dtype, prng_key)``."""
+
+
+class ExtendedDType:
+    """An element type whose values are not numbers, like ``key<fry>`` (JAX's extended dtypes).
+
+    An aval may carry one in place of an ``np.dtype``. Backends never see it
+    as such: each element is stored as one element of the *physical* NumPy
+    dtype ``dtype`` (NumPy converts an object with a ``dtype`` attribute to
+    that dtype, so ``np.asarray(x, dtype=key_dtype)`` and the XLA element-type
+    table need no special case). Shape operations (reshape, slicing, gather,
+    select, concatenate, while/cond carries) therefore work on extended
+    values unchanged; only the primitives that look inside an element (the
+    random primitives) know the packing. A subclass sets ``type`` (the scalar
+    type for ``issubdtype``), ``name`` and ``dtype``.
+    """
+
+    type: type = extended
+    name: str = "extended"
+    # The physical element dtype (what backends store per element).
+    dtype: np.dtype[Any] = np.dtype(np.uint64)
+    kind: str = "V"
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def host_repr_data(self, physical: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """What ``repr`` shows of an array of this dtype, given its physical values."""
+        return physical
+
+    def reduce_array(self, physical: np.ndarray[Any, Any]) -> tuple[Any, ...]:
+        """``__reduce__`` of an array of this dtype (for pickle), given its physical values."""
+        raise NotImplementedError(f"arrays of dtype {self.name} cannot be pickled")
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+# name -> extended dtype, for the jaxpr parser (``key<fry>``).
+_EXTENDED_BY_NAME: dict[str, ExtendedDType] = {}
+
+
+def register_extended_dtype(dt: ExtendedDType) -> None:
+    """Make ``dt`` known by its name (``dtype_from_short_name``, printing)."""
+    _EXTENDED_BY_NAME[dt.name] = dt
+
+
+def is_extended(dt: Any) -> bool:
+    return isinstance(dt, ExtendedDType)
 
 
 class TypePromotionError(ValueError):
@@ -115,6 +182,8 @@ def short_dtype_name(dtype: DTypeLike) -> str:
     try:
         return _SHORT_NAMES[dtype]
     except (KeyError, TypeError):
+        if isinstance(dtype, ExtendedDType):
+            return dtype.name
         return _SHORT_NAMES[_to_np_dtype(dtype)]
 
 
@@ -123,6 +192,8 @@ def dtype_from_short_name(name: str) -> np.dtype[Any]:
     try:
         return _FROM_SHORT_NAME[name]
     except KeyError:
+        if name in _EXTENDED_BY_NAME:
+            return _EXTENDED_BY_NAME[name]  # type: ignore[return-value]  # stands in for an np.dtype
         if name in ("c64", "c128"):
             _raise_complex(name)
         raise ValueError(
@@ -145,6 +216,8 @@ def _to_np_dtype(x: DTypeLike) -> np.dtype[Any]:
     """Turn a dtype specifier into an np.dtype that minijax supports, or raise."""
     if x is complex:
         _raise_complex("complex")
+    if isinstance(x, ExtendedDType):
+        return x  # type: ignore[return-value]  # an extended dtype stands in for an np.dtype
     try:
         dt = np.dtype(x)
     except TypeError as e:
@@ -166,13 +239,15 @@ def canonicalize_dtype(dtype: DTypeLike, allow_extended_dtype: bool = False) -> 
     Accepts anything ``np.dtype`` accepts, including ``int``, ``float``, ``bool``
     and strings; raises TypeError for dtypes JAX does not support.
     """
-    del allow_extended_dtype  # minijax has no extended dtypes; kept for JAX's signature
+    del allow_extended_dtype  # extended dtypes (PRNG keys) are canonical as they are
     table = _CANONICAL_X64 if x64_enabled() else _CANONICAL_X32
     # Fast path: np.dtype keys. A hit through numpy's lenient __eq__ (say
     # "int32" == np.dtype("int32")) is still the right answer.
     try:
         return table[dtype]
     except (KeyError, TypeError):
+        if isinstance(dtype, ExtendedDType):
+            return dtype  # type: ignore[return-value]  # stands in for an np.dtype
         return table[_to_np_dtype(dtype)]
 
 
@@ -290,11 +365,15 @@ def dtype(x: Any, *, canonicalize: bool = False) -> np.dtype[Any]:
         return _python_scalar_dtype(x)
     if t is complex:
         _raise_complex("a Python complex scalar")
+    if isinstance(x, ExtendedDType):
+        return x  # type: ignore[return-value]  # stands in for an np.dtype
     if isinstance(x, (str, np.dtype, type)):
         dt = _to_np_dtype(x)
     else:
         aval = getattr(x, "aval", None)
         found = getattr(aval if aval is not None else x, "dtype", None)
+        if isinstance(found, ExtendedDType):
+            return found  # type: ignore[return-value]  # stands in for an np.dtype
         if isinstance(found, np.dtype):
             dt = _to_np_dtype(found)
         else:
@@ -497,6 +576,8 @@ def _dtype_and_weak(x: Any) -> tuple[np.dtype[Any], bool]:
         return _explicit_dtype(_to_np_dtype(x), "result_type", stacklevel=3), False
     if t is complex:
         _raise_complex("a Python complex scalar")
+    if isinstance(x, ExtendedDType):
+        return x, False  # type: ignore[return-value]  # stands in for an np.dtype
     found = getattr(x, "dtype", None)
     if isinstance(found, np.dtype):
         weak = getattr(x, "weak_type", None)
@@ -541,6 +622,8 @@ def _promote(
     pairs: tuple[tuple[np.dtype[Any], bool], ...], x64: bool, mode: str
 ) -> tuple[np.dtype[Any], bool]:
     """result_type's computation. Remembers its answer in _RESULT_CACHE."""
+    if any(isinstance(d, ExtendedDType) for d, _ in pairs):
+        return _promote_extended(pairs)
     strict = mode == "strict"
     out_dtype, out_weak = pairs[0]
     cacheable = True
@@ -576,6 +659,16 @@ def _promote(
             _RESULT_CACHE.clear()
         _RESULT_CACHE[pairs, x64, mode] = result
     return result
+
+
+def _promote_extended(pairs: tuple[tuple[np.dtype[Any], bool], ...]) -> tuple[np.dtype[Any], bool]:
+    """Extended dtypes (keys) do not promote: only the same extended dtype meets itself."""
+    ext = next(d for d, _ in pairs if isinstance(d, ExtendedDType))
+    # The extended dtype on the left of ==: an np.dtype on the left would
+    # convert it to its physical dtype and compare that.
+    if not all(ext == d for d, _ in pairs):
+        raise ValueError(f"dtype={ext!r} is not a valid dtype for JAX type promotion.")
+    return ext, False
 
 
 def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype[Any]:
@@ -614,6 +707,8 @@ def _promote_types_node(x: DTypeLike) -> str:
 def _scalar_type(x: DTypeLike) -> type:
     if isinstance(x, type) and issubclass(x, np.generic):
         return x
+    if isinstance(x, ExtendedDType):
+        return x.type
     return np.dtype(x).type
 
 

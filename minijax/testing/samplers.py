@@ -42,7 +42,15 @@ _HIGHER_ORDER = "higher-order: its params hold jaxprs or functions; tested throu
 _CALLBACK = "host callback: calls Python with side effects; tested in tests/test_callbacks.py"
 _COLLECTIVE = "collective: needs a named axis; tested with vmap(..., axis_name=...)"
 
+_KEYED = "takes a PRNG key operand, which the law harness cannot stack; its laws are in tests/test_random.py"
+
 UNSAMPLED: dict[str, str] = {
+    "random_bits": _KEYED,
+    "random_split": _KEYED,
+    "random_fold_in": _KEYED,
+    "random_unwrap": _KEYED,
+    "random_clone": _KEYED,
+    "random_gamma": _KEYED,
     "jit": _HIGHER_ORDER,
     "remat2": _HIGHER_ORDER,
     "custom_jvp_call": _HIGHER_ORDER,
