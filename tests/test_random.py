@@ -513,3 +513,15 @@ def test_flags() -> None:
     high = np.asarray(random.gumbel(random.key(0), (3,), mode="high"))
     with config_context(jax_use_high_dynamic_range_gumbel=True):
         np.testing.assert_array_equal(np.asarray(random.gumbel(random.key(0), (3,))), high)
+
+
+def test_key_arrays_compare_copy_and_index_under_vmap() -> None:
+    k = random.key(0)
+    keys = random.split(k, 3)
+    np.testing.assert_array_equal(np.asarray(keys == keys[1]), [False, True, False])
+    np.testing.assert_array_equal(np.asarray(keys != keys[1]), [True, False, True])
+    assert bool((keys.copy() == keys).all())
+    # Batched indices into a key array (dynamic_slice's batching rule pads key arrays).
+    by_index = jax.vmap(lambda i: random.normal(keys[i]))(jnp.arange(3))
+    by_key = jax.vmap(lambda key: random.normal(key))(keys)
+    np.testing.assert_array_equal(np.asarray(by_index), np.asarray(by_key))

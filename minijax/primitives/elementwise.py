@@ -38,6 +38,8 @@ INTEGER: Classes = (np.integer,)
 INT_BOOL: Classes = (np.integer, np.bool_)
 FLOAT_SIGNED: Classes = (np.floating, np.signedinteger)
 ANY: Classes = (np.bool_, np.integer, np.floating)
+# copy, eq and ne also take PRNG key arrays (of one key type), as JAX's do.
+ANY_OR_KEY: Classes = (*ANY, dtypes.extended)
 
 _CLASS_NAMES: dict[type, str] = {
     np.bool_: "bool",
@@ -45,6 +47,7 @@ _CLASS_NAMES: dict[type, str] = {
     np.signedinteger: "signedinteger",
     np.unsignedinteger: "unsignedinteger",
     np.floating: "floating",
+    dtypes.extended: "extended",
 }
 
 
@@ -150,7 +153,14 @@ def _unop(name: str, classes: Classes, result_dtype: Any = None, *, accuracy: bo
 
 
 def _binop(name: str, classes: Classes, result_dtype: Any = None) -> Primitive:
-    return standard_primitive(name, naryop_rule(name, classes, result_dtype))
+    nary = naryop_rule(name, classes, result_dtype)
+
+    def rule(*avals: ShapedArray) -> ShapedArray:
+        if len(avals) != 2:  # the n-ary rule would accept any number of operands
+            raise TypeError(f"{name} takes 2 operands, got {len(avals)}: {', '.join(a.str_short() for a in avals)}")
+        return nary(*avals)
+
+    return standard_primitive(name, rule)
 
 
 # ---------------------------------------------------------------------------
@@ -192,7 +202,7 @@ not_p = _unop("not", INT_BOOL)
 population_count_p = _unop("population_count", INTEGER)
 clz_p = _unop("clz", INTEGER)
 square_p = _unop("square", INT_FLOAT)
-copy_p = _unop("copy", ANY)
+copy_p = _unop("copy", ANY_OR_KEY)
 
 ACCURACY_PRIMITIVES = (
     exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p,
@@ -224,6 +234,9 @@ integer_pow_p = standard_primitive("integer_pow", _integer_pow_rule)
 
 def _reduce_precision_rule(x: ShapedArray, *, exponent_bits: int, mantissa_bits: int) -> ShapedArray:
     check_classes("reduce_precision", [x], FLOATING)  # reduce_precision C1
+    for param, value in (("exponent_bits", exponent_bits), ("mantissa_bits", mantissa_bits)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"reduce_precision: {param} must be an integer; got {value!r}")
     if exponent_bits < 1:  # reduce_precision C4
         raise ValueError(f"reduce_precision: exponent_bits must be positive; got {exponent_bits}")
     if mantissa_bits < 0:  # reduce_precision C5
@@ -252,8 +265,8 @@ xor_p = _binop("xor", INT_BOOL)
 shift_left_p = _binop("shift_left", INTEGER)
 shift_right_logical_p = _binop("shift_right_logical", INTEGER)
 shift_right_arithmetic_p = _binop("shift_right_arithmetic", INTEGER)
-eq_p = _binop("eq", ANY, np.bool_)
-ne_p = _binop("ne", ANY, np.bool_)
+eq_p = _binop("eq", ANY_OR_KEY, np.bool_)
+ne_p = _binop("ne", ANY_OR_KEY, np.bool_)
 lt_p = _binop("lt", ANY, np.bool_)
 le_p = _binop("le", ANY, np.bool_)
 gt_p = _binop("gt", ANY, np.bool_)

@@ -749,9 +749,16 @@ def _along(x: Any, axis: int, lo: int, hi: int) -> Any:
 
 def _pad_along(x: Any, axis: int, lo: int, hi: int) -> Any:
     """``x`` with ``lo`` and ``hi`` zeros added along ``axis``."""
-    config = [(0, 0, 0)] * get_aval(x).ndim
+    aval = get_aval(x)
+    config = [(0, 0, 0)] * aval.ndim
     config[axis] = (lo, hi, 0)
-    return pad_p.bind(x, _scalar(0, get_aval(x).dtype), padding_config=tuple(config))
+    if isinstance(aval.dtype, dtypes.ExtendedDType):
+        # A key type has no host zero: pad with one of x's own elements (the
+        # callers never read the padded places).
+        first = slice_p.bind(x, start_indices=(0,) * aval.ndim, limit_indices=(1,) * aval.ndim, strides=None)
+        filler = reshape_p.bind(first, new_sizes=(), dimensions=None, sharding=None)
+        return pad_p.bind(x, filler, padding_config=tuple(config))
+    return pad_p.bind(x, _scalar(0, aval.dtype), padding_config=tuple(config))
 
 
 def _shift_by_starts(x: Any, axis: int, starts: Any, limit: int, left: bool) -> Any:
