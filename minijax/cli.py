@@ -1,4 +1,4 @@
-"""The ``minijax`` command: ``minijax info`` and ``minijax tour``.
+"""The ``minijax`` command: ``info``, ``tour``, ``conformance`` and ``replay``.
 
 ``info`` reports what is installed: the version, every backend found through
 the ``minijax.backends`` entry points with its devices (and, for xla, whether
@@ -9,6 +9,10 @@ persistent compilation cache.
 them (``>>>`` prompts, then each expression's value). The snippets are the
 program: the text printed is exactly the text executed, so the tour cannot
 drift from what it claims to show.
+
+``conformance`` runs the differential suite of ``minijax.testing.conformance``
+on a backend; ``replay DIR`` re-runs one reproducer it wrote
+(``docs/conformance.md``).
 """
 
 from __future__ import annotations
@@ -167,6 +171,106 @@ def info(out: TextIO) -> int:
     return 0
 
 
+_NEEDS_HYPOTHESIS = (
+    "needs hypothesis, which draws the cases: pip install hypothesis (or minijax-ref's dev extra)"
+)
+
+
+def conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import pathlib
+
+    try:
+        from minijax.testing import conformance as suite
+    except ModuleNotFoundError as e:
+        if e.name != "hypothesis":
+            raise
+        print(f"minijax conformance {_NEEDS_HYPOTHESIS}", file=err)
+        return 2
+    # Hypothesis keeps caches in ./.hypothesis; a command should not litter the directory it runs in.
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(pathlib.Path(tempfile.gettempdir()) / "minijax-hypothesis")
+    try:
+        suite.import_modules(args.imports)
+        sections = tuple(s for s in suite.SECTIONS if s not in set(args.skip))
+        options = suite.Options(
+            backend=args.backend,
+            reference=args.reference,
+            only=[n.strip() for n in args.only.split(",") if n.strip()] if args.only else None,
+            examples=args.examples,
+            law_examples=args.law_examples,
+            program_examples=args.program_examples,
+            seed=args.seed,
+            sections=sections,
+            reproducers=pathlib.Path(args.reproducers),
+            report=pathlib.Path(args.report) if args.report else None,
+            cases=pathlib.Path(args.cases) if args.cases else None,
+            progress=not args.quiet,
+        )
+        report = suite.run(options, out, err)
+    except (ValueError, ImportError) as e:
+        print(f"minijax conformance: {e}", file=err)
+        return 2
+    return 0 if report.ok else 1
+
+
+def replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import pathlib
+
+    try:
+        from minijax.testing import checks
+    except ModuleNotFoundError as e:
+        if e.name != "hypothesis":
+            raise
+        print(f"minijax replay {_NEEDS_HYPOTHESIS}", file=err)
+        return 2
+    try:
+        checks.import_modules(args.imports)
+        outcome, line = checks.replay(pathlib.Path(args.directory), args.backend, args.reference)
+    except (ValueError, ImportError, FileNotFoundError) as e:
+        print(f"minijax replay: {e}", file=err)
+        return 2
+    print(line, file=out)
+    return 0 if outcome.passed else 1
+
+
+def _add_conformance_parsers(commands: Any) -> None:
+    from minijax.testing.defaults import DEFAULT_EXAMPLES, DEFAULT_PROGRAM_EXAMPLES, DEFAULT_SEED, SECTIONS
+
+    p = commands.add_parser(
+        "conformance",
+        help="check a backend against the reference: every primitive, the transformation laws, the case corpus",
+    )
+    p.add_argument("--backend", metavar="NAME", required=True, help="the backend to check")
+    p.add_argument("--reference", metavar="NAME", default="numpy", help="the backend to compare with (default: numpy)")
+    p.add_argument("--only", metavar="PRIMS", default=None, help="comma-separated primitive names to check")
+    p.add_argument("--examples", metavar="N", type=int, default=DEFAULT_EXAMPLES,
+                   help=f"hypothesis examples per primitive and dtype (default: {DEFAULT_EXAMPLES})")
+    p.add_argument("--law-examples", metavar="N", type=int, default=None,
+                   help="examples per law, primitive and dtype (default: half of --examples, at least 1)")
+    p.add_argument("--program-examples", metavar="N", type=int, default=DEFAULT_PROGRAM_EXAMPLES,
+                   help=f"random programs per kind (default: {DEFAULT_PROGRAM_EXAMPLES}; 0 for none)")
+    p.add_argument("--seed", metavar="S", type=int, default=DEFAULT_SEED,
+                   help=f"hypothesis seed (default: {DEFAULT_SEED}, so that runs repeat)")
+    p.add_argument("--skip", metavar="SECTION", action="append", default=[], choices=SECTIONS,
+                   help="leave out a section (repeatable): " + ", ".join(SECTIONS))
+    p.add_argument("--report", metavar="FILE.json", default=None, help="write the results as JSON (docs/conformance.md)")
+    p.add_argument("--reproducers", metavar="DIR", default="minijax-reproducers",
+                   help="where failing checks are written (default: ./minijax-reproducers)")
+    p.add_argument("--cases", metavar="DIR", default=None, help="the case corpus (default: spec/cases)")
+    p.add_argument("--import", metavar="MODULE", dest="imports", action="append", default=[],
+                   help="import this module first, e.g. one that calls register_backend (repeatable)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    r = commands.add_parser("replay", help="re-run a reproducer written by `minijax conformance` and print its verdict")
+    r.add_argument("directory", metavar="DIR")
+    r.add_argument("--backend", metavar="NAME", default=None, help="run on this backend (default: the one it failed on)")
+    r.add_argument("--reference", metavar="NAME", default=None, help="compare with this backend (default: as written)")
+    r.add_argument("--import", metavar="MODULE", dest="imports", action="append", default=[],
+                   help="import this module first, e.g. one that calls register_backend (repeatable)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="minijax",
@@ -176,6 +280,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("info", help="version, installed backends and their devices, the default backend, x64")
     tour_parser = commands.add_parser("tour", help="a short tour: jnp operations, make_jaxpr, jit and its cache")
     tour_parser.add_argument("--backend", metavar="NAME", default=None, help="run the tour on this backend")
+    _add_conformance_parsers(commands)
     return parser
 
 
@@ -184,6 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "info":
         return info(sys.stdout)
+    if args.command == "conformance":
+        return conformance(args, sys.stdout, sys.stderr)
+    if args.command == "replay":
+        return replay(args, sys.stdout, sys.stderr)
     backend: str | None = args.backend
     return tour(backend, sys.stdout)
 

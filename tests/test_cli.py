@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import pathlib
 import subprocess
 import sys
 
@@ -115,3 +116,51 @@ def test_python_dash_m_minijax() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"minijax {minijax.__version__}")
+
+
+# ---------------------------------------------------------------------------
+# conformance and replay (their suites: tests/test_conformance*.py)
+
+
+@pytest.mark.single_backend
+def test_conformance_on_the_reference_passes_and_writes_its_report(capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path) -> None:
+    report = tmp_path / "out" / "report.json"
+    status, out, err = run_main(["conformance", "--backend", "numpy", "--only", "neg", "--examples", "2",
+                                 "--report", str(report), "--reproducers", str(tmp_path / "r")], capsys)  # fmt: skip
+    assert status == 0, out
+    assert "neg                        float32" in out and "0 failed" in out
+    assert f"report written to {report}" in out
+    assert '"ok": true' in report.read_text()
+    assert err.startswith("[") and "rows" in err and "checks" in err  # the progress bar
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.single_backend
+def test_conformance_rejects_unknown_names(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_main(["conformance", "--backend", "tpu9000", "--quiet"], capsys)
+    assert status == 2 and "minijax conformance: unknown backend 'tpu9000'; installed backends:" in err
+    status, out, err = run_main(["conformance", "--backend", "numpy", "--only", "sine", "--quiet"], capsys)
+    assert status == 2 and "no primitive called sine" in err
+    status, out, err = run_main(["conformance", "--backend", "numpy", "--import", "no_such_module_here"], capsys)
+    assert status == 2 and "no_such_module_here" in err
+    with pytest.raises(SystemExit):
+        main(["conformance"])  # --backend is required
+    assert "--backend" in capsys.readouterr().err
+
+
+@pytest.mark.single_backend
+def test_replay_of_a_missing_reproducer_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path) -> None:
+    status, out, err = run_main(["replay", str(tmp_path)], capsys)
+    assert status == 2 and "is not a reproducer" in err and out == ""
+
+
+@pytest.mark.single_backend
+def test_the_conformance_command_runs_in_a_subprocess(tmp_path: pathlib.Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "minijax", "conformance", "--backend", "numpy", "--only", "abs", "--examples", "1",
+         "--skip", "laws", "--skip", "corpus", "--quiet"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "checks on 'numpy' against 'numpy'" in result.stdout and result.stderr == ""
+    assert list(tmp_path.iterdir()) == []  # no .hypothesis directory, no reproducers

@@ -287,6 +287,11 @@ def _reduce_precision(draw: Draw, dtype: np.dtype[Any]) -> Case:
     return case("reduce_precision", params, [Operand(shape(draw), dtype, moderate())], (0,), [(0,)])
 
 
+# The two tables, for builders of programs (``minijax.testing.programs``).
+UNARY_DOMAINS = _UNARY
+BINARY_DOMAINS = _BINARY
+ACCURACY_NAMES = frozenset(_ACCURACY)
+
 SAMPLERS: dict[str, Sampler] = {
     **{name: _unary(name) for name in _UNARY},
     **{name: _binary(name) for name in _BINARY},

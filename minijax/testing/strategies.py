@@ -126,7 +126,7 @@ def _as_bits(values: Sequence[Any], dtype: np.dtype[Any]) -> list[int]:
     return [int(b) for b in arr.view(_BITS_CARRIER[dtype.itemsize])]
 
 
-def edge_values(dtype: np.dtype[Any]) -> list[Any]:
+def edge_values(dtype: Any) -> list[Any]:
     """The values of ``dtype`` where implementations tend to differ (see the module doc)."""
     dtype = np.dtype(dtype)
     if dtype == BOOL:

@@ -1,0 +1,371 @@
+"""One conformance check: a jaxpr, its inputs, and how to judge a backend on them.
+
+A ``Check`` is everything needed to decide whether a backend agrees with the
+reference on one program: the jaxpr (no constants: every value is an
+input), the input arrays, the x64 flag, and its ``kind``:
+
+* ``primitive``: a one-equation jaxpr run eagerly (``Backend.prepare``) on
+  the backend and on the reference; compared by the primitive's tolerance
+  (``minijax.testing.tolerances.compare_primitive``).
+* ``program``: a whole jaxpr compiled (``Backend.compile``) on both;
+  compared by ``compare_program`` (or by the primitive's tolerance when the
+  jaxpr is one primitive applied to its inputs).
+* ``jvp``, ``vjp``, ``transpose``, ``vmap``: a transformation law, with the
+  transformed programs compiled on the backend (``minijax.testing.laws``).
+* ``nested``: a random nesting of jit/jvp/grad/vmap/cond against its plain
+  meaning (``minijax.testing.programs``).
+
+``run_check`` returns an ``Outcome``; ``write_reproducer`` stores a check as a
+directory (``jaxpr.txt``, ``inputs.npz``, ``check.json``, ``README.md``) that
+``load_reproducer`` reads back, so that ``minijax replay DIR`` re-runs it and
+prints the same verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from minijax import dtypes
+from minijax.backend import Backend, backend_names, get_backend
+from minijax.config import enable_x64
+from minijax.core import Primitive, ShapedArray
+from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, subjaxprs
+from minijax.testing.tolerances import compare_primitive, compare_program
+
+NDArray = np.ndarray[Any, Any]
+
+KINDS = ("primitive", "program", "jvp", "vjp", "transpose", "vmap", "nested")
+
+
+@dataclasses.dataclass
+class Check:
+    """A program, its inputs, and what to check about it (see the module doc)."""
+
+    kind: str
+    subject: str  # the primitive's name, the corpus case's name, or a program's label
+    dtype: str  # the dtype the case was drawn for ("-" when there is none)
+    jaxpr: ClosedJaxpr  # without consts
+    args: list[NDArray]
+    x64: bool = False
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"Check: unknown kind {self.kind!r}; the kinds are {list(KINDS)}")
+        if self.jaxpr.consts:
+            raise ValueError("Check: the jaxpr must have no constants (pass them as inputs)")
+
+    def label(self) -> str:
+        return f"{self.kind} {self.subject} {self.dtype}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """How a check went: ``status`` is pass, fail, error (something raised) or unsupported."""
+
+    status: str
+    worst_ulps: float = 0.0
+    message: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("fail", "error")
+
+
+def verdict(check: Check, outcome: Outcome, backend: str, reference: str) -> str:
+    """The one-line verdict ``minijax replay`` prints (the same on every replay of the same check)."""
+    head = f"{outcome.status.upper()}: {check.label()} on {backend!r} against {reference!r}"
+    if outcome.passed:
+        return f"{head}: worst error {outcome.worst_ulps:g} ulps"
+    return f"{head}: {outcome.message}" if outcome.message else head
+
+
+# ---------------------------------------------------------------------------
+# Running programs on one backend, through the backend contract
+
+
+def backend_named(name: str) -> Backend:
+    """The backend registered as ``name``; ValueError listing the installed ones otherwise."""
+    if name not in backend_names():
+        raise ValueError(
+            f"unknown backend {name!r}; installed backends: {', '.join(backend_names())}. A backend registers "
+            "through the 'minijax.backends' entry-point group or minijax.backend.register_backend."
+        )
+    return get_backend(name)
+
+
+def primitives_in(jaxpr: Jaxpr) -> list[Primitive]:
+    """Every primitive ``jaxpr`` applies, nested jaxprs included, each once, in order of appearance."""
+    seen: dict[str, Primitive] = {}
+
+    def walk(j: Jaxpr) -> None:
+        for eqn in j.eqns:
+            seen.setdefault(eqn.primitive.name, eqn.primitive)
+            for sub in subjaxprs(eqn.params):
+                walk(sub)
+
+    walk(jaxpr)
+    return list(seen.values())
+
+
+def unsupported_by(backend: Backend, jaxpr: Jaxpr) -> list[str]:
+    """The primitives of ``jaxpr`` that ``backend.supports`` says it does not run."""
+    return [p.name for p in primitives_in(jaxpr) if not backend.supports(p)]
+
+
+def _inputs(backend: Backend, avals: Sequence[ShapedArray], args: Sequence[NDArray]) -> list[Any]:
+    if len(args) != len(avals):
+        raise TypeError(f"the program takes {len(avals)} inputs, got {len(args)}")
+    bufs = []
+    for i, (aval, x) in enumerate(zip(avals, args)):
+        x = np.asarray(x)
+        if x.shape != aval.shape or x.dtype != aval.dtype:
+            raise TypeError(f"input {i} is {x.dtype.name}{list(x.shape)}, but the program takes {aval.str_short()}")
+        bufs.append(backend.put(x if x.flags.c_contiguous else np.ascontiguousarray(x)))
+    return bufs
+
+
+def _outputs(backend: Backend, bufs: Sequence[Any]) -> list[NDArray]:
+    return [np.array(backend.get(b), copy=True) for b in bufs]
+
+
+class Unsupported(Exception):
+    """The backend does not support a primitive the check needs (the check is reported unsupported)."""
+
+
+def require_support(backend: Backend, jaxpr: Jaxpr) -> None:
+    missing = unsupported_by(backend, jaxpr)
+    if missing:
+        raise Unsupported(f"{backend.name!r} does not support {', '.join(missing)}")
+
+
+class Compiled:
+    """A jaxpr compiled once on a backend, called on host arrays."""
+
+    def __init__(self, backend: Backend, closed: ClosedJaxpr) -> None:
+        require_support(backend, closed.jaxpr)
+        self.backend = backend
+        self.closed = closed
+        self.executable = backend.compile(closed)
+
+    def __call__(self, *args: NDArray) -> list[NDArray]:
+        return _outputs(self.backend, self.executable(_inputs(self.backend, self.closed.in_avals, args)))
+
+
+class Eager:
+    """One primitive prepared once on a backend (the eager path), called on host arrays."""
+
+    def __init__(self, backend: Backend, closed: ClosedJaxpr) -> None:
+        (eqn,) = closed.jaxpr.eqns
+        require_support(backend, closed.jaxpr)
+        self.backend = backend
+        self.in_avals = [a.aval for a in eqn.invars]
+        self.runner = backend.prepare(eqn.primitive, dict(eqn.params), self.in_avals, [v.aval for v in eqn.outvars])
+
+    def __call__(self, *args: NDArray) -> list[NDArray]:
+        return _outputs(self.backend, self.runner(_inputs(self.backend, self.in_avals, args)))
+
+
+def one_primitive(closed: ClosedJaxpr) -> bool:
+    """Whether the jaxpr is one first-order equation reading its inputs in order and returning its results."""
+    j = closed.jaxpr
+    if len(j.eqns) != 1:
+        return False
+    eqn = j.eqns[0]
+    return (
+        not subjaxprs(eqn.params)
+        and not any(isinstance(a, Literal) for a in eqn.invars)
+        and list(eqn.invars) == list(j.invars)
+        and list(eqn.outvars) == list(j.outvars)
+    )
+
+
+# ---------------------------------------------------------------------------
+# Running checks
+
+
+def run_check(check: Check, backend: Backend, reference: Backend) -> Outcome:
+    """Judge ``backend`` on ``check`` (see the module doc); never raises for the backend's failures."""
+    with enable_x64(check.x64):
+        try:
+            require_support(backend, check.jaxpr.jaxpr)
+            return _RUNNERS[check.kind](check, backend, reference)
+        except Unsupported as e:
+            return Outcome("unsupported", message=str(e))
+        except Exception as e:  # the backend (or a rule it exercised) raised: a failure, with its message
+            return Outcome("error", np.inf, f"raised {type(e).__name__}: {_first_line(e)}")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
+def _run_primitive(check: Check, backend: Backend, reference: Backend) -> Outcome:
+    (eqn,) = check.jaxpr.jaxpr.eqns
+    ref = Eager(reference, check.jaxpr)
+    expected = ref(*check.args)
+    actual = Eager(backend, check.jaxpr)(*check.args)
+    got = compare_primitive(eqn.primitive.name, eqn.params, check.args, actual, expected, lambda ops: ref(*ops))
+    return Outcome("pass" if got.ok else "fail", got.worst_ulps, got.detail)
+
+
+def _run_program(check: Check, backend: Backend, reference: Backend) -> Outcome:
+    ref = Compiled(reference, check.jaxpr)
+    expected = ref(*check.args)
+    actual = Compiled(backend, check.jaxpr)(*check.args)
+    if one_primitive(check.jaxpr):
+        eqn = check.jaxpr.jaxpr.eqns[0]
+        got = compare_primitive(eqn.primitive.name, eqn.params, check.args, actual, expected, lambda ops: ref(*ops))
+    else:
+        got = compare_program(actual, expected)
+    return Outcome("pass" if got.ok else "fail", got.worst_ulps, got.detail)
+
+
+def _run_law(check: Check, backend: Backend, reference: Backend) -> Outcome:
+    from minijax.testing import laws
+
+    return laws.run_law(check, backend)
+
+
+def _run_nested(check: Check, backend: Backend, reference: Backend) -> Outcome:
+    from minijax.testing import programs
+
+    return programs.run_nested(check, backend, reference)
+
+
+_RUNNERS: dict[str, Callable[[Check, Backend, Backend], Outcome]] = {
+    "primitive": _run_primitive,
+    "program": _run_program,
+    "jvp": _run_law,
+    "vjp": _run_law,
+    "transpose": _run_law,
+    "vmap": _run_law,
+    "nested": _run_nested,
+}
+
+
+def import_modules(names: Sequence[str]) -> None:
+    """Import each module (one that registers a backend with ``register_backend``, say)."""
+    import importlib
+
+    for name in names:
+        if name:
+            importlib.import_module(name)
+
+
+# ---------------------------------------------------------------------------
+# Reproducers
+
+# NumPy's .npz keeps the standard dtypes; bfloat16 is stored as its bits.
+_BITS_OF = {np.dtype(dtypes.bfloat16): np.dtype(np.uint16)}
+REPRODUCER_FILES = ("README.md", "check.json", "jaxpr.txt", "inputs.npz")
+
+
+def write_reproducer(check: Check, outcome: Outcome, directory: pathlib.Path, backend: str, reference: str) -> pathlib.Path:
+    """Write ``check`` to ``directory`` (created) so that ``minijax replay`` re-runs it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "jaxpr.txt").write_text(str(check.jaxpr.jaxpr) + "\n")
+    arrays = {}
+    described = []
+    for i, x in enumerate(check.args):
+        x = np.asarray(x)
+        stored = x.view(_BITS_OF[x.dtype]) if x.dtype in _BITS_OF else x
+        arrays[f"arg{i}"] = stored
+        described.append({"name": f"arg{i}", "dtype": x.dtype.name, "shape": list(x.shape)})
+    np.savez(directory / "inputs.npz", **arrays)  # type: ignore[arg-type]
+    line = verdict(check, outcome, backend, reference)
+    meta = {
+        "kind": check.kind,
+        "subject": check.subject,
+        "dtype": check.dtype,
+        "x64": check.x64,
+        "options": check.options,
+        "inputs": described,
+        "backend": backend,
+        "reference": reference,
+        "verdict": line,
+    }
+    (directory / "check.json").write_text(json.dumps(meta, indent=2, default=_jsonable) + "\n")
+    (directory / "README.md").write_text(
+        f"Replay: `minijax replay {directory}`\n\n"
+        f"{line}\n\n"
+        "Files: `jaxpr.txt` (the program), `inputs.npz` (its inputs arg0, arg1, ... in order; bfloat16 stored as "
+        "uint16 bits), `check.json` (the kind of check, the backend and the verdict above).\n"
+    )
+    return directory
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.dtype):
+        return value.name
+    raise TypeError(f"check options: {value!r} is not JSON-serializable")
+
+
+def load_reproducer(directory: pathlib.Path) -> tuple[Check, dict[str, Any]]:
+    """The check stored in ``directory`` and its metadata (``check.json``)."""
+    from minijax.jaxpr_parse import parse_jaxpr
+
+    missing = [f for f in REPRODUCER_FILES[1:] if not (directory / f).exists()]
+    if missing:
+        raise FileNotFoundError(f"{directory} is not a reproducer: {', '.join(missing)} missing")
+    meta: dict[str, Any] = json.loads((directory / "check.json").read_text())
+    with enable_x64(bool(meta["x64"])):
+        parsed = parse_jaxpr((directory / "jaxpr.txt").read_text())
+    if not isinstance(parsed, ClosedJaxpr):
+        raise ValueError(f"{directory / 'jaxpr.txt'}: the jaxpr has constvars; a reproducer's jaxpr takes inputs only")
+    with np.load(directory / "inputs.npz") as stored:
+        args = []
+        for item in meta["inputs"]:
+            raw = stored[item["name"]]
+            dt = np.dtype(dtypes.bfloat16) if item["dtype"] == "bfloat16" else np.dtype(item["dtype"])
+            args.append(np.asarray(raw.view(dt) if raw.dtype != dt else raw))
+    check = Check(meta["kind"], meta["subject"], meta["dtype"], parsed, args, bool(meta["x64"]), meta["options"])
+    return check, meta
+
+
+def replay(
+    directory: pathlib.Path, backend: str | None = None, reference: str | None = None
+) -> tuple[Outcome, str]:
+    """Re-run the reproducer in ``directory`` (on the backends it names unless given): the outcome and verdict."""
+    check, meta = load_reproducer(directory)
+    backend_name = backend or str(meta["backend"])
+    reference_name = reference or str(meta["reference"])
+    outcome = run_check(check, backend_named(backend_name), backend_named(reference_name))
+    return outcome, verdict(check, outcome, backend_name, reference_name)
+
+
+__all__ = [
+    "KINDS",
+    "REPRODUCER_FILES",
+    "Check",
+    "Compiled",
+    "Eager",
+    "Outcome",
+    "Unsupported",
+    "backend_named",
+    "import_modules",
+    "load_reproducer",
+    "one_primitive",
+    "primitives_in",
+    "replay",
+    "require_support",
+    "run_check",
+    "unsupported_by",
+    "verdict",
+    "write_reproducer",
+]

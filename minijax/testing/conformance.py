@@ -1,0 +1,272 @@
+"""``minijax conformance``: a backend against the reference, primitive by primitive, law by law.
+
+Four sections (``docs/conformance.md`` explains how to read the results):
+
+* **primitives**: every primitive that has a sampler
+  (``minijax.testing.samplers``), in every dtype it takes, ``examples``
+  hypothesis draws each, run eagerly on the backend and on the reference
+  and compared by the tolerance policy (``minijax.testing.tolerances``);
+* **laws**: jvp and vjp against finite differences, the transposition law,
+  and vmap against a loop, with the transformed programs compiled on the
+  backend (``minijax.testing.laws``);
+* **corpus**: every case of ``spec/cases/`` compiled on both backends;
+* **programs**: random jaxprs and random nestings of jit/jvp/grad/vmap/cond
+  (``minijax.testing.programs``).
+
+A primitive the backend does not support (``Backend.supports``) is reported
+unsupported, not failed; so is a check whose programs need one. Each
+failing row keeps its smallest failing check (hypothesis shrinks it) and
+writes it as a reproducer directory that ``minijax replay DIR`` re-runs.
+
+The same suite runs under pytest, one test per row::
+
+    pytest -p minijax.testing.pytest_plugin --pyargs minijax.testing.conformance --minijax-backend=NAME
+
+(``-p ...`` is not needed once the plugin is registered as a ``pytest11``
+entry point.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import sys
+import time
+from typing import TYPE_CHECKING, Any, TextIO
+
+import numpy as np
+from hypothesis import strategies as st
+
+from minijax.backend import Backend
+from minijax.core import primitive_registry
+from minijax.interpreters import ad
+from minijax.testing.checks import Check, backend_named, import_modules, write_reproducer
+from minijax.testing.corpus import load_corpus
+from minijax.testing.defaults import DEFAULT_EXAMPLES, DEFAULT_PROGRAM_EXAMPLES, DEFAULT_SEED, SECTIONS
+from minijax.testing.programs import nested_programs, random_jaxprs, random_program_check
+from minijax.testing.report import Progress, Report
+from minijax.testing.samplers import SAMPLERS, sampled_primitive_names
+from minijax.testing.strategies import seeds
+from minijax.testing.suite import Unit, UnitResult, all_dtypes, law_dtypes, law_unit, primitive_unit, run_unit
+
+if TYPE_CHECKING:
+    import pytest
+
+LAWS = ("jvp", "vjp", "transpose", "vmap")
+
+
+@dataclasses.dataclass
+class Options:
+    """What to run: the command line's options."""
+
+    backend: str
+    reference: str = "numpy"
+    only: list[str] | None = None  # primitive names
+    examples: int = DEFAULT_EXAMPLES  # hypothesis examples per primitive and dtype
+    law_examples: int | None = None  # per law, primitive and dtype (default: half of examples, at least 1)
+    program_examples: int = DEFAULT_PROGRAM_EXAMPLES
+    seed: int | None = DEFAULT_SEED
+    sections: tuple[str, ...] = SECTIONS
+    reproducers: pathlib.Path = pathlib.Path("minijax-reproducers")
+    report: pathlib.Path | None = None
+    cases: pathlib.Path | None = None  # the corpus directory (default: spec/cases)
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.sections) - set(SECTIONS))
+        if unknown:
+            raise ValueError(f"conformance: unknown sections {unknown}; the sections are {list(SECTIONS)}")
+        if self.examples < 1 or self.program_examples < 0:
+            raise ValueError("conformance: --examples must be at least 1")
+        if self.only:
+            missing = [n for n in self.only if n not in primitive_registry]
+            if missing:
+                raise ValueError(f"conformance --only: no primitive called {', '.join(missing)}")
+            unsampled = [n for n in self.only if n not in SAMPLERS]
+            if unsampled:
+                raise ValueError(f"conformance --only: no sampler for {', '.join(unsampled)}, so the suite cannot "
+                                 "draw cases (minijax.testing.samplers.UNSAMPLED says why)")  # fmt: skip
+
+    @property
+    def laws_examples(self) -> int:
+        return self.law_examples if self.law_examples is not None else max(1, self.examples // 2)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "examples": self.examples,
+            "law_examples": self.laws_examples,
+            "seed": self.seed,
+            "only": list(self.only) if self.only else None,
+            "sections": list(self.sections),
+        }
+
+
+# ---------------------------------------------------------------------------
+# The plan: one unit per row
+
+
+def _primitives(options: Options) -> list[str]:
+    names = sampled_primitive_names()
+    return [n for n in names if n in options.only] if options.only else names
+
+
+def _law_applies(kind: str, name: str) -> bool:
+    sampler = SAMPLERS[name]
+    if kind == "vmap":
+        return True
+    if not sampler.accepts(np.float32) or name == "iota":
+        return False
+    if kind == "transpose":
+        return sampler.linear
+    return sampler.differentiable and sampler.prim not in ad.non_differentiable
+
+
+def plan(options: Options, backend: Backend) -> list[Unit]:
+    """The rows the run will have, in order."""
+    units: list[Unit] = []
+    names = _primitives(options)
+    supported = {n: backend.supports(SAMPLERS[n].prim) for n in names}
+    if "primitives" in options.sections:
+        for name in names:
+            sampler = SAMPLERS[name]
+            if not supported[name]:
+                units.append(Unit("primitives", "primitive", name, "*", 0, False, note=f"{backend.name!r} does not support it"))
+                continue
+            units.extend(primitive_unit(sampler, dt, options.examples, True) for dt in all_dtypes(sampler))
+    if "laws" in options.sections:
+        for kind in LAWS:
+            for name in names:
+                if supported[name] and _law_applies(kind, name):
+                    sampler = SAMPLERS[name]
+                    units.extend(law_unit(kind, sampler, dt, options.laws_examples, True) for dt in law_dtypes(kind, sampler))
+    if "corpus" in options.sections:
+        for case in load_corpus(options.cases, options.only):
+            units.append(Unit("corpus", "program", case.name, "-", 1, case.x64, fixed=[case.check()], note=""))
+    if "programs" in options.sections and options.program_examples and not options.only:
+        units.extend(program_units(options.program_examples))
+    return units
+
+
+def program_units(examples: int) -> list[Unit]:
+    """Random jaxprs in float32 and int32, and random nestings of transformations."""
+    units = []
+    for dtype in (np.dtype(np.float32), np.dtype(np.int32)):
+
+        def draw(data: st.DataObject, dt: np.dtype[Any] = dtype) -> list[Check]:
+            program = data.draw(random_jaxprs(dtype=dt), label="program")
+            return [random_program_check(program, data.draw(seeds(), label="values"), dt.name, False)]
+
+        units.append(Unit("programs", "program", f"random jaxprs ({dtype.name})", dtype.name, examples, False, draw))
+
+    def draw_nested(data: st.DataObject) -> list[Check]:
+        return [data.draw(nested_programs(), label="nested program").check()]
+
+    units.append(Unit("programs", "nested", "nested transformations", "float64", max(1, examples // 2), True, draw_nested))
+    return units
+
+
+# ---------------------------------------------------------------------------
+# Running
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+
+
+def reproducer_directory(root: pathlib.Path, result: UnitResult) -> pathlib.Path:
+    u = result.unit
+    return root / _slug(f"{u.kind}-{u.subject}-{u.dtype}")
+
+
+def run(options: Options, out: TextIO | None = None, err: TextIO | None = None) -> Report:
+    """Run the suite; print the table to ``out`` and the progress to ``err``; return the report."""
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    backend = backend_named(options.backend)
+    reference = backend_named(options.reference)
+    units = plan(options, backend)
+    report = Report(backend.name, reference.name, options.settings())
+    progress = Progress(len(units), err, enabled=options.progress)
+    start = time.perf_counter()
+    for unit in units:
+        result = run_unit(unit, backend, reference, options.seed)
+        report.results.append(result)
+        progress.advance(result)
+    report.seconds = time.perf_counter() - start
+    for i, result in report.failures():
+        if result.failure is not None:
+            check, outcome = result.failure
+            directory = reproducer_directory(options.reproducers, result)
+            write_reproducer(check, outcome, directory, backend.name, reference.name)
+            report.reproducers[i] = str(directory)
+    print(report.table(), file=out)
+    if options.report is not None:
+        import minijax
+
+        options.report.parent.mkdir(parents=True, exist_ok=True)
+        options.report.write_text(json.dumps(report.to_json(minijax.__version__), indent=2) + "\n")
+        print(f"report written to {options.report}", file=out)
+    return report
+
+
+# ---------------------------------------------------------------------------
+# The pytest entry point: one test per row of the plan.
+#
+#   pytest -p minijax.testing.pytest_plugin --pyargs minijax.testing.conformance --minijax-backend=NAME
+
+
+def _config_value(config: pytest.Config, name: str, env: str, default: Any = None) -> Any:
+    value = config.getoption(name, default=None)
+    if value is None:
+        value = os.environ.get(env, default)
+    return value
+
+
+def pytest_options(config: pytest.Config) -> Options:
+    """The conformance options of a pytest run (``minijax.testing.pytest_plugin``'s flags, or
+    the environment variables MINIJAX_CONFORMANCE_BACKEND / _EXAMPLES / _ONLY)."""
+    backend = _config_value(config, "minijax_backend", "MINIJAX_CONFORMANCE_BACKEND")
+    if backend is None:
+        raise ValueError(
+            "minijax.testing.conformance: name the backend to test, e.g. "
+            "pytest -p minijax.testing.pytest_plugin --pyargs minijax.testing.conformance --minijax-backend=xla "
+            "(or set MINIJAX_CONFORMANCE_BACKEND)"
+        )
+    import_modules(str(_config_value(config, "minijax_import", "MINIJAX_CONFORMANCE_IMPORT", "")).split(","))
+    only = _config_value(config, "minijax_only", "MINIJAX_CONFORMANCE_ONLY")
+    examples = int(_config_value(config, "minijax_examples", "MINIJAX_CONFORMANCE_EXAMPLES", DEFAULT_EXAMPLES))
+    reproducers = _config_value(config, "minijax_reproducers", "MINIJAX_CONFORMANCE_REPRODUCERS", "minijax-reproducers")
+    return Options(str(backend), examples=examples, only=only.split(",") if only else None,
+                   reproducers=pathlib.Path(reproducers), progress=False)  # fmt: skip
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "conformance_unit" not in metafunc.fixturenames:
+        return
+    options = pytest_options(metafunc.config)
+    units = plan(options, backend_named(options.backend))
+    ids = [_slug(f"{u.kind}-{u.subject}-{u.dtype}") for u in units]
+    metafunc.parametrize("conformance_unit", units, ids=ids)
+
+
+def test_conformance(conformance_unit: Unit, request: pytest.FixtureRequest) -> None:
+    """One row of the conformance table: fails with the verdict and a reproducer's path."""
+    import pytest
+
+    options = pytest_options(request.config)
+    backend, reference = backend_named(options.backend), backend_named(options.reference)
+    result = run_unit(conformance_unit, backend, reference, options.seed)
+    if result.status == "unsupported":
+        pytest.skip(result.note or "unsupported by the backend")
+    if result.failed and result.failure is not None:
+        check, outcome = result.failure
+        directory = reproducer_directory(options.reproducers, result)
+        write_reproducer(check, outcome, directory, backend.name, reference.name)
+        pytest.fail(f"{outcome.message}\nreproducer: {directory} (minijax replay {directory})", pytrace=False)
+
+
+__all__ = ["DEFAULT_EXAMPLES", "LAWS", "SECTIONS", "Options", "import_modules", "plan", "program_units",
+           "reproducer_directory", "run"]  # fmt: skip

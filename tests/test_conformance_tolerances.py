@@ -1,0 +1,172 @@
+"""The tolerance policy (minijax.testing.tolerances): the spec page states it, and each rule decides as it says."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+from minijax import dtypes
+from minijax.testing.tolerances import (
+    BIT_EXACT,
+    LINALG,
+    LINALG_RTOL,
+    PROGRAM_RTOL,
+    ULPS,
+    compare_primitive,
+    compare_program,
+    documented_rows,
+    tolerance,
+    ulp_distance,
+)
+
+pytestmark = pytest.mark.single_backend  # pure NumPy comparisons: nothing runs on a backend
+
+SPEC = (pathlib.Path(__file__).resolve().parent.parent / "spec" / "tolerances.md").read_text()
+F32 = np.float32
+BF16 = np.dtype(dtypes.bfloat16)
+
+
+def f32(*values: float) -> np.ndarray[Any, Any]:
+    return np.array(values, np.float32)
+
+
+def up(x: np.ndarray[Any, Any], k: int) -> np.ndarray[Any, Any]:
+    for _ in range(k):
+        x = np.nextafter(x, np.array(np.inf, x.dtype))
+    return x
+
+
+# ---------------------------------------------------------------------------
+# The spec page and the code state the same policy
+
+
+def test_the_ulps_table_is_the_spec_pages_table() -> None:
+    page_rows = {line for line in SPEC.splitlines() if re.match(r"\| `[a-z_0-9]+` \| \w+ \| \d+ \| \d+ \|$", line)}
+    assert page_rows == set(documented_rows())
+
+
+def test_program_and_linalg_tolerances_are_documented() -> None:
+    for name, rtol in PROGRAM_RTOL.items():
+        assert f"| {name} | {rtol:g} |" in SPEC, f"spec/tolerances.md lacks the program tolerance of {name}"
+    for name, rtol in LINALG_RTOL.items():
+        assert f"| {name} | {rtol:g} |" in SPEC, f"spec/tolerances.md lacks the linalg tolerance of {name}"
+    for name in sorted(LINALG | BIT_EXACT):
+        assert f"`{name}`" in SPEC, f"spec/tolerances.md does not name {name}"
+
+
+def test_unlisted_primitives_and_integers_are_exact() -> None:
+    assert tolerance("add", F32).exact and tolerance("sqrt", np.float64).exact
+    assert tolerance("sin", np.int32).exact
+    assert tolerance("sin", F32).ulps == ULPS["sin"]["float32"][0] == 2
+    assert tolerance("reduce_sum", F32).bound == "sum" and tolerance("cholesky", F32).bound == "linalg"
+
+
+# ---------------------------------------------------------------------------
+# Distances
+
+
+def test_ulp_distance_counts_representable_values() -> None:
+    x = f32(1.0, 0.0, -0.0, np.nan, np.nan, 3.4028235e38, -1e-45)
+    y = f32(1.0, -0.0, 1e-45, np.nan, 1.0, np.inf, 1e-45)
+    np.testing.assert_array_equal(ulp_distance(x, y), [0, 0, 1, 0, np.inf, 1, 2])
+    np.testing.assert_array_equal(ulp_distance(up(f32(1.5), 3), f32(1.5)), 3)
+    np.testing.assert_array_equal(ulp_distance(np.array([5, -3], np.int8), np.array([2, 4], np.int8)), [3, 7])
+    assert ulp_distance(np.array(np.nan), np.array(1e300)).item() == np.inf  # rank 0, float64: Python-int sized
+
+
+# ---------------------------------------------------------------------------
+# compare_primitive, rule by rule
+
+
+def judge(name: str, operands: list[Any], actual: Any, expected: Any, params: dict[str, Any] | None = None) -> Any:
+    return compare_primitive(name, params or {}, operands, [np.asarray(actual)], [np.asarray(expected)])
+
+
+def test_exact_primitives_reject_one_ulp() -> None:
+    x = f32(2.0, 3.0)
+    got = judge("sqrt", [x], up(np.sqrt(x), 1), np.sqrt(x))
+    assert not got.ok and got.worst_ulps == 1
+    assert "output 0 (f32[2]): 2 of 2 elements disagree; at index [0]" in got.detail and "allowed exact" in got.detail
+
+
+def test_listed_primitives_accept_their_ulps_and_no_more() -> None:
+    x = f32(0.5, 1.0)
+    want = np.sin(x)
+    assert judge("sin", [x], up(want, 2), want).ok
+    got = judge("sin", [x], up(want, 3), want)
+    assert not got.ok and "3 ulps apart, allowed 2 ulps" in got.detail
+
+
+def test_nan_must_meet_nan_and_zero_signs_count() -> None:
+    assert judge("add", [f32(np.nan)], f32(np.nan), f32(np.nan)).ok
+    assert not judge("add", [f32(1.0)], f32(np.nan), f32(1.0)).ok
+    assert not judge("neg", [f32(0.0)], f32(0.0), f32(-0.0)).ok
+
+
+def test_integers_and_booleans_are_exact() -> None:
+    got = judge("add", [np.int32(1)], np.array([1, 2], np.int32), np.array([1, 3], np.int32))
+    assert not got.ok and got.worst_ulps == 1
+    assert not judge("lt", [f32(1.0)], np.array([True]), np.array([False])).ok
+
+
+def test_a_backend_may_flush_subnormals_except_where_it_moves_bits() -> None:
+    sub = f32(1e-40)
+    # XLA on CPU: exp of a subnormal operand is exp(0); a subnormal result may be 0.
+    assert compare_primitive("mul", {}, [sub, f32(1.0)], [f32(0.0)], [sub]).ok
+    reference = lambda ops: [np.asarray(ops[0] != 0)]  # noqa: E731  (a comparison with zero)
+    assert compare_primitive("ne", {}, [sub, f32(0.0)], [np.array([False])], [np.array([True])], reference).ok
+    assert not compare_primitive("ne", {}, [sub, f32(0.0)], [np.array([False])], [np.array([True])]).ok
+    assert not judge("neg", [sub], f32(-0.0), -sub)  .ok  # neg only flips a bit
+    assert not judge("mul", [np.array([1e-5], np.float16)], np.array([0.0], np.float16), np.array([6e-8], np.float16)).ok
+
+
+def test_sums_may_be_reordered_within_their_bound() -> None:
+    x = np.array([1e8, 1.0, -1e8, 1.0], np.float32)
+    params = {"axes": (0,)}
+    exact = np.float32(2.0)
+    assert judge("reduce_sum", [x], np.float32(0.0), exact, params).ok  # lost 1.0s: within n * eps * sum|x|
+    assert not judge("reduce_sum", [f32(1.0, 2.0)], np.float32(3.001), np.float32(3.0), params).ok
+
+
+def test_dot_general_bound_follows_the_contraction() -> None:
+    lhs, rhs = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    params = {"dimension_numbers": (((1,), (0,)), ((), ()))}
+    want = lhs @ rhs
+    assert judge("dot_general", [lhs, rhs], up(want, 1), want, params).ok
+    assert not judge("dot_general", [lhs, rhs], want + 0.01, want, params).ok
+
+
+def test_broadcast_division_gets_one_ulp() -> None:
+    x, y = f32(1.5, 3.0), np.float32(0.875)
+    want = x / y
+    assert judge("div", [x, np.asarray(y)], up(want, 1), want).ok
+    assert not judge("div", [x, np.full(2, y, np.float32)], up(want, 1), want).ok
+
+
+def test_linalg_results_agree_normwise() -> None:
+    want = np.array([[2.0, 0.0], [1.0, 3.0]], np.float32)
+    assert judge("cholesky", [want], want + 1e-4, want).ok  # 1e-4 * 3 allowed
+    assert not judge("cholesky", [want], want + 1e-3, want).ok
+
+
+def test_type_mismatches_fail_with_both_types() -> None:
+    got = compare_primitive("add", {}, [], [np.zeros(2, np.float32)], [np.zeros(3, np.float32)])
+    assert not got.ok and got.detail == "output 0 is float32[2], expected float32[3]"
+
+
+# ---------------------------------------------------------------------------
+# compare_program
+
+
+def test_programs_agree_normwise_by_dtype() -> None:
+    want = f32(1.0, 1e-6, -100.0)
+    assert compare_program([want + 1e-3], [want]).ok  # 2e-5 * (|e| + 100)
+    assert not compare_program([want + 1e-2], [want]).ok
+    assert compare_program([f32(np.inf, np.nan)], [f32(np.inf, np.nan)]).ok
+    assert not compare_program([f32(np.inf)], [f32(3.4e38)]).ok
+    assert not compare_program([np.array([1, 2])], [np.array([1, 3])]).ok
+    assert compare_program([want + 0.5], [want], rtol=1e-2).ok
