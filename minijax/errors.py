@@ -8,16 +8,29 @@ from __future__ import annotations
 
 from typing import Any
 
-# The errors page ships with the source; messages point at its sections.
-_DOCS = "docs/errors.md"
+# Where messages point. The documentation is the repository's docs/
+# directory, which the site (mkdocs.yml) renders page for page; a link is a
+# page path under it plus a section anchor, which is the section's heading
+# in lower case (``## UnexpectedTracerError`` -> ``#unexpectedtracererror``).
+DOCS_ROOT = "docs/"
+ERRORS_PAGE = "errors.md"
+
+
+def docs_link(page: str, section: str) -> str:
+    """The link a message gives: ``docs/errors.md#unexpectedtracererror``."""
+    return f"{DOCS_ROOT}{page}#{section.lower()}"
+
+
+def see_docs(page: str, section: str) -> str:
+    """The sentence that ends a message: where the documentation explains it."""
+    return f"See {docs_link(page, section)} in minijax's documentation."
 
 
 class JAXTypeError(TypeError):
     """Base of minijax's TypeErrors that carry a link to the errors page."""
 
     def __init__(self, message: str) -> None:
-        name = type(self).__name__
-        super().__init__(f"{message}\nSee {_DOCS}#{name.lower()} in minijax's documentation.")
+        super().__init__(f"{message}\n{see_docs(ERRORS_PAGE, type(self).__name__)}")
 
 
 class JAXIndexError(IndexError):
@@ -113,6 +126,7 @@ class InconclusiveDimensionOperation(Exception):
 
 
 __all__ = [
+    "DOCS_ROOT",
     "ConcretizationTypeError",
     "InconclusiveDimensionOperation",
     "JAXIndexError",
@@ -122,4 +136,19 @@ __all__ = [
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
     "UnexpectedTracerError",
+    "docs_link",
+    "see_docs",
 ]
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """A boolean mask index whose value is unknown while tracing (its True count sets the result's shape)."""
+
+    def __init__(self, aval: Any) -> None:
+        super().__init__(
+            f"Array boolean indices must be concrete; got {aval}\n\n"
+            "See https://docs.jax.dev/en/latest/errors.html#jax.errors.NonConcreteBooleanIndexError"
+        )
+
+
+__all__.append("NonConcreteBooleanIndexError")

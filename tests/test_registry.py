@@ -22,7 +22,7 @@ def spec_sections() -> dict[str, str]:
     """primitive name -> the text of its section, over all family pages."""
     sections: dict[str, str] = {}
     for page in sorted((SPEC / "primitives").glob("*.md")):
-        parts = re.split(r"^## +`?([A-Za-z0-9_]+)`? *$", page.read_text(), flags=re.M)
+        parts = re.split(r"^## +`?([A-Za-z0-9_-]+)`? *$", page.read_text(), flags=re.M)
         for name, body in zip(parts[1::2], parts[2::2]):
             assert name not in sections, f"primitive {name} is specified twice"
             sections[name] = body
@@ -94,7 +94,7 @@ LINEAR = {
     "copy", "select_n", "broadcast_in_dim", "reshape", "transpose", "squeeze", "rev", "slice",
     "dynamic_slice", "dynamic_update_slice", "concatenate", "pad", "split", "tile", "stack",
     "reduce_sum", "dot_general", "jit", "remat2", "custom_lin", "psum", "all_gather", "reduce_scatter",
-    "cumsum", "gather", "scatter-add", "while", "cond", "scan",
+    "cumsum", "gather", "scatter", "scatter-add", "scatter-sub", "scatter-mul", "while", "cond", "scan",
 }  # fmt: skip
 
 

@@ -16,6 +16,7 @@ their operators and methods.
 
 from minijax.numpy import array_methods as _array_methods, indexing as indexing, linalg as linalg
 from minijax.numpy.creation import *  # noqa: F403
+from minijax.numpy.indexing import *  # noqa: F403
 from minijax.numpy.matrix_ops import *  # noqa: F403
 from minijax.numpy.reductions import *  # noqa: F403
 from minijax.numpy.scalar_types import *  # noqa: F403
