@@ -259,7 +259,8 @@ def test_input_descriptions_make_the_values_they_describe() -> None:
 def test_the_suite_runs_under_pytest_with_pyargs(tmp_path: pathlib.Path) -> None:
     env = {**os.environ, "MINIJAX_CONFORMANCE_ONLY": "mul", "MINIJAX_CONFORMANCE_EXAMPLES": "1"}
     env.pop("MINIJAX_BACKEND", None)
-    command = [sys.executable, "-m", "pytest", "-p", "minijax.testing.pytest_plugin", "--pyargs",
+    # The command: the pytest11 entry point (pyproject.toml) loads the plugin.
+    command = [sys.executable, "-m", "pytest", "--pyargs",
                "minijax.testing.conformance", "--minijax-backend=numpy", "-v", "-p", "no:cacheprovider"]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stdout + result.stderr

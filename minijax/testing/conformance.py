@@ -20,7 +20,7 @@ writes it as a reproducer directory that ``minijax replay DIR`` re-runs.
 
 The same suite runs under pytest, one test per row::
 
-    pytest -p minijax.testing.pytest_plugin --pyargs minijax.testing.conformance --minijax-backend=NAME
+    pytest --pyargs minijax.testing.conformance --minijax-backend=NAME
 
 (``-p ...`` is not needed once the plugin is registered as a ``pytest11``
 entry point.)
@@ -215,7 +215,7 @@ def run(options: Options, out: TextIO | None = None, err: TextIO | None = None) 
 # ---------------------------------------------------------------------------
 # The pytest entry point: one test per row of the plan.
 #
-#   pytest -p minijax.testing.pytest_plugin --pyargs minijax.testing.conformance --minijax-backend=NAME
+#   pytest --pyargs minijax.testing.conformance --minijax-backend=NAME
 
 
 def _config_value(config: pytest.Config, name: str, env: str, default: Any = None) -> Any:
@@ -232,7 +232,7 @@ def pytest_options(config: pytest.Config) -> Options:
     if backend is None:
         raise ValueError(
             "minijax.testing.conformance: name the backend to test, e.g. "
-            "pytest -p minijax.testing.pytest_plugin --pyargs minijax.testing.conformance --minijax-backend=xla "
+            "pytest --pyargs minijax.testing.conformance --minijax-backend=xla "
             "(or set MINIJAX_CONFORMANCE_BACKEND)"
         )
     import_modules(str(_config_value(config, "minijax_import", "MINIJAX_CONFORMANCE_IMPORT", "")).split(","))

@@ -1,9 +1,9 @@
 """The pytest plugin of the conformance suite: its command-line options.
 
-Load it with ``-p minijax.testing.pytest_plugin`` (or through a ``pytest11``
-entry point), then run the suite as a test module::
+minijax's ``pytest11`` entry point loads it in every pytest run of an
+environment where minijax is installed; run the suite as a test module::
 
-    pytest -p minijax.testing.pytest_plugin --pyargs minijax.testing.conformance --minijax-backend=NAME
+    pytest --pyargs minijax.testing.conformance --minijax-backend=NAME
 
 Each row of the conformance table becomes one test
 (``test_conformance[primitive-sin-float32]``); a failing row fails with its
