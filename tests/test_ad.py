@@ -349,3 +349,27 @@ def test_custom_rules_under_vmap_and_jit():
 def test_nested_custom_jvp_inside_grad_of_grad():
     # d/dx of the custom tangent 2*t is 0: the rule's output is linear in t.
     assert float(jax.grad(jax.grad(twice_tangent_sin))(1.0)) == 0.0
+
+
+def test_a_custom_jvp_function_applied_to_a_tangent_is_inlined_when_linearizing():
+    # A jvp rule that calls another custom_jvp function on the tangent: under
+    # grad that call is part of the linear function and is transposed through
+    # its body (JAX inlines it the same way; the jaxpr text is JAX's).
+    @jax.custom_jvp
+    def double(x):
+        return 2.0 * x
+
+    double.defjvp(lambda p, t: (double(p[0]), double(t[0])))
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(p, t):
+        (x,), (tx,) = p, t
+        return jnp.sin(x), double(tx) * jnp.cos(x) / 2.0
+
+    np.testing.assert_allclose(np.asarray(jax.grad(f)(1.0)), np.cos(1.0), rtol=1e-6)
+    text = str(jax.make_jaxpr(jax.grad(f))(1.0))
+    assert "custom_jvp_call" not in text and text.count("mul") == 2

@@ -345,11 +345,19 @@ class _SplitTrace(Trace):
     def process_custom_jvp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
         target = self._target(args)
         with set_current_trace(target):
+            if target is self.tangent_trace:
+                # Applied to a tangent, a custom_jvp function is part of a linear
+                # function that will be transposed, never differentiated again:
+                # its body is inlined (as JAX's partial evaluation does), so that
+                # its primitives' transpose rules apply.
+                return call.run(args)  # type: ignore[no-any-return]
             return target.process_custom_jvp_call(call, args)  # type: ignore[attr-defined,no-any-return]
 
     def process_custom_vjp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
         target = self._target(args)
         with set_current_trace(target):
+            if target is self.tangent_trace:
+                return call.run(args)  # type: ignore[no-any-return]
             return target.process_custom_vjp_call(call, args)  # type: ignore[attr-defined,no-any-return]
 
 
