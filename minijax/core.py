@@ -220,7 +220,7 @@ def _naming_primitive(prim: Primitive, e: Exception, avals: Sequence[Any], param
         return e
     if e.__traceback__ is not None and e.__traceback__.tb_next is None:
         # Raised binding the rule's arguments: the operands or params do not fit the primitive.
-        operands = ", ".join(getattr(a, "str_short", lambda: repr(a))() for a in avals)
+        operands = ", ".join(a.str_short() if hasattr(a, "str_short") else repr(a) for a in avals)
         message = f"{prim.name} cannot take operands ({operands}) with params {sorted(params)}: {message}"
     else:
         message = f"{prim.name}: {message}"
