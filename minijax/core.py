@@ -197,7 +197,9 @@ class Primitive:
     def abstract_eval_cached(self, avals: Sequence[ShapedArray], params: dict[str, Any]) -> Any:
         """``abstract_eval`` memoised on (avals, params): tracing repeats signatures a lot."""
         try:
-            key = (self, *avals, *params.items())
+            # A param's type is part of the key: 1 == True and 1 == 1.0 hash alike,
+            # but a rule may accept one and reject the other.
+            key = (self, *avals, *params.items(), *map(type, params.values()))
             out = _abstract_eval_cache.get(key)
         except TypeError:  # unhashable param value
             return self.abstract_eval(*avals, **params)

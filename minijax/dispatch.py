@@ -114,7 +114,7 @@ def _incompatible_devices(what: str, names: Sequence[str], values: Sequence[Any]
 
 Runner = Callable[[Sequence[Any]], list[Any]]
 
-# (prim, *in_avals, device, *params.items()) -> (out_avals, runner). Eager ops
+# (prim, *in_avals, device, *params.items(), *param types) -> (out_avals, runner). Eager ops
 # repeat with the same signature, so the abstract-eval rule and the backend's
 # per-op preparation run once per signature; this is the eager hot path.
 _eager_cache: dict[tuple[Any, ...], tuple[list[ShapedArray], Runner]] = {}
@@ -167,6 +167,8 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
     key.append(device)
     if params:
         key.extend(params.items())
+        # 1 == True == 1.0 hash alike; a rule may accept one and reject another.
+        key.extend(map(type, params.values()))
     try:
         hashable: tuple[Any, ...] | None = tuple(key)
         entry = _eager_cache.get(hashable)  # type: ignore[arg-type]

@@ -111,6 +111,14 @@ def test_sort_constraints(operands, params, error, match):
         sort_p.bind(*operands, **full)
 
 
+def test_a_valid_call_does_not_let_an_equal_but_wrongly_typed_param_through():
+    # is_stable=True and is_stable=1 compare and hash equal: the abstract-eval
+    # cache must still check the second call (sort C5).
+    sort_p.bind(np.ones(3), dimension=0, is_stable=True, num_keys=1)
+    with pytest.raises(TypeError, match="is_stable must be a bool"):
+        sort_p.bind(np.ones(3), dimension=0, is_stable=1, num_keys=1)
+
+
 def test_lax_sort_wrapper_errors():
     with pytest.raises(TypeError, match="Sort requires at least one operand"):
         lax.sort([])
