@@ -159,8 +159,27 @@ def _scatter_with(combine: Callable[..., None] | None) -> Callable[..., Array]:
 IMPLS["scatter-add"] = _scatter_with(np.add.at)
 IMPLS["scatter-sub"] = _scatter_with(np.subtract.at)
 IMPLS["scatter-mul"] = _scatter_with(np.multiply.at)
-IMPLS["scatter-min"] = _scatter_with(np.minimum.at)
-IMPLS["scatter-max"] = _scatter_with(np.maximum.at)
+
+
+def _extremum_at(ufunc: np.ufunc, negative_zero_wins: bool) -> Callable[..., None]:
+    """``ufunc.at`` with XLA's signed zeros: min of +0.0 and -0.0 is -0.0, max is
+    +0.0 (``np.minimum``/``np.maximum`` return either)."""
+
+    def combine(flat: Array, targets: Array, values: Array) -> None:
+        if flat.dtype.kind in "iub":
+            ufunc.at(flat, targets, values)
+            return
+        winning = (flat == 0) & (np.signbit(flat) == negative_zero_wins)
+        np.logical_or.at(winning, targets, (values == 0) & (np.signbit(values) == negative_zero_wins))
+        ufunc.at(flat, targets, values)
+        zero = np.asarray(-0.0 if negative_zero_wins else 0.0).astype(flat.dtype)
+        flat[winning & (flat == 0)] = zero
+
+    return combine
+
+
+IMPLS["scatter-min"] = _scatter_with(_extremum_at(np.minimum, negative_zero_wins=True))
+IMPLS["scatter-max"] = _scatter_with(_extremum_at(np.maximum, negative_zero_wins=False))
 _replace = _scatter_with(None)
 
 

@@ -358,6 +358,35 @@ def _within_bound(a: NDArray, e: NDArray, bound: NDArray) -> NDArray:
     return np.asarray(both_nan | (infinite & (g == w)) | (~infinite & close))
 
 
+def _with_expected_signs(
+    name: str, params: Mapping[str, Any], actual: Sequence[NDArray], expected: Sequence[NDArray]
+) -> list[NDArray]:
+    """``actual`` with each singular or eigen-vector's sign flipped to the expected one's.
+
+    A decomposition fixes its vectors up to sign only (spec/primitives/linalg.md):
+    eigh's eigenvectors are the columns of its first result; svd's left vectors the
+    columns of ``u`` and right vectors the rows of ``vt``, flipped together.
+    """
+    out = [np.asarray(a) for a in actual]
+    if name == "eigh":
+        columns, rows = 0, None
+    elif name == "svd" and params.get("compute_uv") and len(out) == 3:
+        columns, rows = 1, 2
+    else:
+        return out
+    a, e = out[columns], np.asarray(expected[columns])
+    if a.shape != e.shape or a.ndim < 2 or not _is_float(a.dtype):
+        return out
+    with np.errstate(all="ignore"):
+        overlap = np.sum(_f64(a) * _f64(e), axis=-2)  # one number per vector: [..., k]
+    flip = overlap < 0  # NaN overlaps leave the vector as it is
+    sign = np.where(flip, -1.0, 1.0)
+    out[columns] = (_f64(a) * sign[..., None, :]).astype(a.dtype)
+    if rows is not None and out[rows].shape[-2:-1] == sign.shape[-1:]:
+        out[rows] = (_f64(out[rows]) * sign[..., :, None]).astype(out[rows].dtype)
+    return out
+
+
 def compare_primitive(
     name: str,
     params: Mapping[str, Any],
@@ -375,6 +404,7 @@ def compare_primitive(
     bad_types = _check_types(actual, expected)
     if bad_types is not None:
         return bad_types
+    actual = _with_expected_signs(name, params, actual, expected)
     operands = [np.asarray(x) for x in operands]
     flushes = name not in BIT_EXACT and any(x.dtype in FLUSHABLE for x in [*operands, *actual])
     flushed_ops = [_flush(x) for x in operands]
