@@ -454,7 +454,10 @@ def _parse_eqn(r: _Reader, scope: _Scope, ctx: _Context, eqn_column: int) -> Jax
     out_avals = [aval for _, aval, _ in binders]
     completer = param_completers.get(prim.name)
     if completer is not None:
-        params = completer(params, in_avals, out_avals)
+        try:
+            params = completer(params, in_avals, out_avals)
+        except Exception as e:  # a param of the wrong kind for the primitive: say where
+            raise r.error(f"{prim.name}: its params cannot be read ({type(e).__name__}: {e})", prim_match.start()) from e
     out_avals = _with_weak_types(prim, in_avals, params, out_avals)
     outvars = [scope.define(name, aval, pos) for (name, _, pos), aval in zip(binders, out_avals)]
     return JaxprEqn(invars, outvars, prim, params)
@@ -523,9 +526,10 @@ def _parse_value(r: _Reader, ctx: _Context, prim_name: str, key: str) -> Any:
         if (prim_name, key) in open_jaxpr_params:
             return jaxpr
         return ClosedJaxpr(jaxpr, [UnknownConst(v.aval) for v in jaxpr.constvars])
-    if c in "([":
+    # ``c`` is "" at the end of the text, and "" is in every string.
+    if c and c in "([":
         return _parse_sequence(r, ctx, prim_name, key)
-    if c in "'\"":
+    if c and c in "'\"":
         return _parse_quoted(r)
     start = r.pos
     while r.pos < r.end and not r.text[r.pos].isspace() and r.text[r.pos] not in ",()[]{}":

@@ -164,7 +164,10 @@ def _pp_param_value(value: Any, ctx: NameContext) -> pp.Doc:
 
 
 def _pp_params(eqn: JaxprEqn, ctx: NameContext) -> pp.Doc:
-    shown = param_filters.get(eqn.primitive.name, _default_param_filter)(eqn.params)
+    try:
+        shown = param_filters.get(eqn.primitive.name, _default_param_filter)(eqn.params)
+    except Exception:  # a hand-built equation's params need not fit the filter: print them as they are
+        shown = _default_param_filter(eqn.params)
     if not shown:
         return pp.nil
     kvs = [pp.text(f"{k}=") + _pp_param_value(v, ctx) for k, v in shown]

@@ -8,6 +8,7 @@ Integer arithmetic wraps around (NumPy integer arrays already do).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -80,7 +81,8 @@ def _arg(np_fn: Callable[..., Array]) -> Callable[..., Array]:
     # first index among ties (-0.0 == +0.0), as JAX does.
     def run(x: Array, *, axes: tuple[int, ...], index_dtype: Any) -> Array:
         work = x.astype(np.float32) if x.dtype.name == "bfloat16" else x
-        return np.asarray(np_fn(work, axis=axes[0])).astype(index_dtype)  # wraps, for narrow index dtypes
+        # operator.index: the axis may be a bool (JAX keeps True as given), which NumPy refuses.
+        return np.asarray(np_fn(work, axis=operator.index(axes[0]))).astype(index_dtype)  # wraps, for narrow index dtypes
 
     return run
 

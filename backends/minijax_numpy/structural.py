@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,7 @@ def _dynamic_update_slice(x: Array, update: Array, *indices: Array) -> Array:
 
 @impl("concatenate")
 def _concatenate(*xs: Array, dimension: int) -> Array:
-    return np.concatenate(xs, axis=dimension)
+    return np.concatenate(xs, axis=operator.index(dimension))  # a bool dimension (JAX keeps True) is an int
 
 
 @impl("pad")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes
+from minijax import core, dtypes
 from minijax.core import Tracer, get_aval
 from minijax.lax import elementwise as ew
 from minijax.lax.structural import Array, ArrayLike, Ints, _as_given, _no_sharding
@@ -117,7 +117,13 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
 
 
 def _arg_reduction(name: str, operand: ArrayLike, axis: int, index_dtype: Any) -> Array:
+    # JAX's order: the dtype is read (TypeError for no dtype), the axis checked, then the dtype's kind.
     dt = dtypes.check_user_dtype_supported(index_dtype, name)
+    shape = core.get_aval(operand).shape
+    if not isinstance(axis, (int, np.integer)) or not 0 <= axis < len(shape):
+        raise ValueError(f"{name}: Invalid axis {axis} for operand shape {shape}")
+    if shape[axis] == 0:
+        raise ValueError(f"argmin and argmax require non-empty reduced dimension. operand.shape={shape} axis={axis}")
     if not dtypes.issubdtype(dt, np.integer):
         raise TypeError(f"index_dtype must be an integer type, but got {dt.name}")
     prim = argmax_p if name == "argmax" else argmin_p

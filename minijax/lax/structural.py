@@ -393,6 +393,7 @@ def pad(operand: ArrayLike, padding_value: ArrayLike, padding_config: Sequence[t
 
 def iota(dtype: Any, size: int) -> Array:
     """``[0, 1, ..., size - 1]`` of ``dtype``."""
+    dtypes.check_user_dtype_supported(dtype, "iota")  # the dtype first, as JAX checks
     return broadcasted_iota(dtype, _shape((size,)), 0)
 
 

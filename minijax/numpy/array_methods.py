@@ -150,7 +150,8 @@ def astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any
     """This array converted to ``dtype`` (a strongly typed result)."""
     if device is not None:
         raise NotImplementedError("astype(device=...) is not supported by minijax")
-    want = dtypes.check_user_dtype_supported(dtype, "astype")
+    # dtype=None means the default floating dtype, as in JAX.
+    want = dtypes.canonicalize_dtype(np.float64) if dtype is None else dtypes.check_user_dtype_supported(dtype, "astype")
     return util.convert_element_type(self, want)
 
 

@@ -256,11 +256,13 @@ def broadcast_to(array: ArrayLike, shape: int | Sequence[int], *, out_sharding: 
     lead = len(target) - aval.ndim
     if lead < 0:
         raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={aval.shape} shape={target}")
-    if any(d < 0 for d in target) or any(d not in (1, t) for d, t in zip(aval.shape, target[lead:])):
+    if any(d not in (1, t) for d, t in zip(aval.shape, target[lead:])):
         raise ValueError(
             f"Incompatible types for broadcasting: input type={aval.str_short(short_dtypes=False)} and "
             f"requested type={aval.dtype.name}[{','.join(map(str, target))}]"
         )
+    if any(d < 0 for d in target):  # compatible, but negative: JAX's broadcast_in_dim refuses it (TypeError)
+        raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got {target}.")
     return lax.broadcast_in_dim(array, target, tuple(range(lead, len(target))))
 
 
@@ -351,7 +353,8 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Any:
     if axis is None:
         return concatenate([ravel(a) for a in arrays], 0, dtype)
     shapes = [_shape_of(a) for a in arrays]
-    if any(len(s) == 0 for s in shapes):
+    # JAX's order: the first array's rank, the axis against it, then the other ranks.
+    if len(shapes[0]) == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     axis = canonicalize_axis(axis, len(shapes[0]))
     _check_same_ranks("concatenate", shapes, TypeError)

@@ -347,7 +347,8 @@ def _is_static_int(x: Any) -> bool:
     """A concrete integer scalar: the exponents JAX turns into ``integer_pow``."""
     if type(x) is int or isinstance(x, np.integer):
         return True
-    if isinstance(x, (np.ndarray, Array)) and x.ndim == 0:
+    # Not a tracer (an Array for isinstance): its value is not known while tracing.
+    if isinstance(x, (np.ndarray, Array)) and not isinstance(x, core.Tracer) and x.ndim == 0:
         return bool(dtypes.issubdtype(x.dtype, np.integer))
     return False
 

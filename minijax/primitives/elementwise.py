@@ -237,6 +237,8 @@ def _reduce_precision_rule(x: ShapedArray, *, exponent_bits: int, mantissa_bits:
     for param, value in (("exponent_bits", exponent_bits), ("mantissa_bits", mantissa_bits)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"reduce_precision: {param} must be an integer; got {value!r}")
+        if value >= 2**31:  # XLA's attribute is an int32
+            raise ValueError(f"reduce_precision: {param} must be less than 2**31; got {value}")
     if exponent_bits < 1:  # reduce_precision C4
         raise ValueError(f"reduce_precision: exponent_bits must be positive; got {exponent_bits}")
     if mantissa_bits < 0:  # reduce_precision C5
