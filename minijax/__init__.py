@@ -23,6 +23,9 @@ from minijax import (
 from minijax.api import (
     ShapeDtypeStruct as ShapeDtypeStruct,
     block_until_ready as block_until_ready,
+    checking_leaks as checking_leaks,
+    debug_infs as debug_infs,
+    debug_nans as debug_nans,
     default_backend as default_backend,
     default_device as default_device,
     device_count as device_count,

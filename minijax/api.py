@@ -11,7 +11,12 @@ import numpy as np
 from minijax import core, dtypes, tree_util
 from minijax.array import Array
 from minijax.backend import Device, devices_for, get_backend
-from minijax.config import default_device as default_device
+from minijax.config import (  # checking_leaks() etc.: the flags as context managers (docs/debugging.md)
+    check_tracer_leaks as checking_leaks,
+    debug_infs as debug_infs,
+    debug_nans as debug_nans,
+    default_device as default_device,
+)
 from minijax.dispatch import device_put as device_put
 from minijax.interpreters.jit import Jitted
 from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
@@ -159,10 +164,14 @@ def is_jitted(f: Any) -> bool:
     return isinstance(f, Jitted)
 
 
+
 __all__ = [
     "ClosedJaxpr",
     "ShapeDtypeStruct",
     "block_until_ready",
+    "checking_leaks",
+    "debug_infs",
+    "debug_nans",
     "default_backend",
     "default_device",
     "device_count",

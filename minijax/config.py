@@ -19,6 +19,7 @@ JAX uses for its context-manager flags.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import threading
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "BoundedCache",
     "Config",
     "Flag",
     "check_tracer_leaks",
@@ -39,8 +41,10 @@ __all__ = [
     "disable_jit",
     "enable_compilation_cache",
     "enable_x64",
+    "executable_cache_size",
     "explicit_x64_dtypes",
     "generation",
+    "global_value",
     "invalidate_derived",
     "minijax_backend",
     "num_cpu_devices",
@@ -54,6 +58,7 @@ __all__ = [
     "raise_persistent_cache_errors",
     "read",
     "register_listener",
+    "trace_cache_size",
     "x64_enabled",
 ]
 
@@ -213,6 +218,11 @@ def read(name: str) -> Any:
 
 
 
+def global_value(name: str) -> Any:
+    """The global value of flag ``name``, whatever this thread overrides."""
+    return _global_values[name]
+
+
 def x64_enabled() -> bool:
     """Whether 64-bit dtypes are enabled in this thread right now.
 
@@ -347,7 +357,32 @@ debug_infs: Flag[bool] = _define(
 )
 check_tracer_leaks: Flag[bool] = _define(
     "jax_check_tracer_leaks", False, _parse_bool,
-    "Check for tracers that escape the transformation that created them.",
+    "When a transformation ends, check that none of its tracers is still referenced "
+    "from outside it (a global, a closure, an attribute) and raise "
+    "UnexpectedTracerError naming the referrer. Costs a scan of the heap per "
+    "transformation: for debugging only. Context manager: minijax.api.checking_leaks().",
+)
+
+
+def _parse_cache_size(name: str, value: object) -> int:
+    size = _parse_int(name, value)
+    if size < 1:
+        raise ValueError(f"Invalid value {value!r} for flag {name}: a cache size must be at least 1.")
+    return size
+
+
+executable_cache_size: Flag[int] = _define(
+    "minijax_executable_cache_size", 1024, _parse_cache_size,
+    "How many compiled programs each in-memory compilation cache keeps (eager "
+    "operations per signature, compiled jaxprs, the xla backend's executables); "
+    "the least recently used are dropped first and recompiled if needed again. "
+    "Environment: MINIJAX_EXECUTABLE_CACHE_SIZE.",
+)
+trace_cache_size: Flag[int] = _define(
+    "minijax_trace_cache_size", 512, _parse_cache_size,
+    "How many argument signatures each jit-compiled function keeps traced (and "
+    "compiled); the least recently used are dropped first. Environment: "
+    "MINIJAX_TRACE_CACHE_SIZE.",
 )
 
 
@@ -451,3 +486,142 @@ class Config:
 
 
 config = Config()
+
+
+# ---------------------------------------------------------------------------
+# Bounded caches: the in-memory caches whose sizes the flags above set.
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Pending:
+    """A value one thread is making for a key; other threads wait for it."""
+
+    __slots__ = ("done", "owner", "value", "kept")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.owner = threading.get_ident()
+        self.value: Any = None
+        self.kept = False  # made and stored: other threads may use it
+
+
+class BoundedCache(Generic[K, V]):
+    """A thread-safe map holding at most ``size_flag.value`` entries, dropping
+    the least recently used first.
+
+    Recency is tracked the "second chance" way (the CLOCK approximation of
+    LRU): a hit only marks its entry as used, and eviction takes the oldest
+    entry that was not used since it last came round, moving used ones to the
+    back. So the hot path (eager dispatch, jit calls) is one lock-free dict
+    read and one store, where exact LRU would hash the key a second time to
+    reorder on every hit.
+
+    ``get_or_make(key, make)`` makes a missing value once: the first thread to
+    miss runs ``make()`` (tracing, compiling), and other threads asking for
+    the same key meanwhile wait for its result instead of compiling again. If
+    ``make`` raises, a waiting thread tries itself (and most likely raises the
+    same error, in its own thread). A thread asking again for the key it is
+    making (a function that calls itself under jit) makes it without caching,
+    so that it recurses the way plain Python would instead of waiting on
+    itself. Values are never None (None means "missing").
+    """
+
+    def __init__(self, name: str, size_flag: Flag[int]) -> None:
+        self.name = name
+        self._size_flag = size_flag
+        # key -> [value, used since it last came round for eviction]. The
+        # eager hot path reads it directly: ``entry = cache.entries.get(key)``,
+        # then ``entry[1] = True`` on a hit (what ``get`` does, minus a call).
+        self.entries: collections.OrderedDict[K, list[Any]] = collections.OrderedDict()
+        self._pending: dict[K, _Pending] = {}
+        self._lock = threading.Lock()
+        # How many values were made and how many dropped: tests and benchmarks read them.
+        self.misses = 0
+        self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.entries
+
+    def __repr__(self) -> str:
+        return f"<BoundedCache {self.name}: {len(self.entries)}/{self.capacity} entries>"
+
+    @property
+    def capacity(self) -> int:
+        return int(read(self._size_flag.name))
+
+    def get(self, key: K) -> V | None:
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        entry[1] = True
+        return entry[0]  # type: ignore[no-any-return]
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._insert(key, value)
+
+    def _insert(self, key: K, value: V) -> None:
+        data = self.entries
+        data[key] = [value, False]
+        data.move_to_end(key)
+        limit = self.capacity
+        while len(data) > limit:
+            old_key, entry = data.popitem(last=False)
+            if old_key == key:  # the entry being added stays
+                data[old_key] = entry
+            elif entry[1]:  # used since it last came round: a second chance, at the back
+                entry[1] = False
+                data[old_key] = entry
+            else:
+                self.evictions += 1
+
+    def get_or_make(self, key: K, make: Callable[[], V], keep: Callable[[V], bool] | None = None) -> V:
+        """The value for ``key``, made by ``make()`` if missing and stored unless ``keep(value)`` is False."""
+        while True:
+            value = self.get(key)
+            if value is not None:
+                return value
+            with self._lock:
+                entry = self.entries.get(key)
+                if entry is not None:
+                    return entry[0]  # type: ignore[no-any-return]
+                pending = self._pending.get(key)
+                if pending is None:
+                    pending = self._pending[key] = _Pending()
+                    break
+            if pending.owner == threading.get_ident():
+                return make()  # a recursive request for the key this thread is making
+            pending.done.wait()
+            if pending.kept:
+                return pending.value  # type: ignore[no-any-return]
+            if pending.value is not None:
+                return make()  # made, but not to be shared (keep said no): make our own
+            # The maker raised: go round again, possibly making it here.
+        try:
+            value = make()
+            kept = keep is None or keep(value)
+        except BaseException:
+            with self._lock:
+                del self._pending[key]
+            pending.done.set()
+            raise
+        with self._lock:
+            del self._pending[key]
+            self.misses += 1
+            if kept:
+                self._insert(key, value)
+        pending.value, pending.kept = value, kept
+        pending.done.set()
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self.entries.clear()
+
+    def values(self) -> list[V]:
+        return [entry[0] for entry in list(self.entries.values())]

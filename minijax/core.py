@@ -188,7 +188,7 @@ class Primitive:
             raise NotImplementedError(f"no abstract evaluation rule for primitive {self.name}") from None
         try:
             return rule(*avals, **params)
-        except (TypeError, ValueError, IndexError) as e:
+        except (TypeError, ValueError, IndexError, NotImplementedError) as e:
             named = _naming_primitive(self, e, avals, params)
             if named is e:
                 raise
@@ -212,7 +212,7 @@ class Primitive:
 
 
 # Exception types whose message can be rewritten: a plain message and nothing else.
-_PLAIN_ERRORS = (TypeError, ValueError, IndexError, np.exceptions.AxisError)
+_PLAIN_ERRORS = (TypeError, ValueError, IndexError, NotImplementedError, np.exceptions.AxisError)
 
 
 def _naming_primitive(prim: Primitive, e: Exception, avals: Sequence[Any], params: dict[str, Any]) -> Exception:
@@ -222,7 +222,7 @@ def _naming_primitive(prim: Primitive, e: Exception, avals: Sequence[Any], param
         return e
     if e.__traceback__ is not None and e.__traceback__.tb_next is None:
         # Raised binding the rule's arguments: the operands or params do not fit the primitive.
-        operands = ", ".join(a.str_short() if hasattr(a, "str_short") else repr(a) for a in avals)
+        operands = ", ".join(a.str_short() if isinstance(a, ShapedArray) else repr(a) for a in avals)
         message = f"{prim.name} cannot take operands ({operands}) with params {sorted(params)}: {message}"
     else:
         message = f"{prim.name}: {message}"

@@ -24,13 +24,21 @@ import numpy as np
 from minijax import core, dtypes
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, default_device_of
+from minijax.config import BoundedCache, executable_cache_size
 from minijax.core import Primitive, ShapedArray
-from minijax.jaxpr import ClosedJaxpr
+from minijax.interpreters.debug_checks import check_call_outputs, check_primitive_outputs, fp_checks_enabled, fp_switch
+from minijax.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, subjaxprs
+from minijax.jaxpr_check import JaxprTypeError
 
 # prim -> rule(backend, args_as_arrays, params) for primitives whose eager
 # evaluation is not a single backend.execute call (e.g. jit: compile + run).
 # The arrays are all on one device already (``run_compiled`` finds it).
 eager_rules: dict[Primitive, Callable[[Backend, Sequence[Array], dict[str, Any]], list[Array]]] = {}
+
+# Primitives that call the ClosedJaxpr in their ``jaxpr`` param on their
+# operands (jit, checkpoint). Under jax_debug_nans a NaN in their outputs
+# makes that jaxpr run again op by op, to name the operation that made it.
+call_primitives: set[Primitive] = set()
 
 
 def device_put_value(
@@ -67,6 +75,8 @@ def to_device(x: Any, device: Device, committed: bool = False) -> Array:
             return Array(x._buf, x.aval, x._backend, device, True)
         # Between devices through the host: simple, and devices here are CPUs.
         return Array(_put(device, np.asarray(x._value)), x.aval, device.backend, device, committed)
+    if isinstance(x, core.Tracer):  # nothing is being traced here: it escaped its transformation
+        core.raise_leaked_tracer(x)
     return device_put_value(x, device=device)
 
 
@@ -117,14 +127,20 @@ Runner = Callable[[Sequence[Any]], list[Any]]
 # (prim, *in_avals, device, *params.items(), *param types) -> (out_avals, runner). Eager ops
 # repeat with the same signature, so the abstract-eval rule and the backend's
 # per-op preparation run once per signature; this is the eager hot path.
-_eager_cache: dict[tuple[Any, ...], tuple[list[ShapedArray], Runner]] = {}
+# Bounded (minijax_executable_cache_size): a runner may hold a compiled program.
+_eager_cache: BoundedCache[tuple[Any, ...], tuple[list[ShapedArray], Runner]] = BoundedCache(
+    "eager operations", executable_cache_size
+)
 
 
 def _prepare(
     prim: Primitive, device: Device, in_avals: list[ShapedArray], params: dict[str, Any]
 ) -> tuple[list[ShapedArray], Runner]:
     out = prim.abstract_eval(*in_avals, **params)
+    for sub in subjaxprs(params):  # cond's branches, a loop's body: run by the backend as they say
+        check_declared_types(sub, prim.name)
     out_avals: list[ShapedArray] = list(out) if prim.multiple_results else [out]
+    check_result_sizes(prim.name, out_avals)
     backend = device.backend
     if device is backend.devices()[0]:
         return out_avals, backend.prepare(prim, params, in_avals, out_avals)
@@ -171,22 +187,52 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
         key.extend(map(type, params.values()))
     try:
         hashable: tuple[Any, ...] | None = tuple(key)
-        entry = _eager_cache.get(hashable)  # type: ignore[arg-type]
+        # _eager_cache.get(hashable), written out: one call fewer per operation.
+        cached = _eager_cache.entries.get(hashable)  # type: ignore[arg-type]
     except TypeError:  # a param value that is not hashable: no caching
-        hashable, entry = None, None
+        hashable, cached = None, None
+    if cached is None:
+        entry = None
+    else:
+        cached[1] = True
+        entry = cached[0]
     if entry is None:
         if prim in eager_rules:
+            if prim not in call_primitives:  # (a call's jaxpr is checked when compiled)
+                for sub in subjaxprs(params):  # cond's branches, a loop's body: run as they say
+                    check_declared_types(sub, prim.name)
             outs = eager_rules[prim](device.backend, args, params)
+            if fp_switch.on and fp_checks_enabled():
+                _check_eager_rule_outputs(prim, args, params, outs)
             return outs if prim.multiple_results else outs[0]
-        entry = _prepare(prim, device, [x.aval for x in args], params)
-        if hashable is not None:
-            _eager_cache[hashable] = entry
+        in_avals = [x.aval for x in args]
+        if hashable is None:
+            entry = _prepare(prim, device, in_avals, params)
+        else:
+            entry = _eager_cache.get_or_make(hashable, lambda: _prepare(prim, device, in_avals, params))
     out_avals, runner = entry
     out_bufs = runner(bufs)
     backend = device.backend
     if prim.multiple_results:
-        return [Array(b, a, backend, device, committed) for b, a in zip(out_bufs, out_avals)]
-    return Array(out_bufs[0], out_avals[0], backend, device, committed)
+        results = [Array(b, a, backend, device, committed) for b, a in zip(out_bufs, out_avals)]
+        if fp_switch.on and fp_checks_enabled():
+            check_primitive_outputs(prim.name, [x.aval for x in args], results)
+        return results
+    result = Array(out_bufs[0], out_avals[0], backend, device, committed)
+    if fp_switch.on and fp_checks_enabled():
+        check_primitive_outputs(prim.name, [x.aval for x in args], [result])
+    return result
+
+
+def _check_eager_rule_outputs(prim: Primitive, args: Sequence[Array], params: dict[str, Any], outs: Sequence[Array]) -> None:
+    """jax_debug_nans for primitives run by an eager rule; a call is re-run op by op."""
+    if prim not in call_primitives:
+        check_primitive_outputs(prim.name, [x.aval for x in args], outs)
+        return
+    closed: ClosedJaxpr = params["jaxpr"]
+    name = f"{prim.name}({params['name']})" if "name" in params else prim.name
+    live = all(x._buf is not None for x in args)
+    check_call_outputs(name, outs, (lambda: eval_jaxpr(closed.jaxpr, closed.consts, *args)) if live else None)
 
 
 def _apply_placing(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -204,24 +250,70 @@ core.install_eval(apply_primitive)
 
 # --- compiled jaxprs -----------------------------------------------------------
 
-_compiled: dict[tuple[int, Device, tuple[bool, ...]], tuple[ClosedJaxpr, Executable]] = {}
+# (id(jaxpr), device, donated inputs) -> (the jaxpr, its executable), bounded
+# (minijax_executable_cache_size). The entry holds the jaxpr itself, so that
+# its id stays its own while the entry lives.
+_compiled: BoundedCache[tuple[int, Device, tuple[bool, ...]], tuple[ClosedJaxpr, Executable]] = BoundedCache(
+    "compiled jaxprs", executable_cache_size
+)
+
+
+# The largest dimension a result may have: XLA's shapes index with int32 on the
+# way to the device, and no host holds 2**31 elements of a dimension anyway.
+MAX_DIMENSION = 2**31 - 1
+
+
+def check_result_sizes(where: str, avals: Sequence[ShapedArray]) -> None:
+    """Refuse results no backend can allocate (a params typo like size=2**40) with a
+    ValueError naming the operation, instead of MemoryError or an overflow inside XLA."""
+    for aval in avals:
+        if any(d > MAX_DIMENSION for d in aval.shape):
+            raise ValueError(
+                f"{where}: result shape {aval.shape} has a dimension larger than {MAX_DIMENSION}, "
+                "which no backend can allocate; check the operation's shape or size parameters."
+            )
+
+
+def check_declared_types(jaxpr: Jaxpr, where: str) -> None:
+    """Raise JaxprTypeError unless every equation (nested ones too) declares the
+    result types its primitive gives for the operand types it declares.
+
+    Traced jaxprs always do; a hand-built or parsed one may not, and a backend
+    would then compute one type and label the result another (the NumPy
+    backend casts, XLA refuses to lower). Checked once per compilation.
+    """
+    for eqn in jaxpr.eqns:
+        in_avals = [a.aval for a in eqn.invars]
+        out = eqn.primitive.abstract_eval_cached(in_avals, eqn.params)
+        given = list(out) if eqn.primitive.multiple_results else [out]
+        declared = [v.aval for v in eqn.outvars]
+        check_result_sizes(eqn.primitive.name, given)
+        if len(given) != len(declared) or any(
+            (g.shape, g.dtype) != (d.shape, d.dtype) for g, d in zip(given, declared)
+        ):
+            raise JaxprTypeError(
+                f"{where}: the equation `{eqn}` declares results "
+                f"({', '.join(d.str_short() for d in declared)}), but {eqn.primitive.name} of "
+                f"({', '.join(a.str_short() for a in in_avals)}) gives ({', '.join(g.str_short() for g in given)}). "
+                "Fix the jaxpr (minijax.jaxpr_check.check_jaxpr checks one in full)."
+            )
+        for sub in subjaxprs(eqn.params):
+            check_declared_types(sub, where)
 
 
 def compiled_for(closed: ClosedJaxpr, device: Device, donated_invars: Sequence[bool] = ()) -> Executable:
     """The executable for ``closed`` on ``device`` (with those inputs donated), compiled once and cached."""
     donated = tuple(donated_invars)
-    key = (id(closed), device, donated)
-    entry = _compiled.get(key)
-    # The entry holds the jaxpr itself, so an id reused by a new jaxpr is detected.
-    if entry is None or entry[0] is not closed:
+
+    def compile_() -> tuple[ClosedJaxpr, Executable]:
+        check_declared_types(closed.jaxpr, "jit")
         backend = device.backend
         donation = donated if any(donated) else None
         if device is backend.devices()[0]:
-            compiled = backend.compile(closed, donated_invars=donation)
-        else:
-            compiled = backend.compile(closed, donated_invars=donation, device=device)  # type: ignore[call-arg]
-        entry = _compiled[key] = (closed, compiled)
-    return entry[1]
+            return closed, backend.compile(closed, donated_invars=donation)
+        return closed, backend.compile(closed, donated_invars=donation, device=device)  # type: ignore[call-arg]
+
+    return _compiled.get_or_make((id(closed), device, donated), compile_)[1]
 
 
 def run_compiled(backend: Backend, closed: ClosedJaxpr, arrays: Sequence[Array]) -> list[Array]:

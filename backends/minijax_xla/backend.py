@@ -24,6 +24,7 @@ import logging
 import os
 import pkgutil
 import tempfile
+import threading
 import time
 import warnings
 import weakref
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from minijax.backend import Backend, Device, Executable
-from minijax.config import read as read_flag, x64_enabled
+from minijax.config import BoundedCache, executable_cache_size, read as read_flag, x64_enabled
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from minijax_xla import jaxlib_api
@@ -174,7 +175,9 @@ class XlaBackend(Backend):
     def __init__(self, num_cpu_devices: int | None = None) -> None:
         load_rules()
         # What this backend compiled and loaded: tests and `minijax info` read it.
+        # Counted under a lock: several threads may compile at once.
         self.stats: Counter[str] = Counter()
+        self._stats_lock = threading.Lock()
         if num_cpu_devices is None:
             configured = int(read_flag("jax_num_cpu_devices"))
             num_cpu_devices = configured if configured > 0 else None
@@ -188,7 +191,9 @@ class XlaBackend(Backend):
         self._devices = self._gpu_devices or self._cpu_devices
         self._pjrt_of: dict[Device, Any] = dict(zip(self._gpu_devices + self._cpu_devices, gpu + cpu))
         self._device_of = {p: d for d, p in self._pjrt_of.items()}
-        self._eager_cache: dict[tuple[Any, ...], Runner] = {}
+        # (prim, avals, params, device) -> runner of its compiled program,
+        # bounded (minijax_executable_cache_size) and compiled once per key.
+        self._eager_cache: BoundedCache[tuple[Any, ...], Runner] = BoundedCache("xla eager executables", executable_cache_size)
         # runner returned by compile -> the loaded executable behind it.
         self._loaded: weakref.WeakKeyDictionary[Runner, Any] = weakref.WeakKeyDictionary()
 
@@ -226,6 +231,27 @@ class XlaBackend(Backend):
     def supports(self, prim: Primitive) -> bool:
         return prim.name in LOWERINGS
 
+    def _count(self, stat: str) -> None:
+        with self._stats_lock:
+            self.stats[stat] += 1
+
+    # --- what is alive (tests: nothing keeps buffers or programs past their use) ----------
+    def live_buffer_count(self) -> int:
+        """How many device buffers exist on this backend's clients right now."""
+        return sum(jaxlib_api.live_buffer_count(c) for c in self._clients())
+
+    def live_executable_count(self) -> int:
+        """How many compiled programs are loaded on this backend's clients right now."""
+        return sum(jaxlib_api.live_executable_count(c) for c in self._clients())
+
+    def _clients(self) -> list[Any]:
+        clients: list[Any] = []
+        for pjrt in self._pjrt_of.values():
+            client = jaxlib_api.device_client(pjrt)
+            if not any(client is c for c in clients):
+                clients.append(client)
+        return clients
+
     # --- eager ---------------------------------------------------------------------
     def execute(
         self,
@@ -245,19 +271,18 @@ class XlaBackend(Backend):
         out_avals: Sequence[ShapedArray],
         device: Device | None = None,
     ) -> Runner:
-        try:
-            key: tuple[Any, ...] | None = (prim, tuple(in_avals), tuple(params.items()), device)
-            runner = self._eager_cache.get(key)  # type: ignore[arg-type]
-        except TypeError:  # an unhashable param: compile, don't cache
-            key, runner = None, None
-        if runner is None:
+        def compile_() -> Runner:
             invars = [Var(a) for a in in_avals]
             outvars = [Var(a) for a in out_avals]
             jaxpr = Jaxpr([], invars, outvars, [JaxprEqn(list(invars), outvars, prim, dict(params))])
-            runner = self.compile(ClosedJaxpr(jaxpr, []), device=device)
-            if key is not None:
-                self._eager_cache[key] = runner
-        return runner
+            return self.compile(ClosedJaxpr(jaxpr, []), device=device)
+
+        key = (prim, tuple(in_avals), tuple(params.items()), device)
+        try:
+            hash(key)
+        except TypeError:  # an unhashable param: compile, don't cache
+            return compile_()
+        return self._eager_cache.get_or_make(key, compile_)
 
     # --- whole programs -----------------------------------------------------------------
     def compile(
@@ -270,7 +295,7 @@ class XlaBackend(Backend):
         if host_callbacks:  # the program calls back into Python (debug.print, pure_callback, ...)
             # Never through the persistent cache: a stored executable does not
             # hold the Python functions, and running it without them crashes.
-            self.stats["compiles"] += 1
+            self._count("compiles")
             client = jaxlib_api.device_client(pjrt)
             executable = jaxlib_api.compile_module_with_callbacks(client, module, pjrt, host_callbacks)
             run = jaxlib_api.make_waiting_runner(executable, closed.out_avals, pjrt)
@@ -290,14 +315,14 @@ class XlaBackend(Backend):
         client = jaxlib_api.device_client(pjrt)
         directory = cache_directory()
         if directory is None:
-            self.stats["compiles"] += 1
+            self._count("compiles")
             return jaxlib_api.compile_module(client, module, pjrt)
         path = os.path.join(directory, f"minijax-{cache_key(jaxlib_api.module_bytes(module), pjrt)}")
         if os.path.exists(path):
             try:
                 with open(path, "rb") as f:
                     executable = jaxlib_api.deserialize_executable(client, f.read(), pjrt)
-                self.stats["cache_hits"] += 1
+                self._count("cache_hits")
                 logger.debug("persistent compilation cache hit: %s", path)
                 return executable
             except Exception as e:
@@ -305,8 +330,8 @@ class XlaBackend(Backend):
         start = time.perf_counter()
         executable = jaxlib_api.compile_module(client, module, pjrt)
         seconds = time.perf_counter() - start
-        self.stats["compiles"] += 1
-        self.stats["cache_misses"] += 1
+        self._count("compiles")
+        self._count("cache_misses")
         if seconds < float(read_flag("jax_persistent_cache_min_compile_time_secs")):
             logger.debug("not caching %s: compiled in %.3f s, under the minimum", path, seconds)
             return executable
@@ -314,7 +339,7 @@ class XlaBackend(Backend):
             blob = jaxlib_api.serialize_executable(executable)
             if len(blob) >= int(read_flag("jax_persistent_cache_min_entry_size_bytes")):
                 _write_atomically(path, blob)
-                self.stats["cache_writes"] += 1
+                self._count("cache_writes")
                 logger.debug("persistent compilation cache write: %s (%d bytes)", path, len(blob))
         except Exception as e:
             _cache_problem("writing", path, e)

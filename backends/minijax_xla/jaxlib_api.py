@@ -33,6 +33,7 @@ from jaxlib.mlir.dialects import chlo, stablehlo as hlo  # noqa: E402
 from jaxlib.version import __version__ as _jaxlib_version  # noqa: E402
 
 from minijax.core import ShapedArray  # noqa: E402
+from minijax.dtypes import float0  # noqa: E402
 
 JAXLIB_VERSION: str = _jaxlib_version
 
@@ -92,6 +93,9 @@ _ELEMENT_TYPES: dict[np.dtype[Any], Callable[[], ir.Type]] = {
     np.dtype(np.float16): lambda: ir.F16Type.get(),
     np.dtype(np.float32): lambda: ir.F32Type.get(),
     np.dtype(np.float64): lambda: ir.F64Type.get(),
+    # float0 (the tangent type of integers) carries no data: booleans on the
+    # device, as JAX lowers it; reading one back gives float0 zeros (``get``).
+    float0: lambda: ir.IntegerType.get_signless(1),
 }
 
 SUPPORTED_DTYPES: tuple[np.dtype[Any], ...] = tuple(_ELEMENT_TYPES)
@@ -112,6 +116,8 @@ def tensor_type(shape: Sequence[int], dtype: Any) -> ir.RankedTensorType:
 
 def dense_constant(value: np.ndarray[Any, Any]) -> ir.Value[Any]:
     """A ``stablehlo.constant`` holding ``value`` (any shape, supported dtype)."""
+    if value.dtype == float0:
+        value = np.zeros(value.shape, np.bool_)
     value = c_contiguous(value)
     # type= is required: the buffer protocol cannot describe bfloat16, and
     # without it unsigned ints would become signless. Bool arrays go in as
@@ -207,6 +213,11 @@ def put(value: np.ndarray[Any, Any], device: PjrtDevice) -> Buffer:
     change an immutable Array. ``enable_x64=True`` always: minijax has already
     canonicalized the dtype, and jaxlib's own x64 narrowing must not apply.
     """
+    if value.dtype == float0:
+        # Booleans on the device (jaxlib knows no float0), labelled float0 for minijax.
+        buffer = put(np.zeros(value.shape, np.bool_), device)
+        buffer.aval = ShapedArray(value.shape, float0)
+        return buffer
     aval = ShapedArray(value.shape, value.dtype)
     return xc.batched_device_put(
         aval,
@@ -244,6 +255,10 @@ def get(buffer: Buffer) -> np.ndarray[Any, Any]:
     """
     check_live(buffer)
     aval = buffer.aval
+    if aval.dtype == float0:
+        zeros = np.zeros(aval.shape, float0)
+        zeros.flags.writeable = False
+        return zeros
     if _is_ml_dtype(aval.dtype):
         host: np.ndarray[Any, Any] = buffer._single_device_array_to_np_array_did_copy()[0]
     else:
@@ -299,7 +314,73 @@ def compile_options(device: PjrtDevice) -> Any:
 def compile_module(client: Client, module: ir.Module, device: PjrtDevice) -> Executable:
     """Compile an MLIR module for one device (the ``ir.Module`` object is
     accepted directly, no text round trip)."""
+    check_module(module, n_host_callbacks=0)
     return client.compile_and_load(module, xc.DeviceList((device,)), compile_options(device))
+
+
+class UnsafeModuleError(RuntimeError):
+    """A module holds an operation that would crash the process inside XLA."""
+
+
+def check_module(module: ir.Module, n_host_callbacks: int) -> None:
+    """Refuse a module XLA would crash on, before compiling it.
+
+    Two things abort the process instead of raising (notes gotchas 5 and 6):
+    a host-callback custom call whose function is not among the
+    ``n_host_callbacks`` handed to the compiler (a segfault when it runs), and
+    a ``collective_permute`` with a ``channel_handle`` in a one-replica
+    program (``std::out_of_range``). minijax's own lowering rules emit
+    neither; this guards rules added later or by a plug-in. One walk over the
+    operations: well under a millisecond for hundreds of ops, against tens of
+    milliseconds to compile.
+    """
+    problems: list[str] = []
+    targets = set(HOST_CALLBACK_TARGETS.values())
+
+    def visit(op: Any) -> Any:
+        name = op.name
+        if name == "stablehlo.custom_call":
+            target = ir.StringAttr(op.attributes["call_target_name"]).value
+            if target in targets:
+                index = _callback_index(op)
+                if index is None or not 0 <= index < n_host_callbacks:
+                    problems.append(
+                        f"a host callback (custom_call @{target}) names function {index}, but the program is "
+                        f"compiled with {n_host_callbacks} host callbacks; running it would crash the process. "
+                        "Emit host callbacks through minijax_xla.rules_callbacks (which registers the function)."
+                    )
+        elif name == "stablehlo.collective_permute" and "channel_handle" in op.attributes:
+            problems.append(
+                "a collective_permute has a channel_handle, which aborts XLA in a one-replica program; "
+                "emit it without channel_handle"
+            )
+        return ir.WalkResult.ADVANCE
+
+    with context_lock, mlir_context():
+        module.operation.walk(visit)
+    if problems:
+        raise UnsafeModuleError("xla backend: refusing to compile the lowered module: " + "; ".join(problems))
+
+
+def _callback_index(op: Any) -> int | None:
+    """The function index of a host-callback custom call (either encoding), or None."""
+    for attr_name in ("backend_config", "mhlo.backend_config"):
+        if attr_name not in op.attributes:
+            continue
+        attr = op.attributes[attr_name]
+        if isinstance(attr, ir.DictAttr) and "index" in attr:
+            return int(ir.IntegerAttr(attr["index"]).value)
+    return None
+
+
+def live_buffer_count(client: Client) -> int:
+    """How many device buffers (arrays) are alive on ``client``."""
+    return len(client.live_arrays())
+
+
+def live_executable_count(client: Client) -> int:
+    """How many loaded executables are alive on ``client``."""
+    return len(client.live_executables())
 
 
 def compile_options_bytes(device: PjrtDevice) -> bytes:
@@ -621,6 +702,7 @@ def compile_module_with_callbacks(
 ) -> Executable:
     """``compile_module`` for a module with host callbacks: ``host_callbacks[i]``
     is the function its ``emit_host_callback(i, ...)`` calls."""
+    check_module(module, n_host_callbacks=len(host_callbacks))
     options = compile_options(device)
     return client.compile_and_load(module, xc.DeviceList((device,)), options, host_callbacks=list(host_callbacks))
 

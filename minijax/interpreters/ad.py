@@ -33,6 +33,7 @@ import numpy as np
 
 from minijax import core, dtypes
 from minijax.core import Primitive, ShapedArray, Trace, Tracer, get_aval, raise_leaked_tracer, set_current_trace
+from minijax.interpreters.debug_checks import check_for_leaks, leak_checks_enabled
 from minijax.interpreters.tracing import DynamicJaxprTrace, DynamicJaxprTracer
 from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, literal_operand
 
@@ -236,6 +237,8 @@ class JVPTracer(Tracer):
         return get_aval(self.primal)
 
     def to_concrete_value(self) -> Any:
+        if not self._trace.is_alive:  # a leaked tracer must not pass for its primal value
+            raise_leaked_tracer(self)
         return concrete_value(self.primal)
 
     def _origin_msg(self) -> str:
@@ -267,6 +270,9 @@ class JVPTrace(Trace):
     @property
     def linearizing(self) -> bool:
         return self.tangent_trace is not None
+
+    def describe(self) -> str:
+        return "linearize (grad, vjp)" if self.linearizing else "jvp"
 
     @property
     def tangent_side(self) -> DynamicJaxprTrace:
@@ -399,6 +405,8 @@ def jvp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], tangents
         pairs = [trace.to_primal_tangent(o) for o in outs]
     finally:
         trace.invalidate()
+    if leak_checks_enabled():
+        check_for_leaks(trace, tracers, outs)
     return [p for p, _ in pairs], [t for _, t in pairs]
 
 
@@ -457,6 +465,8 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], li
         pairs = [trace.to_primal_tangent(o) for o in outs]
     finally:
         trace.invalidate()
+    if leak_checks_enabled():
+        check_for_leaks(trace, tracers, outs)
     out_primals = [p for p, _ in pairs]
     out_zeros = [type(t) is Zero for _, t in pairs]
     out_avals = [tangent_aval(get_aval(p)) for p in out_primals]
@@ -464,6 +474,8 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], li
         closed = tangent_trace.to_jaxpr([t for _, t in pairs if type(t) is not Zero])
     finally:
         tangent_trace.invalidate()
+    if leak_checks_enabled():
+        check_for_leaks(tangent_trace, tracers, pairs)
     return out_primals, LinearFunction(closed, in_avals, in_linear, out_avals, out_zeros)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from minijax import core
 from minijax.core import Primitive, ShapedArray, Trace, Tracer, get_aval, raise_leaked_tracer, set_current_trace
+from minijax.interpreters.debug_checks import check_for_leaks, leak_checks_enabled
 
 not_mapped = None
 BatchDim = int | None
@@ -198,6 +199,8 @@ def vmap_flat(
         pairs = [trace.to_val_dim(o) for o in outs]
     finally:
         trace.invalidate()
+    if leak_checks_enabled():
+        check_for_leaks(trace, tracers, outs)
     wanted = out_dims(len(pairs)) if callable(out_dims) else out_dims
     results: list[Any] = []
     for (val, dim), want in zip(pairs, wanted):
@@ -242,6 +245,8 @@ def batch_jaxpr(closed: Any, axis_size: int, in_dims: Sequence[BatchDim], out_di
             pairs = [trace.to_val_dim(o) for o in outs]
         finally:
             trace.invalidate()
+        if leak_checks_enabled():
+            check_for_leaks(trace, tracers, outs)
         results = []
         for i, (val, dim) in enumerate(pairs):
             if out_dims is not None and out_dims[i] != dim:

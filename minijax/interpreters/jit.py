@@ -22,8 +22,10 @@ from typing import Any
 from minijax import config as config_module, core, tree_util
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, get_backend
+from minijax.config import BoundedCache, trace_cache_size
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
-from minijax.dispatch import compiled_for, eager_rules, placement, run_compiled, to_device
+from minijax.dispatch import call_primitives, compiled_for, eager_rules, placement, run_compiled, to_device
+from minijax.interpreters.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
 from minijax.interpreters.tracing import (
     DebugInfo,
     abstractify_flat,
@@ -32,7 +34,7 @@ from minijax.interpreters.tracing import (
     hoist_tracer_consts,
     trace_to_jaxpr,
 )
-from minijax.jaxpr import ClosedJaxpr
+from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.jaxpr_text import param_filters
 from minijax.primitives.collectives import current_axis_env
 
@@ -54,14 +56,16 @@ def _jit_eager(backend: Backend, arrays: Sequence[Any], params: dict[str, Any]) 
 
 
 eager_rules[jit_p] = _jit_eager
+call_primitives.add(jit_p)
 
 
 class _CacheEntry:
-    __slots__ = ("closed", "out_tree", "backend", "executables", "consumed", "tracer_consts")
+    __slots__ = ("name", "closed", "out_tree", "backend", "executables", "consumed", "tracer_consts")
 
     def __init__(
-        self, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
+        self, name: str, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
     ) -> None:
+        self.name = name
         self.closed = closed
         self.out_tree = out_tree
         self.backend = backend
@@ -84,11 +88,35 @@ class _CacheEntry:
     def run(self, arrays: Sequence[Array], device: Device, committed: bool) -> list[Array]:
         """Run on ``arrays``, all live and on ``device``."""
         executable = self.executables.get(device) or self.executable(device)
+        if self.consumed:
+            self._check_donations(arrays)
         bufs = executable([a._buf for a in arrays])
         backend = device.backend
         for i in self.consumed:
             arrays[i].delete()
-        return [Array(b, aval, backend, device, committed) for b, aval in zip(bufs, self.closed.out_avals)]
+        outs = [Array(b, aval, backend, device, committed) for b, aval in zip(bufs, self.closed.out_avals)]
+        if fp_switch.on and fp_checks_enabled():
+            closed = self.closed
+            rerun = None if self.consumed else (lambda: eval_jaxpr(closed.jaxpr, closed.consts, *arrays))
+            check_call_outputs(f"jit({self.name})", outs, rerun)
+        return outs
+
+    def _check_donations(self, arrays: Sequence[Array]) -> None:
+        """A donated buffer is consumed by the call: it cannot also be another argument
+        (XLA rejects that call; the NumPy backend would read a deleted array)."""
+        for i in self.consumed:
+            buf = arrays[i]._buf
+            for j, other in enumerate(arrays):
+                if j != i and other._buf is buf:
+                    raise RuntimeError(
+                        f"jit({self.name}): argument {i} (flattened) is donated, but the same array is also "
+                        f"passed as argument {j}. A donated buffer is consumed by the call and cannot be read "
+                        "by it a second time: pass a copy (x.copy()) as one of them, or do not donate it."
+                    )
+
+
+def _no_tracer_consts(entry: _CacheEntry) -> bool:
+    return not entry.tracer_consts
 
 
 def _usable_donations(closed: ClosedJaxpr, donated: Sequence[bool]) -> tuple[int, ...]:
@@ -189,10 +217,14 @@ class Jitted:
                 nums.add(positional.index(n))
         self.static_argnums = tuple(sorted(nums))
         self.static_argnames = tuple(sorted(names))
-        self._cache: dict[Hashable, _CacheEntry] = {}
+        # Both bounded (minijax_trace_cache_size): a program called with ever
+        # new shapes must not keep every trace and executable alive.
+        self._cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(f"jit({fun_name(fun)})", trace_cache_size)
         # Calls with only positional Array arguments and no static ones skip
         # pytree flattening: keyed by the avals alone (plus the x64 flag).
-        self._fast_cache: dict[Hashable, _CacheEntry] = {}
+        self._fast_cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(
+            f"jit({fun_name(fun)}) fast path", trace_cache_size
+        )
         self._fast_ok = not self.static_argnums and not self.static_argnames
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -241,9 +273,11 @@ class Jitted:
             key = (*key, current_axis_env())
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._trace(args, kwargs, in_tree, avals, traced_for, backend)
-            if not entry.tracer_consts:
-                self._cache[key] = entry
+            # Traced once per key, even when threads call at once; an entry
+            # closing over tracers of an enclosing transformation is not kept.
+            entry = self._cache.get_or_make(
+                key, lambda: self._trace(args, kwargs, in_tree, avals, traced_for, backend), _no_tracer_consts
+            )
         return entry, flat, device, committed
 
     def _trace(
@@ -279,7 +313,7 @@ class Jitted:
         info = DebugInfo(self.fun, self._dynamic_arg_names(args, kwargs), traced_for)
         closed, _ = trace_to_jaxpr(flat_fun, avals, info)
         closed, tracer_consts = hoist_tracer_consts(closed)
-        entry = _CacheEntry(closed, out_tree_box[0], backend, self._donated_leaves(args, kwargs))
+        entry = _CacheEntry(fun_name(self.fun), closed, out_tree_box[0], backend, self._donated_leaves(args, kwargs))
         entry.tracer_consts = tracer_consts
         return entry
 
@@ -340,7 +374,8 @@ class Jitted:
                     fast_key = tuple(key)
                     entry = self._fast_cache.get(fast_key)
                     if entry is None:
-                        entry = self._fast_cache[fast_key] = self._entry(args, kwargs)[0]
+                        entry = self._entry(args, kwargs)[0]
+                        self._fast_cache.put(fast_key, entry)
                     return tree_util.tree_unflatten(entry.out_tree, entry.run(args, device, committed))
         entry, flat, device, committed = self._entry(args, kwargs)
         if eager:

@@ -21,7 +21,7 @@ from typing import Any
 
 from minijax import core, tree_util
 from minijax.core import Primitive, ShapedArray, get_aval, set_current_trace
-from minijax.dispatch import eager_rules, run_compiled
+from minijax.dispatch import call_primitives, eager_rules, run_compiled
 from minijax.interpreters import ad, batching
 from minijax.interpreters.ad import JVPTrace, Zero
 from minijax.interpreters.tracing import DebugInfo, trace_to_jaxpr
@@ -37,6 +37,7 @@ def _remat_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, **_: Any) -> l
 
 core.abstract_eval_rules[remat_p] = _remat_abstract_eval
 eager_rules[remat_p] = lambda backend, arrays, params: run_compiled(backend, params["jaxpr"], arrays)
+call_primitives.add(remat_p)
 
 
 def _remat_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, Any]) -> list[Any]:

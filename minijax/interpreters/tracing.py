@@ -24,6 +24,7 @@ from minijax.core import (
     raise_leaked_tracer,
     set_current_trace,
 )
+from minijax.interpreters.debug_checks import check_for_leaks, leak_checks_enabled
 from minijax.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, literal_value
 
 
@@ -53,6 +54,10 @@ class DynamicJaxprTrace(Trace):
         self.invars: list[Var] = []
         self.constvars: dict[int, tuple[Var, Any, Any]] = {}
         self.debug_info = debug_info
+
+    def describe(self) -> str:
+        info = self.debug_info
+        return "jit" if info is None else f"{info.traced_for} of {info.func_src}"
 
     def new_arg(self, aval: ShapedArray) -> DynamicJaxprTracer:
         var = Var(aval)
@@ -178,6 +183,8 @@ def trace_to_jaxpr(
         closed = trace.to_jaxpr(outs)
     finally:
         trace.invalidate()
+    if leak_checks_enabled():
+        check_for_leaks(trace, tracers, outs)
     return closed, outs
 
 

@@ -1,0 +1,159 @@
+"""The fuzzing suite: ill-typed and edge-case programs and inputs, on both backends.
+
+Every case runs eagerly and under jit on the NumPy and XLA backends and must
+end in the same correct result everywhere or in one of JAX's exception types
+whose message names the operation (``fuzz_support``). The cases:
+
+* primitives: each sampled primitive's valid case, then broken on purpose
+  (edge values, another dtype or shape, rank 0, a zero-size dimension, a
+  wrong param, an operand too few or too many) -- ``fuzz_cases.primitive_cases``;
+* the public API (jnp and lax functions) with ill-typed and edge arguments;
+* control flow (cond, switch, scan, while_loop, fori_loop) with mismatched
+  branch types, bad predicates and indices, wrong lengths and carries;
+* transformations (jit, grad, vmap, jvp) with bad arguments and axes;
+* jaxprs: random programs printed, parsed back and evaluated, then with the
+  text mutated; and hand-built jaxprs with wrong types, run by eval_jaxpr
+  and compiled;
+* XLA-level hazards (executables fed wrong buffers, deleted arrays, callback
+  results of the wrong type) in a subprocess batch, so that a crash fails
+  the test instead of killing the run.
+
+Counts: the default run draws over 2,000 cases; ``MINIJAX_FUZZ=long``
+five times as many (see fuzz_support.FUZZ_SCALE).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import fuzz_cases
+import fuzz_support
+import numpy as np
+import pytest
+from fuzz_cases import FuzzCase
+from fuzz_support import COUNTS, fuzz_settings, run_case
+from hypothesis import given, strategies as st
+
+import minijax as jax
+from minijax.config import config_context
+from minijax.testing import tolerances
+
+pytestmark = pytest.mark.single_backend  # each case names both backends itself
+
+pytest.importorskip("jaxlib", reason="the XLA backend needs jaxlib")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report() -> Iterator[None]:
+    """Write the case counts (MINIJAX_FUZZ_REPORT=path) when the module is done."""
+    COUNTS.clear()
+    yield
+    path = os.environ.get("MINIJAX_FUZZ_REPORT")
+    if path:
+        with open(path, "w") as f:
+            json.dump({"scale": fuzz_support.FUZZ_SCALE, **COUNTS}, f, indent=2, sort_keys=True)
+
+
+def _run(case: FuzzCase, modes: tuple[str, ...] = fuzz_support.MODES) -> str:
+    compare = None
+    if case.prim is not None:
+        prim, params, operands = case.prim, case.params, case.args
+
+        def reference(ops: list[Any]) -> list[Any]:
+            # The reference on other operands (XLA flushes subnormals: the tolerance re-runs it on flushed ones).
+            with config_context(minijax_backend="numpy"):
+                return [np.asarray(x) for x in jax.tree_util.tree_leaves(prim.bind(*ops, **params))]
+
+        def compare(actual: list[Any], expected: list[Any]) -> tolerances.Agreement:
+            return tolerances.compare_primitive(prim.name, params, operands, actual, expected, reference)
+
+    elif case.values_unspecified:
+
+        def compare(actual: list[Any], expected: list[Any]) -> tolerances.Agreement:
+            same = [(a.shape, a.dtype) for a in actual] == [(e.shape, e.dtype) for e in expected]
+            return tolerances.Agreement(same, 0.0, "" if same else "the results' shapes or dtypes differ")
+
+    return run_case(
+        repr(case), case.fn, case.args, case.names, key=case.key, compare=compare, modes=modes,
+        require_name=case.require_name, reference=case.reference, may_be_large=case.may_be_large,
+    )  # fmt: skip
+
+
+# --- primitives --------------------------------------------------------------------------------
+
+
+@fuzz_settings(850)
+@given(fuzz_cases.primitive_cases(), st.booleans())
+def test_fuzz_primitives(case: FuzzCase, with_jit: bool) -> None:
+    # jit compiles a program per case on XLA: one case in two runs it too.
+    _run(case, fuzz_support.MODES if with_jit else ("eager",))
+
+
+# --- the public API ------------------------------------------------------------------------------
+
+
+@fuzz_settings(650)
+@given(fuzz_cases.api_cases())
+def test_fuzz_public_api(case: FuzzCase) -> None:
+    _run(case)
+
+
+# --- control flow and transformations ---------------------------------------------------------------
+
+
+@fuzz_settings(250)
+@given(fuzz_cases.control_flow_cases())
+def test_fuzz_control_flow(case: FuzzCase) -> None:
+    _run(case)
+
+
+@fuzz_settings(200)
+@given(fuzz_cases.transform_cases())
+def test_fuzz_transformations(case: FuzzCase) -> None:
+    _run(case)
+
+
+# --- jaxprs ------------------------------------------------------------------------------------------
+
+
+@fuzz_settings(200)
+@given(fuzz_cases.jaxpr_text_cases())
+def test_fuzz_parsed_jaxprs(case: FuzzCase) -> None:
+    _run(case, ("eager",))  # eval_jaxpr binds each equation: the jit of it is the hand-built case below
+
+
+@fuzz_settings(150)
+@given(fuzz_cases.hand_built_cases())
+def test_fuzz_hand_built_jaxprs(case: FuzzCase) -> None:
+    _run(case, ("eager",))  # a jit equation: compiled on each backend already
+
+
+# --- XLA-level hazards, in a process of their own ----------------------------------------------------
+
+
+def test_fuzz_xla_hazards_in_a_subprocess() -> None:
+    """Executables fed wrong buffers, reused donations, callbacks returning junk: a crash
+    here would take the whole run down, so these run in a child process."""
+    n = 300 * fuzz_support.FUZZ_SCALE
+    script = os.path.join(os.path.dirname(__file__), "fuzz_xla_hazards.py")
+    args = [sys.executable, script, str(n)] + (["--random"] if fuzz_support.FUZZ_SCALE > 1 else [])
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(args, capture_output=True, text=True, timeout=1800, env=env, stdin=subprocess.DEVNULL)
+    lines = done.stdout.strip().splitlines()
+    assert done.returncode == 0, (
+        f"the hazard batch died (exit {done.returncode}) during:\n"
+        + "\n".join(lines[-12:]) + f"\n{done.stderr[-3000:]}"
+    )  # fmt: skip
+    summary = json.loads(lines[-1])
+    counts = summary["counts"]
+    COUNTS["cases"] += counts.get("cases", 0)
+    for key, value in counts.items():
+        if key.startswith(("ok", "error:")):
+            COUNTS[key] += value
+    assert summary["n_failures"] == 0, "\n".join(summary["failures"])
+    assert counts["cases"] >= n * 0.7 and counts.get("ok", 0) > 0 and counts.get("error:TypeError", 0) > 0
