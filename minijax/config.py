@@ -23,6 +23,7 @@ import collections
 import contextlib
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -495,6 +496,21 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
+# Every BoundedCache alive: when a size flag shrinks, the caches it bounds trim
+# themselves at once rather than at their next insertion.
+_bounded_caches: weakref.WeakSet[BoundedCache[Any, Any]] = weakref.WeakSet()
+_NOTHING = object()
+
+
+def _trim_bounded_caches(name: str, value: Any) -> None:
+    for cache in list(_bounded_caches):
+        if cache._size_flag.name == name:
+            cache.trim()
+
+
+register_listener(_trim_bounded_caches)
+
+
 class _Pending:
     """A value one thread is making for a key; other threads wait for it."""
 
@@ -531,6 +547,7 @@ class BoundedCache(Generic[K, V]):
     def __init__(self, name: str, size_flag: Flag[int]) -> None:
         self.name = name
         self._size_flag = size_flag
+        _bounded_caches.add(self)
         # key -> [value, used since it last came round for eviction]. The
         # eager hot path reads it directly: ``entry = cache.entries.get(key)``,
         # then ``entry[1] = True`` on a hit (what ``get`` does, minus a call).
@@ -569,10 +586,19 @@ class BoundedCache(Generic[K, V]):
         data = self.entries
         data[key] = [value, False]
         data.move_to_end(key)
+        self._trim(keep=key)
+
+    def trim(self) -> None:
+        """Drop entries until the cache holds at most ``capacity`` (after the size flag shrank)."""
+        with self._lock:
+            self._trim(keep=_NOTHING)
+
+    def _trim(self, keep: object) -> None:
+        data = self.entries
         limit = self.capacity
         while len(data) > limit:
             old_key, entry = data.popitem(last=False)
-            if old_key == key:  # the entry being added stays
+            if old_key == keep:  # the entry being added stays
                 data[old_key] = entry
             elif entry[1]:  # used since it last came round: a second chance, at the back
                 entry[1] = False

@@ -437,8 +437,13 @@ def test_jit_and_dispatch_caches_stay_bounded_over_many_shapes(backend_name: str
     f = jax.jit(lambda v: jnp.sin(v) * 2.0 + 1.0)
     backend = get_backend(backend_name)
     live = getattr(backend, "live_executable_count", None)
+    for n in range(1, 13):  # more eager signatures than the small caches below hold
+        jnp.full((n,), 1.0) + 1.0
     with _small_caches(executables=8, traces=4):
-        jnp.zeros(1) + 1.0  # make room now: inserting trims each cache to its new size
+        # Lowering the size flags trimmed every cache at once.
+        assert len(dispatch._eager_cache) <= 8 and len(dispatch._compiled) <= 8
+        if live is not None:
+            assert len(backend._eager_cache) <= 8  # type: ignore[attr-defined]
         before = live() if live is not None else 0
         for n in range(1, 41):
             x = np.full((n,), 0.5, np.float32)  # a host array: no eager op per shape
