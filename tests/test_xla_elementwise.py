@@ -40,6 +40,7 @@ from minijax import backend as backends, dtypes  # noqa: E402
 from minijax.config import config_context, enable_x64  # noqa: E402
 from minijax.core import Primitive, ShapedArray  # noqa: E402
 from minijax.primitives import elementwise as ew  # noqa: E402
+from minijax.testing import tolerances  # noqa: E402
 
 pytestmark = pytest.mark.single_backend  # compares the xla backend with numpy, by name
 
@@ -101,43 +102,10 @@ Array = np.ndarray[Any, Any]
 Tolerance = tuple[int, int]  # (ulps of the result, absolute error in eps of the dtype)
 
 
-def _ulps(f16: int, bf16: int, f32: int, f64: int) -> dict[np.dtype[Any], Tolerance]:
-    return dict(zip(FLOATS, ((f16, 0), (bf16, 0), (f32, 0), (f64, 0))))
-
-
-# Measured over ~24000 values per dtype (moderate, wide-range and random bit
-# patterns), then given a margin; spec/tolerances.md says why each is what it is.
+# The table lives in minijax.testing.tolerances (the conformance suite's policy),
+# keyed there by dtype name; here by dtype.
 TOLERANCES: dict[str, dict[np.dtype[Any], Tolerance]] = {
-    "exp": _ulps(1, 1, 2, 2),
-    "exp2": _ulps(1, 1, 2, 2),
-    "expm1": _ulps(2, 1, 6, 5),
-    "log": _ulps(1, 1, 3, 2),
-    "log1p": _ulps(1, 1, 2, 192),
-    "logistic": _ulps(1, 1, 3, 2),
-    "tanh": _ulps(1, 1, 5, 8),
-    "sin": _ulps(1, 1, 2, 1),
-    "cos": _ulps(1, 1, 2, 1),
-    "tan": _ulps(1, 1, 2, 2),
-    "asin": _ulps(1, 1, 3, 2),
-    "acos": _ulps(1, 1, 3, 2),
-    "atan": _ulps(1, 1, 2, 2),
-    "atan2": _ulps(1, 1, 3, 2),
-    "sinh": _ulps(1, 1, 32, 1024),
-    "cosh": _ulps(1, 1, 32, 1024),
-    "asinh": _ulps(1, 1, 3, 2),
-    "acosh": _ulps(2, 2, 3, 3),
-    "atanh": _ulps(1, 1, 2, 192),
-    "rsqrt": _ulps(0, 0, 2, 2),
-    "cbrt": _ulps(1, 1, 2, 3),
-    "pow": _ulps(1, 1, 2, 2),
-    "erf": _ulps(1, 1, 8, 8),
-    "erfc": _ulps(1, 1, 96, 128),
-    # float64 near ±1 (1 - 1e-8): XLA's approximation is off by up to ~4.4e-10 absolute.
-    "erf_inv": dict(zip(FLOATS, ((1, 0), (1, 0), (96, 0), (64, 4_000_000)))),
-    # Near their zeros (lgamma at 1 and 2, digamma at 1.4616...) and poles a
-    # relative bound means nothing: an absolute one (in eps) takes over there.
-    "lgamma": dict(zip(FLOATS, ((2, 2), (2, 2), (4, 64), (32, 4096)))),
-    "digamma": dict(zip(FLOATS, ((2, 2), (2, 2), (4, 16), (64, 32)))),
+    name: {dt: per_dtype[dt.name] for dt in FLOATS if dt.name in per_dtype} for name, per_dtype in tolerances.ULPS.items()
 }
 
 
