@@ -33,7 +33,7 @@ from jaxlib.mlir.dialects import chlo, stablehlo as hlo  # noqa: E402
 from jaxlib.version import __version__ as _jaxlib_version  # noqa: E402
 
 from minijax.core import ShapedArray  # noqa: E402
-from minijax.dtypes import float0  # noqa: E402
+from minijax.dtypes import ExtendedDType, float0  # noqa: E402
 
 JAXLIB_VERSION: str = _jaxlib_version
 
@@ -418,6 +418,10 @@ def result_handler(aval: ShapedArray, device: PjrtDevice) -> Any:
     Built once per output aval. 0.9/0.10 take ``_skip_checks`` and it must be
     True without jax (False calls a jax-only method); 0.11 removed it.
     """
+    if isinstance(aval.dtype, ExtendedDType):
+        # A key array comes back as what it is physically (its dtype's ``dtype``, of
+        # the same shape); jaxlib reads ``aval.dtype`` as a NumPy dtype.
+        aval = ShapedArray(aval.shape, aval.dtype.dtype, aval.weak_type)
     sharding = xc.SingleDeviceSharding(device)
     try:
         return xc.array_result_handler(aval, sharding, True, _skip_checks=True)

@@ -17,7 +17,6 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from minijax import dtypes
 from minijax.core import ShapedArray
 from minijax_xla import jaxlib_api
 from minijax_xla.jaxlib_api import tensor_type
@@ -104,30 +103,6 @@ def threefry2x32_hlo(
 
 # --- key results -------------------------------------------------------------------------
 #
-# XLA hands back a key array's buffer as what it is physically (uint64 of the
-# same shape); jaxlib's result handler must be told that physical aval, as it
-# reads ``aval.dtype`` as a NumPy dtype. TEMPORARY: this wraps
-# jaxlib_api.result_handler until that function does it itself (the change is
-# requested from the XLA backend's owner: map an aval with an extended dtype to
-# ``ShapedArray(aval.shape, aval.dtype.dtype)`` before calling jaxlib).
-
-
-def _physical_aval(aval: ShapedArray) -> ShapedArray:
-    if isinstance(aval.dtype, dtypes.ExtendedDType):
-        return ShapedArray(aval.shape, aval.dtype.dtype, aval.weak_type)
-    return aval
-
-
-if not getattr(jaxlib_api.result_handler, "_handles_extended_dtypes", False):
-    _jaxlib_result_handler = jaxlib_api.result_handler
-
-    def _result_handler(aval: ShapedArray, device: Any) -> Any:
-        return _jaxlib_result_handler(_physical_aval(aval), device)
-
-    _result_handler._handles_extended_dtypes = True  # type: ignore[attr-defined]
-    jaxlib_api.result_handler = _result_handler
-
-
 def _at_shape(x: Value, aval: ShapedArray, shape: Sequence[int]) -> Value:
     """An operand of the lax broadcasting rule (rank 0, or the result's rank
     with size-1 axes) broadcast to ``shape``."""
