@@ -4,10 +4,11 @@ The law: ``vmap(f, in_axes)(*xs)`` equals stacking ``f`` over the batch,
 for random batch axes (None for some operands), batch sizes 0, 1 and more,
 and every kind of dtype. The primitives only move values, so the results
 must be equal bit for bit (-0.0 and NaN included). A vmapped jaxpr has the
-unbatched equations plus only the moves the rules need; with per-element
-start indices the dynamic slices use one-hot masks (minijax has no gather
-yet) but still no loop over the batch. The cases are those of
-``test_ad_structural.py``.
+unbatched equations plus only the moves the rules need, except that, as in
+JAX, a batched dynamic_slice (dynamic_update_slice) becomes one gather
+(scatter) whose start indices are joined into an index array, so every
+start may differ per batch element with no loop over the batch. The cases
+are those of ``test_ad_structural.py``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ NAMES = sorted(CASES)
 DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.uint32, np.int32, np.float16, np.float32)]
 # The equations a batching rule may add: moving a batch axis, or broadcasting an unbatched operand.
 MOVES = {"transpose", "broadcast_in_dim"}
+# As in JAX, these batch as the primitive on the right, their start indices joined by one concatenate.
+BATCHED_AS = {"dynamic_slice": "gather", "dynamic_update_slice": "scatter"}
 
 
 # ---------------------------------------------------------------------------
@@ -127,11 +130,14 @@ def test_vmapped_jaxpr_adds_only_moves(name: str, data: st.DataObject, seed: int
     if all(ax is None for ax in in_axes):
         in_axes[0] = 0
     xs = batch_of(case, np.random.default_rng(seed), 3, positive(in_axes, case))
-    plain = Counter(e.primitive.name for e in jax.make_jaxpr(case.fun)(*case.args).jaxpr.eqns if not is_identity(e))
+    plain_eqns = [e for e in jax.make_jaxpr(case.fun)(*case.args).jaxpr.eqns if not is_identity(e)]
+    plain = Counter(BATCHED_AS.get(e.primitive.name, e.primitive.name) for e in plain_eqns)
     batched = Counter(e.primitive.name for e in jax.make_jaxpr(jax.vmap(case.fun, in_axes=tuple(in_axes)))(*xs).jaxpr.eqns)
+    joins = sum(e.primitive.name in BATCHED_AS for e in plain_eqns)
     for prim in set(plain) | set(batched):
         # At most one move per operand, and one per result (to out_axes=0).
         extra = len(case.args) + len(leaves(case.fun(*case.args))) if prim in MOVES else 0
+        extra += joins if prim == "concatenate" else 0
         assert plain[prim] <= batched[prim] <= plain[prim] + extra, (prim, plain, batched)
 
 
@@ -279,12 +285,156 @@ def test_dynamic_slice_keeps_negative_zero_and_nan() -> None:
     assert_exactly_equal(out, np.array([[np.nan, 1.0], [np.inf, -0.0]], np.float32))
 
 
-def test_shared_start_slices_the_batch_axis_whole() -> None:
-    f = lambda x, i: lax.dynamic_slice(x, (i, 0), (2, 2))  # noqa: E731
-    jaxpr = jax.make_jaxpr(jax.vmap(f, in_axes=(1, None), out_axes=1))(np.ones((4, 5, 3), np.float32), np.int32(1))
-    slices = [e for e in jaxpr.jaxpr.eqns if e.primitive.name == "dynamic_slice"]
-    assert len(slices) == 1 and slices[0].params["slice_sizes"] == (2, 5, 2)
-    assert not any(e.primitive.name == "transpose" for e in jaxpr.jaxpr.eqns)
+# Batched starts, any mix: (operand in_axis, start in_axes) over an f32[5, 6] operand
+# (f32[6, 5] batched along axis 1), the starts out of range and negative (they clamp).
+START_AXES = [(0, (0, 0)), (0, (0, None)), (1, (None, 0)), (None, (0, 0)), (None, (None, 0)), (1, (None, None))]
+
+
+def batch_for(x_axis: int | None, start_axes: tuple[int | None, int | None], dtype: Any) -> list[NDArray]:
+    x = np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6) - 50.0
+    x = x[0] if x_axis is None else np.moveaxis(x, 0, x_axis)
+    i = np.array([-1, 3, 0, 9], dtype) if np.dtype(dtype).kind == "i" else np.array([0, 3, 255, 9], dtype)
+    j = np.array([4, 0, 200, 1], dtype)
+    starts = [s if ax is not None else s[1] for s, ax in zip((i, j), start_axes)]
+    return [x, *starts]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int16, np.uint8])
+@pytest.mark.parametrize(("x_axis", "start_axes"), START_AXES)
+def test_batched_dynamic_slices_match_stacking(x_axis: int | None, start_axes: tuple[int | None, int | None], dtype: Any) -> None:
+    x, i, j = batch_for(x_axis, start_axes, dtype)
+    in_axes: Axes = [x_axis, *start_axes]
+    u = -np.arange(4 * 6, dtype=np.float32).reshape(4, 2, 3)
+    for fun, args, axes in ((window, [x, i, j], in_axes), (write_window, [x, u, i, j], [x_axis, 0, *start_axes])):
+        want = stacked(fun, args, axes, 4, None)
+        for f in (jax.vmap(fun, in_axes=tuple(axes)), jax.jit(jax.vmap(fun, in_axes=tuple(axes)))):
+            assert_exactly_equal(f(*args), want[0])
+
+
+@pytest.mark.parametrize(("x_axis", "start_axes"), START_AXES)
+def test_grad_of_batched_dynamic_slices(x_axis: int | None, start_axes: tuple[int | None, int | None]) -> None:
+    x, i, j = batch_for(x_axis, start_axes, np.int32)
+    u = np.arange(4 * 6, dtype=np.float32).reshape(4, 2, 3) / 7
+    in_axes: Axes = [x_axis, *start_axes]
+    # d/dx of sum(window * w): w placed at each (clamped) window, summed over the batch if x is shared.
+    w = np.arange(4 * 6, dtype=np.float32).reshape(4, 2, 3) + 1
+
+    def loss(x: Any, u: Any) -> Any:
+        windows = jax.vmap(window, in_axes=tuple(in_axes))(x, i, j)
+        written = jax.vmap(write_window, in_axes=(x_axis, 0, *start_axes))(x, u, i, j)
+        return (windows * w).sum() + (written * written).sum()
+
+    def loss_one(x: Any, u: Any, i: Any, j: Any, w: Any) -> Any:
+        return (window(x, i, j) * w).sum() + (write_window(x, u, i, j) ** 2).sum()
+
+    gx, gu = jax.grad(loss, argnums=(0, 1))(x, u)
+    per_x, per_u = [], []
+    for b in range(4):
+        x_b, i_b, j_b = element([x, i, j], in_axes, b)
+        g = jax.grad(loss_one, argnums=(0, 1))(x_b, u[b], i_b, j_b, w[b])
+        per_x.append(np.asarray(g[0]))
+        per_u.append(np.asarray(g[1]))
+    want_x = np.sum(per_x, axis=0) if x_axis is None else np.stack(per_x, axis=x_axis)
+    np.testing.assert_allclose(np.asarray(gx), want_x, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gu), np.stack(per_u), rtol=1e-6)
+
+
+# JAX 0.10.2's jaxprs (printed by the oracle), which minijax's must equal: as in
+# JAX, batched dynamic slices become a gather and a scatter with mode CLIP.
+JAX_TEXTS = {
+    "shared start": """\
+{ lambda ; a:f32[4,10]. let
+    b:i32[1] = broadcast_in_dim 1:i32[]
+    c:f32[4,2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(1)), collapsed_slice_dims=(), start_index_map=(np.int64(1),), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=True
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(4, 2)
+      unique_indices=True
+    ] a b
+  in (c,) }""",
+    "batched start": """\
+{ lambda ; a:f32[4,10] b:i32[4]. let
+    c:bool[4] = lt b 0:i32[]
+    d:i32[4] = add b 10:i32[]
+    e:i32[4] = select_n c b d
+    f:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e
+    g:f32[4,2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1),), collapsed_slice_dims=(), start_index_map=(np.int64(1),), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=True
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1, 2)
+      unique_indices=True
+    ] a f
+  in (g,) }""",
+    "update": """\
+{ lambda ; a:f32[4,10] b:i32[4]. let
+    c:f32[2] = broadcast_in_dim 1.0:f32[]
+    d:bool[4] = lt b 0:i32[]
+    e:i32[4] = add b 10:i32[]
+    f:i32[4] = select_n d b e
+    g:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    h:f32[4,2] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] c
+    i:f32[4,10] = scatter[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(np.int64(1),), inserted_window_dims=(), scatter_dims_to_operand_dims=(np.int64(1),), operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))
+      indices_are_sorted=True
+      mode=GatherScatterMode.CLIP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr=None
+    ] a g h
+  in (i,) }""",
+    "mixed starts, operand along axis 1": """\
+{ lambda ; a:f32[5,4,6] b:i32[4] c:i32[]. let
+    d:bool[4] = lt b 0:i32[]
+    e:i32[4] = add b 5:i32[]
+    f:i32[4] = select_n d b e
+    g:bool[] = lt c 0:i32[]
+    h:i32[] = add c 6:i32[]
+    i:i32[] = select_n g c h
+    j:i32[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    k:i32[4,1] = broadcast_in_dim i
+    l:i32[4,2] = concatenate[dimension=1] j k
+    m:f32[4,5,6] = transpose[permutation=(1, 0, 2)] a
+    n:f32[4,2,3] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), np.int64(2)), collapsed_slice_dims=(), start_index_map=(np.int64(1), np.int64(2)), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+      fill_value=None
+      indices_are_sorted=True
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(1, 2, 3)
+      unique_indices=True
+    ] m l
+  in (n,) }""",
+    "shared operand": """\
+{ lambda ; a:f32[10] b:u8[4]. let
+    c:u8[4,1] = broadcast_in_dim[broadcast_dimensions=(0,)] b
+    d:f32[4,2] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=None
+      indices_are_sorted=False
+      mode=GatherScatterMode.CLIP
+      slice_sizes=(2,)
+      unique_indices=False
+    ] a c
+  in (d,) }""",
+}
+
+
+def test_batched_dynamic_slice_jaxprs_are_jaxs() -> None:
+    x, starts = np.zeros((4, 10), np.float32), np.array([1, -3, 20, 0], np.int32)
+    texts = {
+        "shared start": jax.make_jaxpr(jax.vmap(lambda x: lax.dynamic_slice(x, (1,), (2,))))(x),
+        "batched start": jax.make_jaxpr(jax.vmap(lambda x, i: lax.dynamic_slice(x, (i,), (2,))))(x, starts),
+        "update": jax.make_jaxpr(jax.vmap(lambda x, i: lax.dynamic_update_slice(x, jax.numpy.ones(2), (i,))))(x, starts),
+        "mixed starts, operand along axis 1": jax.make_jaxpr(jax.vmap(window, in_axes=(1, 0, None)))(
+            np.zeros((5, 4, 6), np.float32), starts, np.int32(2)),
+        "shared operand": jax.make_jaxpr(jax.vmap(lambda x, i: lax.dynamic_slice(x, (i,), (2,)), in_axes=(None, 0)))(
+            x[0], starts.astype(np.uint8)),
+    }  # fmt: skip
+    for name, jaxpr in texts.items():
+        assert str(jaxpr) == JAX_TEXTS[name], name
 
 
 def test_pad_with_per_element_padding_values() -> None:

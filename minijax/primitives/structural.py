@@ -453,6 +453,14 @@ BatchDim = batching.BatchDim
 # the operation is the identity (as the lax wrappers do)
 
 
+def _lax() -> Any:
+    # lax's wrappers stage exactly JAX's equations; minijax.lax imports this
+    # module, so it is imported when a rule runs.
+    from minijax import lax
+
+    return lax
+
+
 def _reduce_sum(x: Any, axes: Sequence[int]) -> Any:
     # Imported here: minijax.primitives.reductions imports this module.
     from minijax.primitives.reductions import reduce_sum_p
@@ -645,161 +653,53 @@ def _dynamic_update_slice_transpose(ct: Any, x: Any, update: Any, *indices: Any)
     return [ct_x, ct_u] + [None] * len(indices)
 
 
-def _index_dtype(indices: Sequence[Any]) -> np.dtype[Any]:
-    """The dtype of the start indices (int32 when there are none: a rank-0 operand)."""
-    return get_aval(indices[0]).dtype if indices else np.dtype(np.int32)
+# Batching dynamic_slice and dynamic_update_slice: as in JAX, each is a
+# gather (a scatter) whose windows span every operand axis, started at the
+# vector of start indices, and clamped to fit (mode CLIP) as these two
+# primitives clamp. The rules build that index vector (one per batch element
+# when some start is batched) and hand over to the gather / scatter batching
+# rule, which pairs the batch axes up. One gather or scatter whatever the
+# batch, and every start index may differ per element.
+
+
+def _start_vector(indices: Sequence[Any], index_dims: Sequence[BatchDim], size: int) -> tuple[Any, BatchDim]:
+    """The scalar start indices as one index array: ``int[ndim]`` when none is batched, else
+    ``int[size, ndim]`` (batch axis first, the unbatched starts broadcast along it)."""
+    lax = _lax()
+    if not indices:
+        return np.zeros((0,), np.int32), None  # a rank-0 operand: an empty index vector
+    if all(d is None for d in index_dims):
+        return lax.concatenate([lax.broadcast(i, (1,)) for i in indices], 0), None
+    # A batched scalar has one axis, its batch axis: it becomes column 0's rows.
+    columns = [lax.broadcast_in_dim(i, (size, 1), () if d is None else (0,)) for i, d in zip(indices, index_dims)]
+    return lax.concatenate(columns, 1), 0
 
 
 def _dynamic_slice_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, slice_sizes: Shape) -> tuple[Any, BatchDim]:
+    from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
+
     x, *indices = vals
     x_dim, *index_dims = dims
-    size = batching.batch_size(vals, dims)
-    if x_dim is not None and all(d is None for d in index_dims):
-        # One window for every batch element: slice the batch axis whole.
-        starts = list(indices)
-        starts.insert(x_dim, _scalar(0, _index_dtype(indices)))
-        sizes = list(slice_sizes)
-        sizes.insert(x_dim, size)
-        return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes)), x_dim
-    # A window per batch element: JAX uses a gather, which minijax does not
-    # have yet (issue 7). The axes whose start is shared are cut by one
-    # dynamic_slice; then each axis with per-element starts is narrowed by
-    # shifting (``_take_windows``).
-    zero = _scalar(0, _index_dtype(indices))
-    shared = [d is None for d in index_dims]
-    shape = _aval_of(x).shape
-    if x_dim is not None:
-        shape = shape[:x_dim] + shape[x_dim + 1 :]
-    if any(s and n != w for s, n, w in zip(shared, shape, slice_sizes)):
-        starts = [i if s else zero for i, s in zip(indices, shared)]
-        sizes = [w if s else n for s, n, w in zip(shared, shape, slice_sizes)]
-        if x_dim is not None:
-            starts.insert(x_dim, zero)
-            sizes.insert(x_dim, size)
-        x = dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes))
-    x = batching.bdim_at_front(x, x_dim, size)
-    for axis, (i, d, w) in enumerate(zip(indices, index_dims, slice_sizes)):
-        if d is not None:
-            x = _take_windows(x, axis + 1, batching.moveaxis(i, d, 0), w)
-    return x, 0
+    axes = tuple(range(len(indices)))
+    dnums = GatherDimensionNumbers(offset_dims=axes, collapsed_slice_dims=(), start_index_map=axes)
+    index, index_dim = _start_vector(indices, index_dims, batching.batch_size(vals, dims))
+    gather_batcher = batching.primitive_batchers[gather_p]
+    return gather_batcher([x, index], [x_dim, index_dim], dimension_numbers=dnums, slice_sizes=slice_sizes,
+                          unique_indices=True, indices_are_sorted=True, mode=GatherScatterMode.CLIP, fill_value=None)
 
 
 def _dynamic_update_slice_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, BatchDim]:
+    from minijax.primitives.indexing import GatherScatterMode, ScatterDimensionNumbers, scatter_p
+
     x, update, *indices = vals
     x_dim, u_dim, *index_dims = dims
-    size = batching.batch_size(vals, dims)
-    if all(d is None for d in index_dims):
-        # One window for every batch element: operand and update batched
-        # along the same axis, updated whole along it.
-        bdim = x_dim if x_dim is not None else u_dim
-        if bdim is None:
-            raise ValueError("a batching rule was called with no batched operand")
-        x = batching.matchaxis(x, x_dim, bdim, size)
-        update = batching.matchaxis(update, u_dim, bdim, size)
-        starts = list(indices)
-        starts.insert(bdim, _scalar(0, _index_dtype(indices)))
-        return dynamic_update_slice_p.bind(x, update, *starts), bdim
-    # A window per batch element: JAX uses a scatter (issue 7). Here each
-    # update is spread to the operand's shape by shifting, and a select keeps
-    # the operand outside its window.
-    x = batching.bdim_at_front(x, x_dim, size)
-    update = batching.bdim_at_front(update, u_dim, size)
-    x_shape, u_shape = get_aval(x).shape, get_aval(update).shape
-    inside: Any = None
-    for axis in range(1, len(x_shape)):
-        n, w = x_shape[axis], u_shape[axis]
-        if w == n:
-            continue  # the start clamps to 0: the update covers the axis
-        start = batching.bdim_at_front(indices[axis - 1], index_dims[axis - 1], size)
-        update, window = _spread_windows(update, axis, start, n)
-        here = _broadcast_in_dim(window, x_shape, (0, axis))
-        inside = here if inside is None else ew.and_p.bind(inside, here)
-    if inside is None:
-        return update, 0  # the update covers the whole operand
-    return ew.select_n_p.bind(inside, x, update), 0
-
-
-# Windows at per-element start indices, by shifting. Along one axis of size
-# n, batch element b's window of width w starts at s[b], clamped to
-# [0, n - w] as dynamic_slice clamps. Shifting each element by its own s[b]
-# is done as a barrel shifter: for each bit t of the largest possible start,
-# a select_n between the axis as it is and the axis shifted by 2**t, chosen
-# by bit t of s[b]. That takes log2(n - w) + 1 selects at most, whatever the
-# batch size, and it only moves values (exact, -0.0 and NaN included; linear,
-# so it differentiates and transposes like the rest).
-
-
-def _clamped_starts(start: Any, limit: int) -> Any:
-    """``start`` (``int[B]``) clamped to [0, limit], as int32."""
-    dtype = get_aval(start).dtype
-    hi = min(limit, int(np.iinfo(dtype).max))
-    start = ew.clamp_p.bind(_scalar(0, dtype), start, _scalar(hi, dtype))
-    if dtype != np.int32 or get_aval(start).weak_type:
-        start = ew.convert_element_type_p.bind(start, new_dtype=np.dtype(np.int32), weak_type=False, sharding=None)
-    return start
-
-
-def _along(x: Any, axis: int, lo: int, hi: int) -> Any:
-    """``x[..., lo:hi, ...]`` along ``axis``."""
-    shape = get_aval(x).shape
-    starts, limits = [0] * len(shape), list(shape)
-    starts[axis], limits[axis] = lo, hi
-    return slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=None)
-
-
-def _pad_along(x: Any, axis: int, lo: int, hi: int) -> Any:
-    """``x`` with ``lo`` and ``hi`` zeros added along ``axis``."""
-    aval = get_aval(x)
-    config = [(0, 0, 0)] * aval.ndim
-    config[axis] = (lo, hi, 0)
-    if isinstance(aval.dtype, dtypes.ExtendedDType):
-        # A key type has no host zero: pad with one of x's own elements (the
-        # callers never read the padded places).
-        first = slice_p.bind(x, start_indices=(0,) * aval.ndim, limit_indices=(1,) * aval.ndim, strides=None)
-        filler = reshape_p.bind(first, new_sizes=(), dimensions=None, sharding=None)
-        return pad_p.bind(x, filler, padding_config=tuple(config))
-    return pad_p.bind(x, _scalar(0, aval.dtype), padding_config=tuple(config))
-
-
-def _shift_by_starts(x: Any, axis: int, starts: Any, limit: int, left: bool) -> Any:
-    """``x`` (batch axis first) shifted along ``axis`` by ``starts[b]`` (int32, at most ``limit``).
-
-    Left: element k becomes element k + starts[b]; right: k - starts[b]. The
-    places left empty hold zeros.
-    """
-    shape = get_aval(x).shape
-    n = shape[axis]
-    for bit in range(limit.bit_length()):
-        step = 1 << bit
-        if left:
-            shifted = _pad_along(_along(x, axis, step, n), axis, 0, step)
-        else:
-            shifted = _pad_along(_along(x, axis, 0, n - step), axis, step, 0)
-        on = ew.ne_p.bind(ew.and_p.bind(starts, _scalar(step, np.dtype(np.int32))), _scalar(0, np.dtype(np.int32)))
-        x = ew.select_n_p.bind(_broadcast_in_dim(on, shape, (0,)), x, shifted)
-    return x
-
-
-def _take_windows(x: Any, axis: int, start: Any, width: int) -> Any:
-    """``x`` (batch axis first) narrowed along ``axis`` to each element's window."""
-    limit = get_aval(x).shape[axis] - width
-    if limit == 0:
-        return x  # the start clamps to 0: the window is the whole axis
-    shifted = _shift_by_starts(x, axis, _clamped_starts(start, limit), limit, left=True)
-    return _along(shifted, axis, 0, width)
-
-
-def _spread_windows(update: Any, axis: int, start: Any, n: int) -> tuple[Any, Any]:
-    """``update`` (batch axis first) placed along ``axis``, of new size ``n``, at each element's
-    window (zeros elsewhere); and where the windows are, ``bool[B, n]``."""
-    width = get_aval(update).shape[axis]
-    starts = _clamped_starts(start, n - width)
-    spread = _shift_by_starts(_pad_along(update, axis, 0, n - width), axis, starts, n - width, left=False)
-    shape = (get_aval(starts).shape[0], n)
-    k = iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=1, sharding=None)
-    first = _broadcast_in_dim(starts, shape, (0,))
-    end = ew.add_p.bind(first, _scalar(width, np.dtype(np.int32)))
-    return spread, ew.and_p.bind(ew.ge_p.bind(k, first), ew.lt_p.bind(k, end))
+    axes = tuple(range(len(indices)))
+    dnums = ScatterDimensionNumbers(update_window_dims=axes, inserted_window_dims=(), scatter_dims_to_operand_dims=axes)
+    index, index_dim = _start_vector(indices, index_dims, batching.batch_size(vals, dims))
+    scatter_batcher = batching.primitive_batchers[scatter_p]
+    return scatter_batcher([x, index, update], [x_dim, index_dim, u_dim], update_jaxpr=None, update_consts=(),
+                           dimension_numbers=dnums, indices_are_sorted=True, unique_indices=True,
+                           mode=GatherScatterMode.CLIP)
 
 
 # ---------------------------------------------------------------------------
