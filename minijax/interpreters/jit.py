@@ -60,7 +60,7 @@ call_primitives.add(jit_p)
 
 
 class _CacheEntry:
-    __slots__ = ("name", "closed", "out_tree", "backend", "executables", "consumed", "tracer_consts")
+    __slots__ = ("name", "closed", "out_tree", "single_output", "backend", "executables", "consumed", "tracer_consts")
 
     def __init__(
         self, name: str, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
@@ -68,6 +68,8 @@ class _CacheEntry:
         self.name = name
         self.closed = closed
         self.out_tree = out_tree
+        # The function returns one array (not a pytree holding one): no unflattening.
+        self.single_output = out_tree.num_leaves == 1 and out_tree.node_data() is None
         self.backend = backend
         self.executables: dict[Device, Executable] = {}
         # Flat argument positions whose donated buffer an output takes over.
@@ -90,7 +92,9 @@ class _CacheEntry:
         executable = self.executables.get(device) or self.executable(device)
         if self.consumed:
             self._check_donations(arrays)
-        bufs = executable([a._buf for a in arrays])
+        # The arrays' types are the program's (they are the cache key): a backend
+        # may offer a call that skips checking them again.
+        bufs = getattr(executable, "unchecked", executable)([a._buf for a in arrays])
         backend = device.backend
         for i in self.consumed:
             arrays[i].delete()
@@ -376,7 +380,8 @@ class Jitted:
                     if entry is None:
                         entry = self._entry(args, kwargs)[0]
                         self._fast_cache.put(fast_key, entry)
-                    return tree_util.tree_unflatten(entry.out_tree, entry.run(args, device, committed))
+                    outs = entry.run(args, device, committed)
+                    return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
         entry, flat, device, committed = self._entry(args, kwargs)
         if eager:
             outs = entry.run([to_device(x, device) for x in flat], device, committed)
