@@ -60,18 +60,21 @@ call_primitives.add(jit_p)
 
 
 class _CacheEntry:
-    __slots__ = ("name", "closed", "out_tree", "single_output", "backend", "executables", "consumed", "tracer_consts")
+    __slots__ = ("name", "closed", "out_avals", "out_tree", "single_output", "backend", "executables", "runners",
+                 "consumed", "tracer_consts")
 
     def __init__(
         self, name: str, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
     ) -> None:
         self.name = name
         self.closed = closed
+        self.out_avals = closed.out_avals  # (a property that builds a list: read once)
         self.out_tree = out_tree
         # The function returns one array (not a pytree holding one): no unflattening.
         self.single_output = out_tree.num_leaves == 1 and out_tree.node_data() is None
         self.backend = backend
         self.executables: dict[Device, Executable] = {}
+        self.runners: dict[Device, Executable] = {}  # what ``run`` calls: the executable, maybe unchecked
         # Flat argument positions whose donated buffer an output takes over.
         self.consumed = _usable_donations(closed, donated)
         # Tracers of an enclosing transformation the function closed over:
@@ -87,18 +90,25 @@ class _CacheEntry:
             executable = self.executables[device] = compiled_for(self.closed, device, donated)
         return executable
 
-    def run(self, arrays: Sequence[Array], device: Device, committed: bool) -> list[Array]:
-        """Run on ``arrays``, all live and on ``device``."""
-        executable = self.executables.get(device) or self.executable(device)
+    def run(self, arrays: Sequence[Array], device: Device, committed: bool, bufs: list[Any] | None = None) -> list[Array]:
+        """Run on ``arrays``, all live and on ``device`` (``bufs``: their buffers, if the caller has them)."""
+        runner = self.runners.get(device)
+        if runner is None:
+            # The arrays' types are the program's (they were traced for them): a
+            # backend may offer a call that skips checking them again.
+            executable = self.executable(device)
+            runner = self.runners[device] = getattr(executable, "unchecked", executable)
         if self.consumed:
             self._check_donations(arrays)
-        # The arrays' types are the program's (they are the cache key): a backend
-        # may offer a call that skips checking them again.
-        bufs = getattr(executable, "unchecked", executable)([a._buf for a in arrays])
+        bufs = runner([a._buf for a in arrays] if bufs is None else bufs)
         backend = device.backend
         for i in self.consumed:
             arrays[i].delete()
-        outs = [Array(b, aval, backend, device, committed) for b, aval in zip(bufs, self.closed.out_avals)]
+        out_avals = self.out_avals
+        if len(out_avals) == 1:  # the common case, without a zip
+            outs = [Array(bufs[0], out_avals[0], backend, device, committed)]
+        else:
+            outs = [Array(b, aval, backend, device, committed) for b, aval in zip(bufs, out_avals)]
         if fp_switch.on and fp_checks_enabled():
             closed = self.closed
             rerun = None if self.consumed else (lambda: eval_jaxpr(closed.jaxpr, closed.consts, *arrays))
@@ -362,12 +372,15 @@ class Jitted:
             device = args[0]._device if type(args[0]) is Array else None
             committed = False
             key: list[Any] = [config_module.x64_enabled(), device]
+            bufs: list[Any] = []
             for a in args:
-                if type(a) is not Array or a._buf is None or a._device is not device:
+                buf = a._buf if type(a) is Array else None
+                if buf is None or a._device is not device:
                     break
                 if a._committed:
                     committed = True
                 key.append(a.aval)
+                bufs.append(buf)
             else:
                 # Where placement would run the call anyway (jit(backend=...) may name another backend).
                 if (
@@ -376,11 +389,15 @@ class Jitted:
                     and (self._backend_name is None or device.backend.name == self._backend_name)
                 ):
                     fast_key = tuple(key)
-                    entry = self._fast_cache.get(fast_key)
-                    if entry is None:
+                    # self._fast_cache.get(fast_key), written out: one call fewer per call.
+                    cached = self._fast_cache.entries.get(fast_key)
+                    if cached is None:
                         entry = self._entry(args, kwargs)[0]
                         self._fast_cache.put(fast_key, entry)
-                    outs = entry.run(args, device, committed)
+                    else:
+                        cached[1] = True
+                        entry = cached[0]
+                    outs = entry.run(args, device, committed, bufs)
                     return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
         entry, flat, device, committed = self._entry(args, kwargs)
         if eager:
