@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +68,47 @@ def measure_jax(python: str, names: list[str], repeat: int, min_time: float) -> 
     return results
 
 
+def measure_interleaved(
+    python: str, names: list[str], rounds: int, repeat: int, min_time: float
+) -> tuple[Results, Results, dict[str, float]]:
+    """minijax (here) and JAX (a worker process, set up once) timed in alternation,
+    ``rounds`` times per workload. Returns each library's median time and, per
+    workload, the median of the per-round ratios: on a machine whose speed drifts
+    by the second, a ratio of two measurements taken side by side is what holds."""
+    from workloads import Timers
+
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    command = [python, str(HERE / "workloads.py"), "--lib", "jax", "--serve", "--only", *names]
+    worker = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    assert worker.stdin is not None and worker.stdout is not None
+    try:
+        if worker.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the JAX worker did not start ({' '.join(command)})")
+        mine_timers = Timers("minijax", names)
+        mine: dict[str, list[float]] = {}
+        theirs: dict[str, list[float]] = {}
+        units: dict[str, float] = {}
+        for name in names:
+            for _ in range(rounds):
+                m = mine_timers.time(name, repeat, min_time)
+                worker.stdin.write(f"{name} {repeat} {min_time}\n")
+                worker.stdin.flush()
+                j = json.loads(worker.stdout.readline())
+                if m is None or j is None:
+                    break
+                units[name] = m["units"]
+                mine.setdefault(name, []).append(m["seconds"])
+                theirs.setdefault(name, []).append(j["seconds"])
+    finally:
+        worker.stdin.close()
+        worker.wait(timeout=60)
+    median = statistics.median
+    mini = {n: {"seconds": median(v), "units": units[n]} for n, v in mine.items()}
+    jax = {n: {"seconds": median(v), "units": units[n]} for n, v in theirs.items()}
+    ratios = {n: median(a / b for a, b in zip(mine[n], theirs[n])) for n in mine}
+    return mini, jax, ratios
+
+
 def value(result: dict[str, float] | None, unit: str) -> float | None:
     """Microseconds per call, or equations per second."""
     if result is None:
@@ -103,13 +145,15 @@ def fmt(x: float | None, unit: str = "") -> str:
     return f"{x:.2f}"
 
 
-def table(names: list[str], mini: Results, numpy: Results, jax: Results) -> str:
+def table(names: list[str], mini: Results, numpy: Results, jax: Results, paired: dict[str, float] | None = None) -> str:
     header = ["workload", "unit", "minijax", "numpy", "jax", "minijax/jax", "minijax/numpy", "target"]
     rows = [header]
     for name in names:
         unit = WORKLOADS[name][2]
         m, n, j = (value(r.get(name), unit) for r in (mini, numpy, jax))
         vs_jax, vs_numpy = ratio(m, j, unit), ratio(m, n, unit)
+        if paired and name in paired:  # the median of side-by-side ratios (--rounds)
+            vs_jax = paired[name] if unit != "eqn" else 1 / paired[name]
         rows.append([
             name,
             "eqn/s" if unit == "eqn" else "µs/call",
@@ -149,34 +193,48 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-time", type=float, default=0.05, help="minimum seconds per repetition")
     parser.add_argument("--json", metavar="PATH", help="also write the raw results as JSON")
     parser.add_argument("--sizes", action="store_true", help="also compare jaxpr equation counts with JAX")
+    parser.add_argument("--rounds", type=int, default=0,
+                        help="time minijax and JAX in alternation, this many rounds per workload, and report the "
+                             "median of the side-by-side ratios (for noisy machines; needs --jax-python)")
     args = parser.parse_args(argv)
     names: list[str] = args.only
 
-    print("timing minijax ...", file=sys.stderr)
-    mini = measure("minijax", names, args.repeat, args.min_time)
+    jax: Results = {}
+    paired: dict[str, float] | None = None
+    note = ""
+    if args.rounds and args.jax_python:
+        print(f"timing minijax and jax ({args.jax_python}) in alternation ...", file=sys.stderr)
+        mini, jax, paired = measure_interleaved(args.jax_python, names, args.rounds, args.repeat, args.min_time)
+    else:
+        print("timing minijax ...", file=sys.stderr)
+        mini = measure("minijax", names, args.repeat, args.min_time)
     print("timing numpy ...", file=sys.stderr)
     numpy = measure("numpy", names, args.repeat, args.min_time)
-    jax: Results = {}
-    note = ""
-    if args.jax_python:
+    if args.jax_python and paired is None:
         print(f"timing jax in {args.jax_python} ...", file=sys.stderr)
         jax = measure_jax(args.jax_python, names, args.repeat, args.min_time)
-    else:
+    elif not args.jax_python:
         note = "JAX not timed: pass --jax-python /path/to/python (a Python with jax) or set MINIJAX_ORACLE_PYTHON."
 
-    print(f"median of {args.repeat} repetitions; ratios are minijax relative to the other library "
-          "(latency: lower is better for minijax; eqn/s: higher is better)")
+    if paired is not None:
+        print(f"{args.rounds} rounds of minijax and JAX timed in alternation, each the median of {args.repeat} "
+              "repetitions; minijax/jax is the median of the per-round ratios "
+              "(latency: lower is better for minijax; eqn/s: higher is better)")
+    else:
+        print(f"median of {args.repeat} repetitions; ratios are minijax relative to the other library "
+              "(latency: lower is better for minijax; eqn/s: higher is better)")
     for name in names:
         print(f"  {name}: {WORKLOADS[name][1]}")
     print()
-    print(table(names, mini, numpy, jax))
+    print(table(names, mini, numpy, jax, paired))
     if args.sizes:
         print()
         print(sizes_table(args.jax_python))
     if note:
         print("\n" + note)
     if args.json:
-        Path(args.json).write_text(json.dumps({"minijax": mini, "numpy": numpy, "jax": jax}, indent=2) + "\n")
+        raw = {"minijax": mini, "numpy": numpy, "jax": jax, "paired_ratios": paired}
+        Path(args.json).write_text(json.dumps(raw, indent=2) + "\n")
     return 0
 
 

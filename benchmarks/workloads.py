@@ -496,6 +496,36 @@ def measure(lib_name: str, names: list[str], repeat: int = 7, min_time: float = 
     return results
 
 
+class Timers:
+    """Workloads set up once (warmed), then timed on request: for interleaving two
+    libraries' measurements in rounds, so that both see the same machine."""
+
+    def __init__(self, lib_name: str, names: list[str]) -> None:
+        lib = load(lib_name)
+        self.built: dict[str, tuple[Callable[[], Any], int]] = {}
+        for name in names:
+            built = WORKLOADS[name][0](lib)
+            if built is not None:
+                built[0]()  # warm up
+                self.built[name] = built
+
+    def time(self, name: str, repeat: int, min_time: float) -> dict[str, float] | None:
+        if name not in self.built:
+            return None
+        fn, units = self.built[name]
+        return {"seconds": time_call(fn, repeat, min_time), "units": float(units)}
+
+
+def serve(lib_name: str, names: list[str]) -> None:
+    """Answer ``NAME REPEAT MIN_TIME`` lines on stdin with one JSON line each (``null``
+    for a workload this library does not run); "ready" once set up."""
+    timers = Timers(lib_name, names)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        name, repeat, min_time = line.split()
+        print(json.dumps(timers.time(name, int(repeat), float(min_time))), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Time the benchmark workloads in one library; print JSON.")
     parser.add_argument("--lib", required=True, choices=["minijax", "jax", "numpy"])
@@ -503,7 +533,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--min-time", type=float, default=0.05)
     parser.add_argument("--sizes", action="store_true", help="print jaxpr equation counts instead of timings")
+    parser.add_argument("--serve", action="store_true", help="set up, then time workloads named on stdin (run.py --rounds)")
     args = parser.parse_args(argv)
+    if args.serve:
+        serve(args.lib, args.only)
+        return 0
     if args.sizes:
         print(json.dumps(jaxpr_sizes(args.lib)))
         return 0
