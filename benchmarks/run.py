@@ -20,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -88,12 +89,26 @@ def measure_interleaved(
         mine: dict[str, list[float]] = {}
         theirs: dict[str, list[float]] = {}
         units: dict[str, float] = {}
+        def time_jax(name: str) -> dict[str, float] | None:
+            assert worker.stdin is not None and worker.stdout is not None
+            worker.stdin.write(f"{name} {repeat} {min_time}\n")
+            worker.stdin.flush()
+            result: dict[str, float] | None = json.loads(worker.stdout.readline())
+            return result
+
         for name in names:
-            for _ in range(rounds):
-                m = mine_timers.time(name, repeat, min_time)
-                worker.stdin.write(f"{name} {repeat} {min_time}\n")
-                worker.stdin.flush()
-                j = json.loads(worker.stdout.readline())
+            for r in range(rounds):
+                # Who goes first alternates, and each starts after a pause: the other
+                # process's thread pool may still be spinning down on the second core.
+                time.sleep(0.05)
+                if r % 2:
+                    j = time_jax(name)
+                    time.sleep(0.05)
+                    m = mine_timers.time(name, repeat, min_time)
+                else:
+                    m = mine_timers.time(name, repeat, min_time)
+                    time.sleep(0.05)
+                    j = time_jax(name)
                 if m is None or j is None:
                     break
                 units[name] = m["units"]
