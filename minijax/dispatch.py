@@ -143,8 +143,12 @@ def _prepare(
     check_result_sizes(prim.name, out_avals)
     backend = device.backend
     if device is backend.devices()[0]:
-        return out_avals, backend.prepare(prim, params, in_avals, out_avals)
-    return out_avals, backend.prepare(prim, params, in_avals, out_avals, device=device)  # type: ignore[call-arg]
+        runner = backend.prepare(prim, params, in_avals, out_avals)
+    else:
+        runner = backend.prepare(prim, params, in_avals, out_avals, device=device)  # type: ignore[call-arg]
+    # The operands' types are the cache key's: a backend may offer a call that
+    # skips checking them again (the xla backend's ``unchecked``).
+    return out_avals, getattr(runner, "unchecked", runner)
 
 
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
