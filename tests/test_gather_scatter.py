@@ -20,6 +20,7 @@ import minijax
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.interpreters import ad
+from minijax.jaxpr import eval_jaxpr
 from minijax.jaxpr_parse import parse_jaxpr
 from minijax.numpy.indexing import take_along_axis
 from minijax.primitives.indexing import (
@@ -318,6 +319,21 @@ def test_gather_params_parse_back():
     text = str(minijax.make_jaxpr(minijax.vmap(f))(np.zeros((2, 3, 4), F32), np.zeros((2, 3, 4), np.int32)))
     assert "operand_batching_dims=(0, np.int64(1))" in text  # NumPy ints in params, as JAX's batching rules make them
     assert str(parse_jaxpr(text)) == text
+
+
+def test_scatter_op_ignores_an_edited_update_jaxpr():
+    # scatter-add means add on every backend and in every rule; update_jaxpr is
+    # printed, not obeyed (found by the fuzzer: XLA used an edited jaxpr, NumPy did not).
+    text = str(minijax.make_jaxpr(lambda x, v: lax.scatter_add(x, i32([0]), v, POINTS))(np.zeros(2, F32), np.ones(1, F32)))
+    edited = text.replace("add e f in", "add f f in")
+    assert edited != text
+    jaxpr = parse_jaxpr(edited)
+    consts = [np.array([[0]], np.int32)]  # the constvar: the indices
+    (out,) = eval_jaxpr(jaxpr, consts, np.array([2.0, 5.0], F32), np.array([-3.0], F32))
+    np.testing.assert_array_equal(np.asarray(out), np.array([-1.0, 5.0], F32))
+    (jitted,) = minijax.jit(lambda x, v: eval_jaxpr(jaxpr, consts, x, v))(
+        np.array([2.0, 5.0], F32), np.array([-3.0], F32))
+    np.testing.assert_array_equal(np.asarray(jitted), np.array([-1.0, 5.0], F32))
 
 
 def test_update_jaxprs_are_shared_per_dtype():

@@ -27,11 +27,13 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from minijax import dtypes
 from minijax.core import ShapedArray
 from minijax.primitives.indexing import (
-    SCATTERS,
+    SCATTER_OPS,
     GatherDimensionNumbers,
     GatherScatterMode,
     ScatterDimensionNumbers,
     default_fill_value,
+    scatter_p,
+    update_jaxpr as update_jaxpr_of,
 )
 from minijax_xla.jaxlib_api import tensor_type
 from minijax_xla.lowering import LoweringRuleContext, constant, emit_jaxpr, ir_type, register
@@ -199,5 +201,22 @@ def _scatter_via_unit_axis(ctx: LoweringRuleContext, operand: Value, updates: Va
     return reshaped
 
 
-for _prim in SCATTERS:
-    register(_prim.name)(_scatter)
+def _scatter_op_rule(op: str) -> Any:
+    """scatter-``op``'s rule: the region combines with the primitive's own op.
+
+    Its other rules (the NumPy backend, jvp, transpose) all assume that op, so
+    a jaxpr whose ``update_jaxpr`` says otherwise (a hand-edited text) must
+    not make XLA compute something else: the parameter is only printed.
+    """
+
+    def rule(ctx: LoweringRuleContext, operand: Value, indices: Value, updates: Value, *, update_jaxpr: Any,
+             update_consts: Any, **params: Any) -> list[Value]:
+        jaxpr, consts = update_jaxpr_of(op, ctx.avals_out[0].dtype)
+        return _scatter(ctx, operand, indices, updates, update_jaxpr=jaxpr, update_consts=consts, **params)
+
+    return rule
+
+
+register(scatter_p.name)(_scatter)  # update_jaxpr None (replace) or scatter_apply's function
+for _op, _prim in SCATTER_OPS.items():
+    register(_prim.name)(_scatter_op_rule(_op))

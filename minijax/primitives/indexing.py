@@ -459,7 +459,7 @@ def apply_jaxpr(func: Callable[[Any], Any], dtype: Any) -> tuple[Jaxpr, tuple[An
     return found
 
 
-_SCATTER_OPS: dict[str, Primitive] = {"add": scatter_add_p, "sub": scatter_sub_p, "mul": scatter_mul_p,
+SCATTER_OPS: dict[str, Primitive] = {"add": scatter_add_p, "sub": scatter_sub_p, "mul": scatter_mul_p,
                                       "min": scatter_min_p, "max": scatter_max_p}  # fmt: skip
 
 
@@ -469,7 +469,7 @@ def scatter_op(op: str, operand: Any, indices: Any, updates: Any, dimension_numb
     """Bind scatter-``op`` (add, sub, mul, min, max) with its update jaxpr, as ``lax.scatter_<op>`` does
     (``transposing``: for a transpose rule; see ``update_jaxpr``)."""
     jaxpr, consts = update_jaxpr(op, get_aval(operand).dtype, transposing)
-    return _SCATTER_OPS[op].bind(
+    return SCATTER_OPS[op].bind(
         operand, indices, updates, update_jaxpr=jaxpr, update_consts=consts, dimension_numbers=dimension_numbers,
         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=GatherScatterMode.from_any(mode),
     )  # fmt: skip
@@ -888,6 +888,7 @@ __all__ = [
     "GatherDimensionNumbers",
     "GatherScatterMode",
     "SCATTERS",
+    "SCATTER_OPS",
     "ScatterDimensionNumbers",
     "apply_jaxpr",
     "default_fill_value",
