@@ -167,9 +167,14 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
 
     # --- placement and readiness ---------------------------------------------
     def block_until_ready(self) -> Array:
-        if self._buf is None:
+        buf = self._buf
+        if buf is None:
             raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
-        self._backend.block_until_ready(self._buf)
+        try:
+            self._backend.block_until_ready(buf)
+        except RuntimeError:
+            self._backend.is_ready(buf)  # a deleted (donated) buffer: raises JAX's message
+            raise
         return self
 
     def is_ready(self) -> bool:

@@ -117,6 +117,8 @@ class Backend(abc.ABC):
     def supports(self, prim: Primitive) -> bool: ...
 
     def block_until_ready(self, buffer: Any) -> None:
+        """Wait until ``buffer`` is computed. A deleted buffer may raise any
+        RuntimeError: ``Array`` then asks ``is_ready``, which should raise JAX's."""
         return None
 
     def is_ready(self, buffer: Any) -> bool:

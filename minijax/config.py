@@ -167,6 +167,11 @@ class _ThreadOverrides(threading.local):
 
 
 _overrides = _ThreadOverrides()
+# For a hot path that reads several flags at once (jit's call): while
+# ``thread_overrides.values`` is empty (nothing overridden in this thread),
+# each flag's value is ``global_values[name]``, with no call per flag.
+thread_overrides = _overrides
+global_values = _global_values
 _listeners: list[Callable[[str, Any], None]] = []
 
 

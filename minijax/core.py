@@ -39,7 +39,7 @@ Shape = tuple[int, ...]
 class ShapedArray:
     """The abstract value of an array: shape, dtype and weak type flag."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "key", "_hash")
     array_abstraction_level: ClassVar[int] = 1
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
@@ -48,7 +48,10 @@ class ShapedArray:
         # np.dtype() would turn it into its physical dtype.
         self.dtype: np.dtype[Any] = dtype if isinstance(dtype, (np.dtype, dtypes.ExtendedDType)) else np.dtype(dtype)  # type: ignore[assignment]
         self.weak_type: bool = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        # (shape, dtype, weak_type): equal avals have equal keys; a tuple hashes
+        # in C, so hot caches (jit's call, eager dispatch) key on it.
+        self.key: tuple[Shape, Any, bool] = (self.shape, self.dtype, self.weak_type)
+        self._hash = hash(self.key)
 
     @property
     def ndim(self) -> int:
@@ -321,6 +324,7 @@ class _TraceState(threading.local):
 
 eval_trace = EvalTrace()
 _state = _TraceState()
+trace_state = _state  # for hot paths: ``trace_state.trace`` is ``current_trace()`` without the call
 
 
 def current_trace() -> Trace:

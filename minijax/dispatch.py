@@ -175,7 +175,7 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
             device = x._device
         if x._committed:
             committed = True
-        key.append(x.aval)
+        key.append(x.aval.key)  # (hashes in C; the aval's __hash__ is a Python call)
         bufs.append(buf)
     if not committed:
         default = default_device()

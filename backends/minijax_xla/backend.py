@@ -218,8 +218,9 @@ class XlaBackend(Backend):
     def get(self, buffer: Any) -> np.ndarray[Any, Any]:
         return jaxlib_api.get(buffer)
 
-    # The function itself, not a method calling it: one frame fewer per blocked call.
-    block_until_ready = staticmethod(jaxlib_api.block_until_ready)
+    # The runtime's C method itself, not a method calling it: no Python frame per
+    # blocked call. (Array.block_until_ready turns a deleted buffer's error into JAX's.)
+    block_until_ready = staticmethod(jaxlib_api.wait_until_ready)
 
     def is_ready(self, buffer: Any) -> bool:
         return jaxlib_api.is_ready(buffer)
@@ -298,12 +299,13 @@ class XlaBackend(Backend):
             self._count("compiles")
             client = jaxlib_api.device_client(pjrt)
             executable = jaxlib_api.compile_module_with_callbacks(client, module, pjrt, host_callbacks)
-            run = jaxlib_api.make_waiting_runner(executable, closed.out_avals, pjrt)
+            const_bufs = [jaxlib_api.put(c, pjrt) for c in hoisted]
+            run = jaxlib_api.make_waiting_runner(executable, closed.out_avals, pjrt, const_bufs)
         else:
             executable = self._load_or_compile(module, pjrt)
-            run = jaxlib_api.make_runner(executable, closed.out_avals, pjrt)
-        const_bufs = [jaxlib_api.put(c, pjrt) for c in hoisted]
-        runner = _checked_runner(run, closed.in_avals, const_bufs)
+            const_bufs = [jaxlib_api.put(c, pjrt) for c in hoisted]
+            run = jaxlib_api.make_runner(executable, closed.out_avals, pjrt, const_bufs)
+        runner = _checked_runner(run, closed.in_avals)
         self._loaded[runner] = executable
         return runner
 
@@ -358,24 +360,16 @@ class XlaBackend(Backend):
         return None if loaded is None else jaxlib_api.executable_cost_analysis(loaded)
 
 
-def _checked_runner(run: Callable[[list[Any]], list[Any]], in_avals: Sequence[ShapedArray], const_bufs: list[Any]) -> Runner:
+def _checked_runner(run: Callable[[list[Any]], list[Any]], in_avals: Sequence[ShapedArray]) -> Runner:
     """Wrap ``run`` with the checks XLA does not make.
 
     An executable accepts any buffer of the right byte size (int32[4] into an
     f32[4] parameter computes garbage), so shapes and dtypes are checked here.
-    A deleted (donated) input makes execute fail with an obscure message, so
-    that case is recognised after the fact, off the hot path.
+    (A deleted or donated input is recognised by ``run`` after the fact, off
+    the hot path.)
     """
     expected = [(a.shape, a.dtype) for a in in_avals]
     n = len(expected)
-
-    def unchecked(bufs: Sequence[Any]) -> list[Any]:
-        try:
-            return run([*const_bufs, *bufs] if const_bufs else list(bufs))
-        except Exception as e:
-            for b in bufs:
-                jaxlib_api.check_live(b)
-            raise RuntimeError(f"xla backend: executing the compiled program failed: {e}") from e
 
     def call(bufs: Sequence[Any]) -> list[Any]:
         if len(bufs) != n:
@@ -384,12 +378,12 @@ def _checked_runner(run: Callable[[list[Any]], list[Any]], in_avals: Sequence[Sh
             aval = getattr(b, "aval", None)
             if aval is None or aval.shape != shape or aval.dtype != dtype:
                 raise _argument_type_error(i, b, in_avals[i])
-        return unchecked(bufs)
+        return run(bufs if isinstance(bufs, list) else list(bufs))
 
     # For callers that have already matched the arguments' types against the
     # program's (jit's call path, whose cache key holds them): the same call
     # without re-checking each buffer, a microsecond of a tiny call.
-    call.unchecked = unchecked  # type: ignore[attr-defined]
+    call.unchecked = run  # type: ignore[attr-defined]
     return call
 
 

@@ -276,6 +276,13 @@ def block_until_ready(buffer: Buffer) -> None:
     buffer.block_until_ready()
 
 
+# The runtime's own wait, a C method: between a call's dispatch and its wait
+# no Python frame runs (the computation is using the cores meanwhile). A
+# deleted buffer raises the runtime's RuntimeError ("... deleted or donated
+# buffer"); ``block_until_ready`` above gives JAX's message instead.
+wait_until_ready: Any = xc.ArrayImpl.block_until_ready
+
+
 def is_ready(buffer: Buffer) -> bool:
     check_live(buffer)
     return bool(buffer.is_ready())
@@ -299,6 +306,9 @@ def delete(buffer: Buffer) -> None:
 Executable = Any  # a jaxlib LoadedExecutable
 
 
+MEMORY_FITTING_O2 = 29  # XLA's effort levels: O0 9, O1 19, O2 29, O3 39
+
+
 def compile_options(device: PjrtDevice) -> Any:
     """Options for a one-device executable on ``device``.
 
@@ -308,6 +318,9 @@ def compile_options(device: PjrtDevice) -> Any:
     """
     options = xc.CompileOptions()
     options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]], dtype=np.int32))
+    # JAX's defaults (its jax_memory_fitting_level flag is O2): XLA's buffer
+    # assignment then schedules as it does for JAX.
+    options.executable_build_options.memory_fitting_level = MEMORY_FITTING_O2
     return options
 
 
@@ -429,20 +442,44 @@ def result_handler(aval: ShapedArray, device: PjrtDevice) -> Any:
         return xc.array_result_handler(aval, sharding, True)
 
 
-def make_runner(executable: Executable, out_avals: Sequence[ShapedArray], device: PjrtDevice) -> Callable[[list[Buffer]], list[Buffer]]:
+def make_runner(
+    executable: Executable, out_avals: Sequence[ShapedArray], device: PjrtDevice, const_bufs: Sequence[Buffer] = ()
+) -> Callable[[list[Buffer]], list[Buffer]]:
     """The fast call path: ``execute_sharded`` + ``consume_with_handlers``.
 
     The convenience wrappers (``execute``, ``disassemble_...``) probe for an
     import of jax on every call, which costs 50-120 us without it (notes 5).
+    ``const_bufs`` (constants hoisted out of the program) go before the
+    arguments. One Python frame per call: this is the floor of every call.
     """
     handlers = [result_handler(a, device) for a in out_avals]
     execute_sharded = executable.execute_sharded
+    consts = list(const_bufs)
 
     def run(args: list[Buffer]) -> list[Buffer]:
-        outs: list[Buffer] = execute_sharded(args).consume_with_handlers(handlers)
+        try:
+            outs: list[Buffer] = execute_sharded(args).consume_with_handlers(handlers)
+        except Exception as e:
+            raise execution_error(args, e) from e
         return outs
 
-    return run
+    def run_with_consts(args: list[Buffer]) -> list[Buffer]:
+        try:
+            outs: list[Buffer] = execute_sharded([*consts, *args]).consume_with_handlers(handlers)
+        except Exception as e:
+            raise execution_error(args, e) from e
+        return outs
+
+    return run_with_consts if consts else run
+
+
+def execution_error(args: Sequence[Buffer], error: Exception) -> RuntimeError:
+    """What a failed execute means: JAX's error for a deleted (donated)
+    argument, found after the fact to keep checks off the hot path; else the
+    runtime's message."""
+    for b in args:
+        check_live(b)
+    return RuntimeError(f"xla backend: executing the compiled program failed: {error}")
 
 
 def executable_hlo_text(executable: Executable) -> str:
@@ -712,7 +749,7 @@ def compile_module_with_callbacks(
 
 
 def make_waiting_runner(
-    executable: Executable, out_avals: Sequence[ShapedArray], device: PjrtDevice
+    executable: Executable, out_avals: Sequence[ShapedArray], device: PjrtDevice, const_bufs: Sequence[Buffer] = ()
 ) -> Callable[[list[Buffer]], list[Buffer]]:
     """``make_runner`` for programs with host callbacks: a call returns only
     after the whole execution, callbacks included, has finished.
@@ -723,12 +760,16 @@ def make_waiting_runner(
     """
     handlers = [result_handler(a, device) for a in out_avals]
     execute_sharded = executable.execute_sharded
+    consts = list(const_bufs)
 
     def run(args: list[Buffer]) -> list[Buffer]:
-        results = execute_sharded(args, with_tokens=True)
-        done = results.consume_token()
-        outs: list[Buffer] = results.consume_with_handlers(handlers)
-        done.block_until_ready()
+        try:
+            results = execute_sharded([*consts, *args], with_tokens=True)
+            done = results.consume_token()
+            outs: list[Buffer] = results.consume_with_handlers(handlers)
+            done.block_until_ready()
+        except Exception as e:
+            raise execution_error(args, e) from e
         return outs
 
     return run

@@ -22,7 +22,7 @@ from typing import Any
 from minijax import config as config_module, core, tree_util
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, get_backend
-from minijax.config import BoundedCache, trace_cache_size
+from minijax.config import BoundedCache, global_values as global_flag_values, thread_overrides, trace_cache_size
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
 from minijax.dispatch import call_primitives, compiled_for, eager_rules, placement, run_compiled, to_device
 from minijax.interpreters.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
@@ -90,14 +90,21 @@ class _CacheEntry:
             executable = self.executables[device] = compiled_for(self.closed, device, donated)
         return executable
 
-    def run(self, arrays: Sequence[Array], device: Device, committed: bool, bufs: list[Any] | None = None) -> list[Array]:
-        """Run on ``arrays``, all live and on ``device`` (``bufs``: their buffers, if the caller has them)."""
+    def runner(self, device: Device) -> Executable:
+        """What ``run`` calls on ``device``: the executable, unchecked if the backend offers it.
+
+        The arrays' types are the program's (they were traced for them), so a
+        backend's call that skips checking them again will do.
+        """
         runner = self.runners.get(device)
         if runner is None:
-            # The arrays' types are the program's (they were traced for them): a
-            # backend may offer a call that skips checking them again.
             executable = self.executable(device)
             runner = self.runners[device] = getattr(executable, "unchecked", executable)
+        return runner
+
+    def run(self, arrays: Sequence[Array], device: Device, committed: bool, bufs: list[Any] | None = None) -> list[Array]:
+        """Run on ``arrays``, all live and on ``device`` (``bufs``: their buffers, if the caller has them)."""
+        runner = self.runners.get(device) or self.runner(device)
         if self.consumed:
             self._check_donations(arrays)
         bufs = runner([a._buf for a in arrays] if bufs is None else bufs)
@@ -236,7 +243,7 @@ class Jitted:
         self._cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(f"jit({fun_name(fun)})", trace_cache_size)
         # Calls with only positional Array arguments and no static ones skip
         # pytree flattening: keyed by the avals alone (plus the x64 flag).
-        self._fast_cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(
+        self._fast_cache: BoundedCache[Hashable, tuple[_CacheEntry, Executable | None]] = BoundedCache(
             f"jit({fun_name(fun)}) fast path", trace_cache_size
         )
         self._fast_ok = not self.static_argnums and not self.static_argnames
@@ -363,15 +370,22 @@ class Jitted:
         return [n for n in names if n.split("[")[0].split(".")[0] not in static_roots]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if config_module.read("jax_disable_jit"):
+        # Both flags at once, without a call each, unless this thread overrides some flag.
+        if thread_overrides.values:
+            disable_jit, x64 = config_module.read("jax_disable_jit"), config_module.x64_enabled()
+        else:
+            disable_jit, x64 = global_flag_values["jax_disable_jit"], global_flag_values["jax_enable_x64"]
+        if disable_jit:
             return self.fun(*args, **kwargs)
-        eager = core.current_trace() is core.eval_trace
+        eager = core.trace_state.trace is core.eval_trace
         if eager and self._fast_ok and args and not kwargs:
             # The hot path of a jitted call: all arguments live Arrays on one
             # device that is committed or the default one (else: placement below).
             device = args[0]._device if type(args[0]) is Array else None
             committed = False
-            key: list[Any] = [config_module.x64_enabled(), device]
+            # Avals enter the key as (shape, dtype, weak_type) tuples, which hash
+            # in C (an aval's __hash__ is a Python call).
+            key: list[Any] = [x64, device]
             bufs: list[Any] = []
             for a in args:
                 buf = a._buf if type(a) is Array else None
@@ -379,7 +393,7 @@ class Jitted:
                     break
                 if a._committed:
                     committed = True
-                key.append(a.aval)
+                key.append(a.aval.key)
                 bufs.append(buf)
             else:
                 # Where placement would run the call anyway (jit(backend=...) may name another backend).
@@ -393,11 +407,20 @@ class Jitted:
                     cached = self._fast_cache.entries.get(fast_key)
                     if cached is None:
                         entry = self._entry(args, kwargs)[0]
-                        self._fast_cache.put(fast_key, entry)
+                        # The runner of a plain call (no donation): called right here.
+                        hot = None if entry.consumed else entry.runner(device)
+                        self._fast_cache.put(fast_key, (entry, hot))
                     else:
                         cached[1] = True
-                        entry = cached[0]
-                    outs = entry.run(args, device, committed, bufs)
+                        entry, hot = cached[0]
+                    if hot is None or fp_switch.on:
+                        outs = entry.run(args, device, committed, bufs)
+                    elif entry.single_output:  # the common case, written out
+                        return Array(hot(bufs)[0], entry.out_avals[0], device.backend, device, committed)
+                    else:
+                        out_bufs = hot(bufs)
+                        backend = device.backend
+                        outs = [Array(b, aval, backend, device, committed) for b, aval in zip(out_bufs, entry.out_avals)]
                     return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
         entry, flat, device, committed = self._entry(args, kwargs)
         if eager:

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes, lax as lax
+from minijax import core, dtypes, lax as lax
+from minijax.array import Array
 from minijax.interpreters.custom import custom_jvp
 from minijax.numpy import util
 from minijax.numpy.ufuncs import Fn, _lax, _public, const, is_bool, is_integer, is_unsigned, lax_const, staged
@@ -119,14 +120,17 @@ _INEXACT_UNARY: dict[str, str] = {
 
 def _inexact_unary(name: str) -> Fn:
     lax_name = _INEXACT_UNARY[name]
+    inexact_dtypes = util.INEXACT_DTYPES
 
     resolved: list[Fn] = []  # the lax function, looked up on first use
 
     def fn(x: ArrayLike, /) -> Any:
-        (a,) = util.promote_args_inexact(name, x)
+        # A float array (eager or traced) needs no promotion: the hot path skips the prologue's calls.
+        if not (type(x) is Array or isinstance(x, core.Tracer)) or x.aval.dtype not in inexact_dtypes:
+            (x,) = util.promote_args_inexact(name, x)
         if not resolved:
             resolved.append(_lax(lax_name))
-        return resolved[0](a)
+        return resolved[0](x)
 
     return _public(name, fn, f"Elementwise ``{name}`` (``lax.{lax_name}``); integers are computed as floats.")
 

@@ -257,6 +257,7 @@ _PLAIN_DTYPES = frozenset(np.dtype(d) for d in (
     np.float16, dtypes.bfloat16, np.float32, np.float64,
 ))
 _INEXACT_DTYPES = frozenset(np.dtype(d) for d in (np.float16, dtypes.bfloat16, np.float32, np.float64))
+INEXACT_DTYPES = _INEXACT_DTYPES  # the float dtypes promote_args_inexact leaves alone
 _NUMERIC_DTYPES = _PLAIN_DTYPES - {np.dtype(np.bool_)}
 
 
