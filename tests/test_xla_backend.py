@@ -176,6 +176,18 @@ def test_jit_accepts_host_and_numpy_backend_arguments() -> None:
     np.testing.assert_allclose(np.asarray(got), np.sin(a) * a + a, rtol=1e-6)
 
 
+def test_jit_backend_holds_on_repeated_calls() -> None:
+    # The second and later calls take jit's hot path: it must still run where backend= says.
+    a = on_xla(np.arange(4, dtype=np.float32))
+    f = jax.jit(program, backend="numpy")
+    results = [f(a, a) for _ in range(3)]
+    assert not any(is_xla_buffer(r) for r in results)
+    for r in results:
+        np.testing.assert_allclose(np.asarray(r), np.sin(np.arange(4, dtype=np.float32)) * np.arange(4) + np.arange(4), rtol=1e-6)
+    g = jax.jit(program, backend="xla")
+    assert all(is_xla_buffer(g(a, a)) for _ in range(3))
+
+
 def test_lower_as_text_is_stablehlo() -> None:
     x = on_xla(np.ones(4, np.float32))
     text = jax.jit(program, backend="xla").lower(x, x).as_text()

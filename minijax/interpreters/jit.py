@@ -246,6 +246,7 @@ class Jitted:
         self._fast_cache: BoundedCache[Hashable, tuple[_CacheEntry, Executable | None]] = BoundedCache(
             f"jit({fun_name(fun)}) fast path", trace_cache_size
         )
+        self._fast_entries = self._fast_cache.entries  # read by every call
         self._fast_ok = not self.static_argnums and not self.static_argnames
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -370,64 +371,78 @@ class Jitted:
         return [n for n in names if n.split("[")[0].split(".")[0] not in static_roots]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # Both flags at once, without a call each, unless this thread overrides some flag.
-        if thread_overrides.values:
+        # The hot path of a jitted call: positional arguments only, all live
+        # Arrays on one device that is committed or the default one, outside
+        # any transformation, with a cached entry. Anything else takes
+        # ``_call``, the general path (which also fills this path's cache).
+        # Written out flat, reading flags and state without calls: each call
+        # here costs about a tenth of a tiny program's run.
+        if kwargs or not self._fast_ok or not args or core.trace_state.trace is not core.eval_trace:
+            return self._call(args, kwargs)
+        if thread_overrides.values:  # some flag overridden in this thread: read through config
             disable_jit, x64 = config_module.read("jax_disable_jit"), config_module.x64_enabled()
         else:
             disable_jit, x64 = global_flag_values["jax_disable_jit"], global_flag_values["jax_enable_x64"]
         if disable_jit:
+            return self.fun(*args)
+        first = args[0]
+        if type(first) is not Array:
+            return self._call(args, kwargs)
+        device = first._device
+        committed = False
+        # Avals enter the key as (shape, dtype, weak_type) tuples, which hash
+        # in C (an aval's __hash__ is a Python call).
+        key: list[Any] = [x64, device]
+        bufs: list[Any] = []
+        for a in args:
+            buf = a._buf if type(a) is Array else None
+            if buf is None or a._device is not device:
+                return self._call(args, kwargs)
+            if a._committed:
+                committed = True
+            key.append(a.aval.key)
+            bufs.append(buf)
+        if not committed and device is not default_device():
+            return self._call(args, kwargs)  # placement moves the arguments first
+        cached = self._fast_entries.get(tuple(key))  # self._fast_cache.get(...) minus a call
+        if cached is None:
+            return self._call(args, kwargs)
+        cached[1] = True
+        entry, hot = cached[0]
+        if hot is None or fp_switch.on:  # donation, or NaN checks: the full run
+            outs = entry.run(args, device, committed, bufs)
+        elif entry.single_output:  # the common case, written out
+            return Array(hot(bufs)[0], entry.out_avals[0], device.backend, device, committed)
+        else:
+            backend = device.backend
+            outs = [Array(b, aval, backend, device, committed) for b, aval in zip(hot(bufs), entry.out_avals)]
+        return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call off the hot path: tracing, placement, static or keyword arguments, disabled jit."""
+        if config_module.read("jax_disable_jit"):
             return self.fun(*args, **kwargs)
         eager = core.trace_state.trace is core.eval_trace
-        if eager and self._fast_ok and args and not kwargs:
-            # The hot path of a jitted call: all arguments live Arrays on one
-            # device that is committed or the default one (else: placement below).
-            device = args[0]._device if type(args[0]) is Array else None
-            committed = False
-            # Avals enter the key as (shape, dtype, weak_type) tuples, which hash
-            # in C (an aval's __hash__ is a Python call).
-            key: list[Any] = [x64, device]
-            bufs: list[Any] = []
-            for a in args:
-                buf = a._buf if type(a) is Array else None
-                if buf is None or a._device is not device:
-                    break
-                if a._committed:
-                    committed = True
-                key.append(a.aval.key)
-                bufs.append(buf)
-            else:
-                # Where placement would run the call anyway (jit(backend=...) may name another backend).
-                if (
-                    device is not None
-                    and (committed or device is default_device())
-                    and (self._backend_name is None or device.backend.name == self._backend_name)
-                ):
-                    fast_key = tuple(key)
-                    # self._fast_cache.get(fast_key), written out: one call fewer per call.
-                    cached = self._fast_cache.entries.get(fast_key)
-                    if cached is None:
-                        entry = self._entry(args, kwargs)[0]
-                        # The runner of a plain call (no donation): called right here.
-                        hot = None if entry.consumed else entry.runner(device)
-                        self._fast_cache.put(fast_key, (entry, hot))
-                    else:
-                        cached[1] = True
-                        entry, hot = cached[0]
-                    if hot is None or fp_switch.on:
-                        outs = entry.run(args, device, committed, bufs)
-                    elif entry.single_output:  # the common case, written out
-                        return Array(hot(bufs)[0], entry.out_avals[0], device.backend, device, committed)
-                    else:
-                        out_bufs = hot(bufs)
-                        backend = device.backend
-                        outs = [Array(b, aval, backend, device, committed) for b, aval in zip(out_bufs, entry.out_avals)]
-                    return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
         entry, flat, device, committed = self._entry(args, kwargs)
-        if eager:
-            outs = entry.run([to_device(x, device) for x in flat], device, committed)
-        else:
+        if not eager:
             outs = jit_p.bind(*entry.tracer_consts, *flat, jaxpr=entry.closed, name=fun_name(self.fun))
+            return tree_util.tree_unflatten(entry.out_tree, outs)
+        if self._fast_ok and args and not kwargs:
+            self._remember_fast(args, entry, device)
+        outs = entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _remember_fast(self, args: tuple[Any, ...], entry: _CacheEntry, device: Device) -> None:
+        """Enter ``entry`` in the hot path's cache when ``args`` are what that path takes:
+        live Arrays all on ``device`` (where the call ran), keyed as ``__call__`` keys them."""
+        if any(type(a) is not Array or a._buf is None or a._device is not device for a in args):
+            return
+        if self._backend_name is not None and device.backend.name != self._backend_name:
+            return
+        key = (config_module.x64_enabled(), device, *(a.aval.key for a in args))
+        # The runner of a plain call (no donation) is called by __call__ itself.
+        hot = None if entry.consumed else entry.runner(device)
+        self._fast_cache.put(key, (entry, hot))
 
     # --- ahead-of-time stages ------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
