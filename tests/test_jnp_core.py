@@ -433,6 +433,23 @@ def test_reduction_options() -> None:
     assert jnp.sum(jnp.zeros((0, 2))).shape == ()
 
 
+def test_reduction_initial_converts_as_lax_does() -> None:
+    # initial is converted to the result dtype with lax's conversion (as in JAX):
+    # out-of-range floats saturate, NaN becomes 0, ints wrap, fractions truncate.
+    ints = jnp.arange(3, dtype=jnp.int32)
+    i32 = np.iinfo(np.int32)
+    assert int(jnp.max(ints, initial=-np.inf)) == 2
+    assert int(jnp.max(ints, initial=np.inf)) == i32.max
+    assert int(jnp.min(ints, initial=-np.inf)) == i32.min
+    assert int(jnp.max(ints, initial=np.nan)) == 2
+    assert int(jnp.sum(ints, initial=2.5)) == 3 + 2
+    assert int(jnp.max(jnp.arange(3, dtype=jnp.uint8), initial=-1)) == 255
+    with pytest.raises(ValueError, match="initial value must be a scalar"):
+        jnp.max(ints, initial=jnp.array([1, 2]))
+    with pytest.raises(OverflowError):
+        jnp.max(ints, initial=2**40)
+
+
 def test_reduction_errors() -> None:
     x = jnp.ones((2, 3))
     with pytest.raises(ValueError, match="axis 2 is out of bounds for array of dimension 2"):

@@ -244,6 +244,12 @@ def test_reduction_matches_jax(name: str, data: Any) -> None:
         ("max", {"axis": 1, "out": np.zeros(2)}),
         ("sum", {"axis": 2}),
         ("sum", {"axis": (0, 0)}),
+        ("max", {"initial": -np.inf}),
+        ("min", {"initial": np.inf}),
+        ("max", {"initial": np.nan}),
+        ("max", {"initial": 5.7}),
+        ("sum", {"initial": 2.5}),
+        ("max", {"initial": -1}),
     ],
 )
 @pytest.mark.parametrize("dtype", ["int8", "float32", "bool", "uint8"])

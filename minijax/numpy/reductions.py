@@ -158,7 +158,14 @@ def _reduce(
     result = getattr(lax, lax_reduce)(a, axes)
     if initial is not None:
         util.check_arraylike(name, initial)
-        result = getattr(lax, fold)(util.convert_element_type(initial, compute), result)
+        # convert_element_type's rule, as in JAX: an out-of-range float saturates
+        # (initial=-inf on ints is the smallest int), an int wraps; a Python int
+        # too big for the default int raises OverflowError. (A Python scalar
+        # becomes a literal.)
+        start = util.convert_element_type(initial, compute)
+        if np.shape(start) != ():
+            raise ValueError(f"initial value must be a scalar. Got array of shape {np.shape(start)}")
+        result = getattr(lax, fold)(start, result)
     if keepdims:
         result = _expand_dims(result, axes, util.ndim(a))
     return util.convert_element_type(result, result_dtype)

@@ -82,6 +82,11 @@ def _python_scalar_to(x: bool | int | float, dtype: np.dtype[Any], weak_type: bo
     if dtype.kind in "iu" and type(x) is int:
         # Like JAX, a Python int meeting a narrower integer array wraps around.
         value: Any = np.array(x).astype(dtype)[()]
+    elif dtype.kind in "iu" and type(x) is float:
+        # As convert_element_type computes it (XLA's rule): truncate, saturate
+        # out-of-range values (inf too), NaN to 0. NumPy would raise or wrap.
+        info = np.iinfo(dtype)
+        value = dtype.type(0 if x != x else info.max if x >= info.max else info.min if x <= info.min else int(x))
     else:
         value = np.array(x, dtype=dtype)[()]
     return device_put_value(value, weak_type=True) if weak_type else value
