@@ -57,9 +57,9 @@ TARGETS: dict[str, tuple[str, float]] = {
 }
 
 
-def measure_jax(python: str, names: list[str], repeat: int, min_time: float) -> Results:
+def measure_jax(python: str, names: list[str], repeat: int, min_time: float, stat: str = "median") -> Results:
     command = [python, str(HERE / "workloads.py"), "--lib", "jax", "--repeat", str(repeat),
-               "--min-time", str(min_time), "--only", *names]
+               "--min-time", str(min_time), "--stat", stat, "--only", *names]
     # JAX_PLATFORMS=cpu: compare against JAX's CPU backend, and skip probing for GPUs.
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800, stdin=subprocess.DEVNULL)
@@ -70,7 +70,7 @@ def measure_jax(python: str, names: list[str], repeat: int, min_time: float) -> 
 
 
 def measure_interleaved(
-    python: str, names: list[str], rounds: int, repeat: int, min_time: float
+    python: str, names: list[str], rounds: int, repeat: int, min_time: float, stat: str = "median"
 ) -> tuple[Results, Results, dict[str, float]]:
     """minijax (here) and JAX (a worker process, set up once) timed in alternation,
     ``rounds`` times per workload. Returns each library's median time and, per
@@ -91,7 +91,7 @@ def measure_interleaved(
         units: dict[str, float] = {}
         def time_jax(name: str) -> dict[str, float] | None:
             assert worker.stdin is not None and worker.stdout is not None
-            worker.stdin.write(f"{name} {repeat} {min_time}\n")
+            worker.stdin.write(f"{name} {repeat} {min_time} {stat}\n")
             worker.stdin.flush()
             result: dict[str, float] | None = json.loads(worker.stdout.readline())
             return result
@@ -104,9 +104,9 @@ def measure_interleaved(
                 if r % 2:
                     j = time_jax(name)
                     time.sleep(0.05)
-                    m = mine_timers.time(name, repeat, min_time)
+                    m = mine_timers.time(name, repeat, min_time, stat)
                 else:
-                    m = mine_timers.time(name, repeat, min_time)
+                    m = mine_timers.time(name, repeat, min_time, stat)
                     time.sleep(0.05)
                     j = time_jax(name)
                 if m is None or j is None:
@@ -204,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jax-python", default=os.environ.get("MINIJAX_ORACLE_PYTHON"),
                         help="a Python with jax installed (default: $MINIJAX_ORACLE_PYTHON)")
     parser.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
-    parser.add_argument("--repeat", type=int, default=7, help="timing repetitions; the median is reported")
+    parser.add_argument("--repeat", type=int, default=7, help="timing repetitions; their median (--stat) is reported")
+    parser.add_argument("--stat", choices=["median", "min"], default="median",
+                        help="what a workload's repetitions report: their median, or the fastest (the least "
+                             "disturbed by other processes on a shared machine)")
     parser.add_argument("--min-time", type=float, default=0.05, help="minimum seconds per repetition")
     parser.add_argument("--json", metavar="PATH", help="also write the raw results as JSON")
     parser.add_argument("--sizes", action="store_true", help="also compare jaxpr equation counts with JAX")
@@ -219,24 +222,24 @@ def main(argv: list[str] | None = None) -> int:
     note = ""
     if args.rounds and args.jax_python:
         print(f"timing minijax and jax ({args.jax_python}) in alternation ...", file=sys.stderr)
-        mini, jax, paired = measure_interleaved(args.jax_python, names, args.rounds, args.repeat, args.min_time)
+        mini, jax, paired = measure_interleaved(args.jax_python, names, args.rounds, args.repeat, args.min_time, args.stat)
     else:
         print("timing minijax ...", file=sys.stderr)
-        mini = measure("minijax", names, args.repeat, args.min_time)
+        mini = measure("minijax", names, args.repeat, args.min_time, args.stat)
     print("timing numpy ...", file=sys.stderr)
-    numpy = measure("numpy", names, args.repeat, args.min_time)
+    numpy = measure("numpy", names, args.repeat, args.min_time, args.stat)
     if args.jax_python and paired is None:
         print(f"timing jax in {args.jax_python} ...", file=sys.stderr)
-        jax = measure_jax(args.jax_python, names, args.repeat, args.min_time)
+        jax = measure_jax(args.jax_python, names, args.repeat, args.min_time, args.stat)
     elif not args.jax_python:
         note = "JAX not timed: pass --jax-python /path/to/python (a Python with jax) or set MINIJAX_ORACLE_PYTHON."
 
     if paired is not None:
-        print(f"{args.rounds} rounds of minijax and JAX timed in alternation, each the median of {args.repeat} "
+        print(f"{args.rounds} rounds of minijax and JAX timed in alternation, each the {args.stat} of {args.repeat} "
               "repetitions; minijax/jax is the median of the per-round ratios "
               "(latency: lower is better for minijax; eqn/s: higher is better)")
     else:
-        print(f"median of {args.repeat} repetitions; ratios are minijax relative to the other library "
+        print(f"{args.stat} of {args.repeat} repetitions; ratios are minijax relative to the other library "
               "(latency: lower is better for minijax; eqn/s: higher is better)")
     for name in names:
         print(f"  {name}: {WORKLOADS[name][1]}")

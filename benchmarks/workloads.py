@@ -469,8 +469,12 @@ def jaxpr_sizes(lib_name: str) -> dict[str, int]:
     }
 
 
-def time_call(fn: Callable[[], Any], repeat: int, min_time: float) -> float:
-    """Median seconds per call over ``repeat`` runs of an autoranged loop."""
+STATS: dict[str, Callable[[Any], float]] = {"median": statistics.median, "min": min}
+
+
+def time_call(fn: Callable[[], Any], repeat: int, min_time: float, stat: str = "median") -> float:
+    """Seconds per call over ``repeat`` runs of an autoranged loop: their median, or
+    (``stat="min"``) the fastest run, the one least disturbed by other processes."""
     timer = timeit.Timer(fn)
     number = 1
     # Like Timer.autorange, but with a configurable minimum loop time.
@@ -478,10 +482,12 @@ def time_call(fn: Callable[[], Any], repeat: int, min_time: float) -> float:
         if timer.timeit(number) >= min_time:
             break
         number *= 2 if number < 8 else 4
-    return statistics.median(t / number for t in timer.repeat(repeat, number))
+    return STATS[stat]([t / number for t in timer.repeat(repeat, number)])
 
 
-def measure(lib_name: str, names: list[str], repeat: int = 7, min_time: float = 0.05) -> dict[str, dict[str, float]]:
+def measure(
+    lib_name: str, names: list[str], repeat: int = 7, min_time: float = 0.05, stat: str = "median"
+) -> dict[str, dict[str, float]]:
     """Time each workload: {name: {"seconds": per call, "units": work per call}}."""
     lib = load(lib_name)
     results: dict[str, dict[str, float]] = {}
@@ -492,7 +498,7 @@ def measure(lib_name: str, names: list[str], repeat: int = 7, min_time: float = 
             continue
         fn, units = built
         fn()  # warm up: first-call costs (imports, compilation) are not the subject
-        results[name] = {"seconds": time_call(fn, repeat, min_time), "units": float(units)}
+        results[name] = {"seconds": time_call(fn, repeat, min_time, stat), "units": float(units)}
     return results
 
 
@@ -509,21 +515,21 @@ class Timers:
                 built[0]()  # warm up
                 self.built[name] = built
 
-    def time(self, name: str, repeat: int, min_time: float) -> dict[str, float] | None:
+    def time(self, name: str, repeat: int, min_time: float, stat: str = "median") -> dict[str, float] | None:
         if name not in self.built:
             return None
         fn, units = self.built[name]
-        return {"seconds": time_call(fn, repeat, min_time), "units": float(units)}
+        return {"seconds": time_call(fn, repeat, min_time, stat), "units": float(units)}
 
 
 def serve(lib_name: str, names: list[str]) -> None:
-    """Answer ``NAME REPEAT MIN_TIME`` lines on stdin with one JSON line each (``null``
+    """Answer ``NAME REPEAT MIN_TIME STAT`` lines on stdin with one JSON line each (``null``
     for a workload this library does not run); "ready" once set up."""
     timers = Timers(lib_name, names)
     print("ready", flush=True)
     for line in sys.stdin:
-        name, repeat, min_time = line.split()
-        print(json.dumps(timers.time(name, int(repeat), float(min_time))), flush=True)
+        name, repeat, min_time, stat = line.split()
+        print(json.dumps(timers.time(name, int(repeat), float(min_time), stat)), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -532,6 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--min-time", type=float, default=0.05)
+    parser.add_argument("--stat", choices=list(STATS), default="median")
     parser.add_argument("--sizes", action="store_true", help="print jaxpr equation counts instead of timings")
     parser.add_argument("--serve", action="store_true", help="set up, then time workloads named on stdin (run.py --rounds)")
     args = parser.parse_args(argv)
@@ -541,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.sizes:
         print(json.dumps(jaxpr_sizes(args.lib)))
         return 0
-    print(json.dumps(measure(args.lib, args.only, args.repeat, args.min_time)))
+    print(json.dumps(measure(args.lib, args.only, args.repeat, args.min_time, args.stat)))
     return 0
 
 
