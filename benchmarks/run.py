@@ -70,7 +70,8 @@ def measure_jax(python: str, names: list[str], repeat: int, min_time: float, sta
 
 
 def measure_interleaved(
-    python: str, names: list[str], rounds: int, repeat: int, min_time: float, stat: str = "median"
+    python: str, names: list[str], rounds: int, repeat: int, min_time: float, stat: str = "median",
+    worker_lib: str = "jax",
 ) -> tuple[Results, Results, dict[str, float]]:
     """minijax (here) and JAX (a worker process, set up once) timed in alternation,
     ``rounds`` times per workload. Returns each library's median time and, per
@@ -79,7 +80,7 @@ def measure_interleaved(
     from workloads import Timers
 
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    command = [python, str(HERE / "workloads.py"), "--lib", "jax", "--serve", "--only", *names]
+    command = [python, str(HERE / "workloads.py"), "--lib", worker_lib, "--serve", "--only", *names]
     worker = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     assert worker.stdin is not None and worker.stdout is not None
     try:
@@ -160,7 +161,10 @@ def fmt(x: float | None, unit: str = "") -> str:
     return f"{x:.2f}"
 
 
-def table(names: list[str], mini: Results, numpy: Results, jax: Results, paired: dict[str, float] | None = None) -> str:
+def table(
+    names: list[str], mini: Results, numpy: Results, jax: Results, paired: dict[str, float] | None = None,
+    targets: bool = True,
+) -> str:
     header = ["workload", "unit", "minijax", "numpy", "jax", "minijax/jax", "minijax/numpy", "target"]
     rows = [header]
     for name in names:
@@ -174,7 +178,7 @@ def table(names: list[str], mini: Results, numpy: Results, jax: Results, paired:
             "eqn/s" if unit == "eqn" else "µs/call",
             fmt(m, unit), fmt(n, unit), fmt(j, unit),
             fmt(vs_jax, "ratio"), fmt(vs_numpy, "ratio"),
-            target_verdict(name, vs_jax),
+            target_verdict(name, vs_jax) if targets else "",
         ])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) if i in (0, 1, 7) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
@@ -214,8 +218,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=0,
                         help="time minijax and JAX in alternation, this many rounds per workload, and report the "
                              "median of the side-by-side ratios (for noisy machines; needs --jax-python)")
+    parser.add_argument("--against-self", action="store_true",
+                        help="with --rounds: time minijax against a second minijax process in place of JAX; "
+                             "the ratios then show how far this machine's noise alone moves a ratio from 1")
     args = parser.parse_args(argv)
     names: list[str] = args.only
+    if args.against_self:
+        if not args.rounds:
+            parser.error("--against-self needs --rounds")
+        first, second, self_ratios = measure_interleaved(
+            sys.executable, names, args.rounds, args.repeat, args.min_time, args.stat, worker_lib="minijax")
+        print(f"{args.rounds} rounds of minijax timed in alternation with a second minijax process (in the jax "
+              "column); minijax/jax is the median of the per-round ratios: its distance from 1.00 is noise")
+        print()
+        print(table(names, first, {}, second, self_ratios, targets=False))
+        return 0
 
     jax: Results = {}
     paired: dict[str, float] | None = None
