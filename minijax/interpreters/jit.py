@@ -375,8 +375,9 @@ class Jitted:
         # Arrays on one device that is committed or the default one, outside
         # any transformation, with a cached entry. Anything else takes
         # ``_call``, the general path (which also fills this path's cache).
-        # Written out flat, reading flags and state without calls: each call
-        # here costs about a tenth of a tiny program's run.
+        # Written out flat, reading flags and state without calls: this is most
+        # of the Python time of a cached call, and work before the execute is
+        # paid again when the previous run has just evicted the caches.
         if kwargs or not self._fast_ok or not args or core.trace_state.trace is not core.eval_trace:
             return self._call(args, kwargs)
         if thread_overrides.values:  # some flag overridden in this thread: read through config
