@@ -72,11 +72,12 @@ def measure_jax(python: str, names: list[str], repeat: int, min_time: float, sta
 def measure_interleaved(
     python: str, names: list[str], rounds: int, repeat: int, min_time: float, stat: str = "median",
     worker_lib: str = "jax",
-) -> tuple[Results, Results, dict[str, float]]:
+) -> tuple[Results, Results, dict[str, float], dict[str, tuple[float, float]]]:
     """minijax (here) and JAX (a worker process, set up once) timed in alternation,
     ``rounds`` times per workload. Returns each library's median time and, per
-    workload, the median of the per-round ratios: on a machine whose speed drifts
-    by the second, a ratio of two measurements taken side by side is what holds."""
+    workload, the median of the per-round ratios (and their quartiles): on a machine
+    whose speed drifts by the second, a ratio of two measurements taken side by side
+    is what holds."""
     from workloads import Timers
 
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
@@ -121,8 +122,18 @@ def measure_interleaved(
     median = statistics.median
     mini = {n: {"seconds": median(v), "units": units[n]} for n, v in mine.items()}
     jax = {n: {"seconds": median(v), "units": units[n]} for n, v in theirs.items()}
-    ratios = {n: median(a / b for a, b in zip(mine[n], theirs[n])) for n in mine}
-    return mini, jax, ratios
+    per_round = {n: [a / b for a, b in zip(mine[n], theirs[n])] for n in mine}
+    ratios = {n: median(r) for n, r in per_round.items()}
+    # The middle half of the per-round ratios: how far this machine moved them.
+    spreads = {n: _quartiles(r) for n, r in per_round.items()}
+    return mini, jax, ratios, spreads
+
+
+def _quartiles(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4)
+    return q[0], q[2]
 
 
 def value(result: dict[str, float] | None, unit: str) -> float | None:
@@ -163,7 +174,7 @@ def fmt(x: float | None, unit: str = "") -> str:
 
 def table(
     names: list[str], mini: Results, numpy: Results, jax: Results, paired: dict[str, float] | None = None,
-    targets: bool = True,
+    targets: bool = True, spreads: dict[str, tuple[float, float]] | None = None,
 ) -> str:
     header = ["workload", "unit", "minijax", "numpy", "jax", "minijax/jax", "minijax/numpy", "target"]
     rows = [header]
@@ -177,7 +188,7 @@ def table(
             name,
             "eqn/s" if unit == "eqn" else "µs/call",
             fmt(m, unit), fmt(n, unit), fmt(j, unit),
-            fmt(vs_jax, "ratio"), fmt(vs_numpy, "ratio"),
+            fmt(vs_jax, "ratio") + _spread_text(spreads, name, unit), fmt(vs_numpy, "ratio"),
             target_verdict(name, vs_jax) if targets else "",
         ])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -185,6 +196,16 @@ def table(
              for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _spread_text(spreads: dict[str, tuple[float, float]] | None, name: str, unit: str) -> str:
+    """" (q1–q3)" of the per-round ratios, when there are rounds."""
+    if not spreads or name not in spreads:
+        return ""
+    low, high = spreads[name]
+    if unit == "eqn":  # rates: the table shows the inverse ratio
+        low, high = 1 / high, 1 / low
+    return f" ({low:.2f}–{high:.2f})"
 
 
 def sizes_table(jax_python: str | None) -> str:
@@ -226,20 +247,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.against_self:
         if not args.rounds:
             parser.error("--against-self needs --rounds")
-        first, second, self_ratios = measure_interleaved(
+        first, second, self_ratios, self_spreads = measure_interleaved(
             sys.executable, names, args.rounds, args.repeat, args.min_time, args.stat, worker_lib="minijax")
         print(f"{args.rounds} rounds of minijax timed in alternation with a second minijax process (in the jax "
               "column); minijax/jax is the median of the per-round ratios: its distance from 1.00 is noise")
         print()
-        print(table(names, first, {}, second, self_ratios, targets=False))
+        print(table(names, first, {}, second, self_ratios, targets=False, spreads=self_spreads))
         return 0
 
     jax: Results = {}
     paired: dict[str, float] | None = None
+    spreads: dict[str, tuple[float, float]] | None = None
     note = ""
     if args.rounds and args.jax_python:
         print(f"timing minijax and jax ({args.jax_python}) in alternation ...", file=sys.stderr)
-        mini, jax, paired = measure_interleaved(args.jax_python, names, args.rounds, args.repeat, args.min_time, args.stat)
+        mini, jax, paired, spreads = measure_interleaved(args.jax_python, names, args.rounds, args.repeat, args.min_time, args.stat)
     else:
         print("timing minijax ...", file=sys.stderr)
         mini = measure("minijax", names, args.repeat, args.min_time, args.stat)
@@ -253,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if paired is not None:
         print(f"{args.rounds} rounds of minijax and JAX timed in alternation, each the {args.stat} of {args.repeat} "
-              "repetitions; minijax/jax is the median of the per-round ratios "
+              "repetitions; minijax/jax is the median of the per-round ratios (in brackets their quartiles) "
               "(latency: lower is better for minijax; eqn/s: higher is better)")
     else:
         print(f"{args.stat} of {args.repeat} repetitions; ratios are minijax relative to the other library "
@@ -261,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         print(f"  {name}: {WORKLOADS[name][1]}")
     print()
-    print(table(names, mini, numpy, jax, paired))
+    print(table(names, mini, numpy, jax, paired, spreads=spreads))
     if args.sizes:
         print()
         print(sizes_table(args.jax_python))
