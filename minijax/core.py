@@ -11,6 +11,7 @@ this design was chosen over an explicit trace stack.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -36,6 +37,13 @@ Shape = tuple[int, ...]
 # Abstract values
 
 
+# (shape, dtype, weak_type) -> ShapedArray.key, up to _AVAL_KEYS_MAX distinct
+# triples (a few hundred bytes each).
+_aval_keys: dict[tuple[Any, ...], int] = {}
+_aval_key_counter = itertools.count()
+_AVAL_KEYS_MAX = 100_000
+
+
 class ShapedArray:
     """The abstract value of an array: shape, dtype and weak type flag."""
 
@@ -48,10 +56,20 @@ class ShapedArray:
         # np.dtype() would turn it into its physical dtype.
         self.dtype: np.dtype[Any] = dtype if isinstance(dtype, (np.dtype, dtypes.ExtendedDType)) else np.dtype(dtype)  # type: ignore[assignment]
         self.weak_type: bool = bool(weak_type)
-        # (shape, dtype, weak_type): equal avals have equal keys; a tuple hashes
-        # in C, so hot caches (jit's call, eager dispatch) key on it.
-        self.key: tuple[Shape, Any, bool] = (self.shape, self.dtype, self.weak_type)
-        self._hash = hash(self.key)
+        triple = (self.shape, self.dtype, self.weak_type)
+        self._hash = hash(triple)
+        # An int naming (shape, dtype, weak_type): equal avals have the same
+        # key, different ones different keys. The hot caches (jit's call, eager
+        # dispatch) key on it: an int hashes and compares without touching the
+        # shape tuple and the dtype, which a cold cache makes costly.
+        key = _aval_keys.get(triple)
+        if key is None:
+            if len(_aval_keys) >= _AVAL_KEYS_MAX:
+                # Bounded: later equal avals get a fresh key, which only costs
+                # those caches a miss (keys are never reused).
+                _aval_keys.clear()
+            key = _aval_keys.setdefault(triple, next(_aval_key_counter))  # (atomic: threads agree)
+        self.key: int = key
 
     @property
     def ndim(self) -> int:
@@ -93,6 +111,10 @@ class ShapedArray:
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt through __init__: ``key`` is this process's name for the triple.
+        return (type(self), (self.shape, self.dtype, self.weak_type))
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
