@@ -156,11 +156,16 @@ _global_values: dict[str, Any] = {}
 
 
 class _ThreadOverrides(threading.local):
-    """Per-thread overrides: flag name -> value currently in force here.
+    """Per-thread state: ``values``, the overrides (flag name -> value currently
+    in force here), and ``trace``, this thread's current trace (owned by
+    ``minijax.core``, which sets the class default to its eval trace).
 
-    Only the current value is stored; each context manager remembers what it
-    replaced and puts it back on exit, which gives stack behaviour for free.
+    One thread-local object for both, so that jit's hot path reads one.
+    Only the current override is stored; each context manager remembers what
+    it replaced and puts it back on exit, which gives stack behaviour for free.
     """
+
+    trace: Any
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from minijax import dtypes
-from minijax.config import x64_enabled
+from minijax.config import thread_overrides as thread_state, x64_enabled
 from minijax.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -339,18 +338,18 @@ def install_eval(apply: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any
     eval_trace.process_primitive = apply  # type: ignore[method-assign,assignment]
 
 
-class _TraceState(threading.local):
-    def __init__(self) -> None:
-        self.trace: Trace = eval_trace
-
-
 eval_trace = EvalTrace()
-_state = _TraceState()
+# This thread's current trace lives on config's per-thread state (jit's hot
+# path reads it and the flag overrides from one thread-local object); every
+# thread starts with the eval trace.
+_state = thread_state
+type(_state).trace = eval_trace
 trace_state = _state  # for hot paths: ``trace_state.trace`` is ``current_trace()`` without the call
 
 
 def current_trace() -> Trace:
-    return _state.trace
+    trace: Trace = _state.trace
+    return trace
 
 
 @contextmanager

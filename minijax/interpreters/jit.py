@@ -378,9 +378,10 @@ class Jitted:
         # Written out flat, reading flags and state without calls: this is most
         # of the Python time of a cached call, and work before the execute is
         # paid again when the previous run has just evicted the caches.
-        if kwargs or not self._fast_ok or not args or core.trace_state.trace is not core.eval_trace:
+        state = thread_overrides  # this thread's trace and flag overrides, one object
+        if kwargs or not self._fast_ok or not args or state.trace is not core.eval_trace:
             return self._call(args, kwargs)
-        if thread_overrides.values:  # some flag overridden in this thread: read through config
+        if state.values:  # some flag overridden in this thread: read through config
             disable_jit, x64 = config_module.read("jax_disable_jit"), config_module.x64_enabled()
         else:
             disable_jit, x64 = global_flag_values["jax_disable_jit"], global_flag_values["jax_enable_x64"]
