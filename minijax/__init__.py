@@ -20,6 +20,7 @@ from minijax import (
     tree_util as tree_util,
     typing as typing,
 )
+from minijax.ad_checkpoint import checkpoint as checkpoint, remat as remat
 from minijax.api import (
     ShapeDtypeStruct as ShapeDtypeStruct,
     block_until_ready as block_until_ready,
@@ -54,12 +55,10 @@ from minijax.autodiff import (
 from minijax.backend import Device as Device
 from minijax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
 from minijax.config import config as config
-from minijax.interpreters import jit_rules as _jit_rules  # noqa: F401  (jit's autodiff rules)
-from minijax.interpreters.custom import custom_jvp as custom_jvp, custom_vjp as custom_vjp
-from minijax.interpreters.jit import jit as jit
-from minijax.interpreters.remat import checkpoint as checkpoint, remat as remat
+from minijax.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
 from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap
+from minijax.stages import jit as jit
 from minijax.vectorization import vmap as vmap
 
 __version__ = "0.1.0"

@@ -17,11 +17,10 @@ from minijax.config import (  # checking_leaks() etc.: the flags as context mana
     debug_nans as debug_nans,
     default_device as default_device,
 )
-from minijax.dispatch import device_put as device_put
-from minijax.interpreters.jit import Jitted
+from minijax.interpreters.batching import extend_axis_env
 from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr
-from minijax.primitives.collectives import extend_axis_env
+from minijax.placement import device_put as device_put
 
 
 class ShapeDtypeStruct:
@@ -158,11 +157,6 @@ def process_index() -> int:
 
 def process_count() -> int:
     return 1
-
-
-def is_jitted(f: Any) -> bool:
-    return isinstance(f, Jitted)
-
 
 
 __all__ = [

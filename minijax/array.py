@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from minijax import core, dtypes
+from minijax.backend import default_device, default_device_of
 from minijax.core import IMMUTABLE_MESSAGE, HasAval, ShapedArray
 
 if TYPE_CHECKING:
@@ -155,8 +156,6 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
     def __reduce__(self) -> Any:
         if isinstance(self.aval.dtype, dtypes.ExtendedDType):
             return self.aval.dtype.reduce_array(self._value)
-        from minijax.dispatch import device_put_value
-
         return (device_put_value, (np.asarray(self._value), self.aval.weak_type))
 
     def __copy__(self) -> Array:
@@ -208,3 +207,23 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
 
 
 Array.register(core.Tracer)
+
+
+def device_put_value(
+    x: Any, weak_type: bool = False, backend: Backend | None = None, device: Device | None = None
+) -> Array:
+    """A host value (NumPy array or scalar) as an uncommitted Array on ``device``
+    (default: the default device, or ``backend``'s default device)."""
+    if device is None:
+        device = default_device() if backend is None else default_device_of(backend)
+    aval = core.get_aval(x)
+    if weak_type and not aval.weak_type:
+        aval = aval.update(weak_type=True)
+    host = np.asarray(x, dtype=aval.dtype)
+    return Array(put_on(device, host), aval, device.backend, device)
+
+
+def put_on(device: Device, host: np.ndarray[Any, Any]) -> Any:
+    """A backend buffer holding ``host`` on ``device``."""
+    backend = device.backend
+    return backend.put(host) if device is backend.devices()[0] else backend.put(host, device)

@@ -17,6 +17,8 @@ from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad
 from minijax.interpreters.ad import Zero
 from minijax.interpreters.tracing import fun_name
+from minijax.primitives import slicing, structural
+from minijax.vectorization import vmap
 
 
 def _flat_fun(fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, out_tree_box: list[Any], has_aux: bool = False) -> Callable[..., list[Any]]:
@@ -332,12 +334,10 @@ def _std_basis(leaves: Sequence[Any]) -> list[np.ndarray[Any, Any]]:
 
 def _split_last(x: Any, sizes: Sequence[int], shapes: Sequence[tuple[int, ...]], lead: tuple[int, ...]) -> list[Any]:
     """Split the last axis of ``x`` into pieces of ``sizes``, each reshaped to ``lead + shape``."""
-    from minijax import lax
-
     pieces, start = [], 0
     for size, shape in zip(sizes, shapes):
-        piece = lax.slice_in_dim(x, start, start + size, axis=-1)
-        pieces.append(lax.reshape(piece, (*lead, *shape)))
+        piece = slicing.slice_in_dim(x, start, start + size, axis=np.ndim(x) - 1)
+        pieces.append(structural.reshape(piece, (*lead, *shape)))
         start += size
     return pieces
 
@@ -367,8 +367,6 @@ def _partial_fun(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
 
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by forward mode: one jvp per input element, vectorized."""
-    from minijax.vectorization import vmap
-
     @functools.wraps(fun)
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         nums = _normalize_argnums(argnums, len(args))
@@ -400,9 +398,6 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by reverse mode: one vjp per output element, vectorized."""
-    from minijax import lax
-    from minijax.vectorization import vmap
-
     @functools.wraps(fun)
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         nums = _normalize_argnums(argnums, len(args))
@@ -425,8 +420,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
             oa = get_aval(o)
             pieces = []
             for c, x in zip(ct_leaves, in_leaves):
-                rows = lax.slice_in_dim(c, start, start + oa.size, axis=0)
-                pieces.append(lax.reshape(rows, (*oa.shape, *get_aval(x).shape)))
+                rows = slicing.slice_in_dim(c, start, start + oa.size, axis=0)
+                pieces.append(structural.reshape(rows, (*oa.shape, *get_aval(x).shape)))
             start += oa.size
             inner = tree_util.tree_unflatten(in_tree, pieces)
             blocks.append(inner[0] if isinstance(argnums, int) else inner)

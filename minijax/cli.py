@@ -19,11 +19,20 @@ from __future__ import annotations
 
 import argparse
 import ast
+import pathlib
 import platform
 import sys
+import tempfile
 import textwrap
 from collections.abc import Sequence
 from typing import Any, TextIO
+
+import numpy as np
+
+import minijax
+from minijax import backend as backend_module
+from minijax.config import config, config_context
+from minijax.testing.defaults import DEFAULT_EXAMPLES, DEFAULT_PROGRAM_EXAMPLES, DEFAULT_SEED, SECTIONS
 
 # One tour step: a title, a sentence saying what to notice, and the code.
 _TOUR: list[tuple[str, str, str]] = [
@@ -109,9 +118,6 @@ def run_snippet(code: str, namespace: dict[str, Any], out: TextIO) -> None:
 
 
 def tour(backend: str | None, out: TextIO) -> int:
-    from minijax import backend as backend_module
-    from minijax.config import config_context
-
     if backend is not None and backend not in backend_module.backend_names():
         names = ", ".join(backend_module.backend_names())
         print(f"minijax tour: unknown backend {backend!r}; installed backends: {names}.", file=sys.stderr)
@@ -130,12 +136,6 @@ def tour(backend: str | None, out: TextIO) -> int:
 
 
 def info(out: TextIO) -> int:
-    import numpy as np
-
-    import minijax
-    from minijax import backend as backend_module
-    from minijax.config import config
-
     print(f"minijax {minijax.__version__} (distribution minijax-ref)", file=out)
     print(f"python {platform.python_version()}, numpy {np.__version__}", file=out)
     print(f"backends (entry-point group {backend_module.ENTRY_POINT_GROUP}):", file=out)
@@ -177,9 +177,7 @@ _NEEDS_HYPOTHESIS = (
 
 
 def conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import pathlib
-
-    try:
+    try:  # the testing modules need hypothesis, an optional dependency
         from minijax.testing import conformance as suite
     except ModuleNotFoundError as e:
         if e.name != "hypothesis":
@@ -187,8 +185,6 @@ def conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"minijax conformance {_NEEDS_HYPOTHESIS}", file=err)
         return 2
     # Hypothesis keeps caches in ./.hypothesis; a command should not litter the directory it runs in.
-    import tempfile
-
     from hypothesis.configuration import set_hypothesis_home_dir
 
     set_hypothesis_home_dir(pathlib.Path(tempfile.gettempdir()) / "minijax-hypothesis")
@@ -217,10 +213,8 @@ def conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import pathlib
-
-    try:
-        from minijax.testing import checks
+    try:  # the testing modules need hypothesis, an optional dependency
+        from minijax.testing import checks, runner
     except ModuleNotFoundError as e:
         if e.name != "hypothesis":
             raise
@@ -228,7 +222,7 @@ def replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 2
     try:
         checks.import_modules(args.imports)
-        outcome, line = checks.replay(pathlib.Path(args.directory), args.backend, args.reference)
+        outcome, line = runner.replay(pathlib.Path(args.directory), args.backend, args.reference)
     except (ValueError, ImportError, FileNotFoundError) as e:
         print(f"minijax replay: {e}", file=err)
         return 2
@@ -237,8 +231,6 @@ def replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _add_conformance_parsers(commands: Any) -> None:
-    from minijax.testing.defaults import DEFAULT_EXAMPLES, DEFAULT_PROGRAM_EXAMPLES, DEFAULT_SEED, SECTIONS
-
     p = commands.add_parser(
         "conformance",
         help="check a backend against the reference: every primitive, the transformation laws, the case corpus",

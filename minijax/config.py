@@ -19,17 +19,14 @@ JAX uses for its context-manager flags.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import os
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 __all__ = [
-    "BoundedCache",
     "Config",
     "Flag",
     "check_tracer_leaks",
@@ -156,25 +153,20 @@ _global_values: dict[str, Any] = {}
 
 
 class _ThreadOverrides(threading.local):
-    """Per-thread state: ``values``, the overrides (flag name -> value currently
-    in force here), and ``trace``, this thread's current trace (owned by
-    ``minijax.core``, which sets the class default to its eval trace).
+    """This thread's overrides: flag name -> the value currently in force here.
 
-    One thread-local object for both, so that jit's hot path reads one.
     Only the current override is stored; each context manager remembers what
     it replaced and puts it back on exit, which gives stack behaviour for free.
     """
-
-    trace: Any
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
 
 
 _overrides = _ThreadOverrides()
-# For a hot path that reads several flags at once (jit's call): while
+# For fast paths that read several flags at once (jit's hot path): while
 # ``thread_overrides.values`` is empty (nothing overridden in this thread),
-# each flag's value is ``global_values[name]``, with no call per flag.
+# each flag's value is ``global_values[name]``.
 thread_overrides = _overrides
 global_values = _global_values
 _listeners: list[Callable[[str, Any], None]] = []
@@ -497,167 +489,3 @@ class Config:
 
 
 config = Config()
-
-
-# ---------------------------------------------------------------------------
-# Bounded caches: the in-memory caches whose sizes the flags above set.
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-# Every BoundedCache alive: when a size flag shrinks, the caches it bounds trim
-# themselves at once rather than at their next insertion.
-_bounded_caches: weakref.WeakSet[BoundedCache[Any, Any]] = weakref.WeakSet()
-_NOTHING = object()
-
-
-def _trim_bounded_caches(name: str, value: Any) -> None:
-    for cache in list(_bounded_caches):
-        if cache._size_flag.name == name:
-            cache.trim()
-
-
-register_listener(_trim_bounded_caches)
-
-
-class _Pending:
-    """A value one thread is making for a key; other threads wait for it."""
-
-    __slots__ = ("done", "owner", "value", "kept")
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.owner = threading.get_ident()
-        self.value: Any = None
-        self.kept = False  # made and stored: other threads may use it
-
-
-class BoundedCache(Generic[K, V]):
-    """A thread-safe map holding at most ``size_flag.value`` entries, dropping
-    the least recently used first.
-
-    Recency is tracked the "second chance" way (the CLOCK approximation of
-    LRU): a hit only marks its entry as used, and eviction takes the oldest
-    entry that was not used since it last came round, moving used ones to the
-    back. So the hot path (eager dispatch, jit calls) is one lock-free dict
-    read and one store, where exact LRU would hash the key a second time to
-    reorder on every hit.
-
-    ``get_or_make(key, make)`` makes a missing value once: the first thread to
-    miss runs ``make()`` (tracing, compiling), and other threads asking for
-    the same key meanwhile wait for its result instead of compiling again. If
-    ``make`` raises, a waiting thread tries itself (and most likely raises the
-    same error, in its own thread). A thread asking again for the key it is
-    making (a function that calls itself under jit) makes it without caching,
-    so that it recurses the way plain Python would instead of waiting on
-    itself. Values are never None (None means "missing").
-    """
-
-    def __init__(self, name: str, size_flag: Flag[int]) -> None:
-        self.name = name
-        self._size_flag = size_flag
-        _bounded_caches.add(self)
-        # key -> [value, used since it last came round for eviction]. The
-        # eager hot path reads it directly: ``entry = cache.entries.get(key)``,
-        # then ``entry[1] = True`` on a hit (what ``get`` does, minus a call).
-        self.entries: collections.OrderedDict[K, list[Any]] = collections.OrderedDict()
-        self._pending: dict[K, _Pending] = {}
-        self._lock = threading.Lock()
-        # How many values were made and how many dropped: tests and benchmarks read them.
-        self.misses = 0
-        self.evictions = 0
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.entries
-
-    def __repr__(self) -> str:
-        return f"<BoundedCache {self.name}: {len(self.entries)}/{self.capacity} entries>"
-
-    @property
-    def capacity(self) -> int:
-        return int(read(self._size_flag.name))
-
-    def get(self, key: K) -> V | None:
-        entry = self.entries.get(key)
-        if entry is None:
-            return None
-        entry[1] = True
-        return entry[0]  # type: ignore[no-any-return]
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._insert(key, value)
-
-    def _insert(self, key: K, value: V) -> None:
-        data = self.entries
-        data[key] = [value, False]
-        data.move_to_end(key)
-        self._trim(keep=key)
-
-    def trim(self) -> None:
-        """Drop entries until the cache holds at most ``capacity`` (after the size flag shrank)."""
-        with self._lock:
-            self._trim(keep=_NOTHING)
-
-    def _trim(self, keep: object) -> None:
-        data = self.entries
-        limit = self.capacity
-        while len(data) > limit:
-            old_key, entry = data.popitem(last=False)
-            if old_key == keep:  # the entry being added stays
-                data[old_key] = entry
-            elif entry[1]:  # used since it last came round: a second chance, at the back
-                entry[1] = False
-                data[old_key] = entry
-            else:
-                self.evictions += 1
-
-    def get_or_make(self, key: K, make: Callable[[], V], keep: Callable[[V], bool] | None = None) -> V:
-        """The value for ``key``, made by ``make()`` if missing and stored unless ``keep(value)`` is False."""
-        while True:
-            value = self.get(key)
-            if value is not None:
-                return value
-            with self._lock:
-                entry = self.entries.get(key)
-                if entry is not None:
-                    return entry[0]  # type: ignore[no-any-return]
-                pending = self._pending.get(key)
-                if pending is None:
-                    pending = self._pending[key] = _Pending()
-                    break
-            if pending.owner == threading.get_ident():
-                return make()  # a recursive request for the key this thread is making
-            pending.done.wait()
-            if pending.kept:
-                return pending.value  # type: ignore[no-any-return]
-            if pending.value is not None:
-                return make()  # made, but not to be shared (keep said no): make our own
-            # The maker raised: go round again, possibly making it here.
-        try:
-            value = make()
-            kept = keep is None or keep(value)
-        except BaseException:
-            with self._lock:
-                del self._pending[key]
-            pending.done.set()
-            raise
-        with self._lock:
-            del self._pending[key]
-            self.misses += 1
-            if kept:
-                self._insert(key, value)
-        pending.value, pending.kept = value, kept
-        pending.done.set()
-        return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self.entries.clear()
-
-    def values(self) -> list[V]:
-        return [entry[0] for entry in list(self.entries.values())]

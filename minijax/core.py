@@ -11,8 +11,8 @@ this design was chosen over an explicit trace stack.
 
 from __future__ import annotations
 
-import itertools
 import re
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from minijax import dtypes
-from minijax.config import thread_overrides as thread_state, x64_enabled
+from minijax.config import x64_enabled
 from minijax.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -36,18 +36,10 @@ Shape = tuple[int, ...]
 # Abstract values
 
 
-# (shape, dtype, weak_type) -> ShapedArray.key, up to _AVAL_KEYS_MAX distinct
-# triples (a few hundred bytes each).
-_aval_keys: dict[tuple[Any, ...], int] = {}
-_aval_key_counter = itertools.count()
-_AVAL_KEYS_MAX = 100_000
-
-
 class ShapedArray:
     """The abstract value of an array: shape, dtype and weak type flag."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "key", "_hash")
-    array_abstraction_level: ClassVar[int] = 1
+    __slots__ = ("shape", "dtype", "weak_type", "_hash", "fast_key")
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
         self.shape: Shape = tuple(int(d) for d in shape)
@@ -55,20 +47,9 @@ class ShapedArray:
         # np.dtype() would turn it into its physical dtype.
         self.dtype: np.dtype[Any] = dtype if isinstance(dtype, (np.dtype, dtypes.ExtendedDType)) else np.dtype(dtype)  # type: ignore[assignment]
         self.weak_type: bool = bool(weak_type)
-        triple = (self.shape, self.dtype, self.weak_type)
-        self._hash = hash(triple)
-        # An int naming (shape, dtype, weak_type): equal avals have the same
-        # key, different ones different keys. The hot caches (jit's call, eager
-        # dispatch) key on it: an int hashes and compares without touching the
-        # shape tuple and the dtype, which a cold cache makes costly.
-        key = _aval_keys.get(triple)
-        if key is None:
-            if len(_aval_keys) >= _AVAL_KEYS_MAX:
-                # Bounded: later equal avals get a fresh key, which only costs
-                # those caches a miss (keys are never reused).
-                _aval_keys.clear()
-            key = _aval_keys.setdefault(triple, next(_aval_key_counter))  # (atomic: threads agree)
-        self.key: int = key
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        # Filled by the fast paths' cache keys (``minijax.dispatch.aval_key``).
+        self.fast_key: int | None = None
 
     @property
     def ndim(self) -> int:
@@ -112,7 +93,7 @@ class ShapedArray:
         return self._hash
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Rebuilt through __init__: ``key`` is this process's name for the triple.
+        # Rebuilt through __init__: ``fast_key`` is this process's name for the triple.
         return (type(self), (self.shape, self.dtype, self.weak_type))
 
     def __repr__(self) -> str:
@@ -120,10 +101,6 @@ class ShapedArray:
         return f"ShapedArray({self.str_short()}{weak})"
 
     __str__ = str_short
-
-
-def raise_to_shaped(aval: ShapedArray, weak_type: bool | None = None) -> ShapedArray:
-    return aval if weak_type is None else aval.update(weak_type=weak_type)
 
 
 # Python scalars and NumPy values become avals here; Array and Tracer carry one.
@@ -202,8 +179,7 @@ class Primitive:
         return self.name
 
     def bind(self, *args: Any, **params: Any) -> Any:
-        # The hot path of everything: one thread-local read and a method call.
-        return _state.trace.process_primitive(self, args, params)
+        return trace_state.trace.process_primitive(self, args, params)
 
     def abstract_eval(self, *avals: ShapedArray, **params: Any) -> Any:
         try:
@@ -256,12 +232,22 @@ def _naming_primitive(prim: Primitive, e: Exception, avals: Sequence[Any], param
         return e
 
 
-def def_abstract_eval(prim: Primitive) -> Callable[[AbstractEvalRule], AbstractEvalRule]:
-    def register(rule: AbstractEvalRule) -> AbstractEvalRule:
-        abstract_eval_rules[prim] = rule
-        return rule
+def primitive_named(name: str) -> Primitive:
+    """The primitive registered as ``name``.
 
-    return register
+    How the transformation machinery (minijax/interpreters/) stages the few
+    primitives it emits itself -- ``add_any`` to sum tangents, a
+    ``broadcast_in_dim`` to make zeros, a ``transpose`` to move a batch axis:
+    those are defined, with all their rules, in minijax/primitives/, a layer
+    above the machinery (they register their rules in its tables), so the
+    machinery names them instead of importing them.
+    """
+    try:
+        return primitive_registry[name]
+    except KeyError:
+        raise LookupError(
+            f"no primitive named {name!r} is registered: import minijax, which registers every primitive"
+        ) from None
 
 
 # ---------------------------------------------------------------------------
@@ -281,8 +267,8 @@ class Trace:
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         raise NotImplementedError
 
-    # A call of a custom_jvp / custom_vjp function (minijax/interpreters/custom.py).
-    # By default it is staged as its primitive, holding the function's jaxpr and
+    # A call of a custom_jvp / custom_vjp function (minijax/custom_derivatives.py;
+    # the primitives are in minijax/primitives/calls.py). By default it is staged as its primitive, holding the function's jaxpr and
     # the rule; the eval trace runs the function and the JVP trace the rule.
     def process_custom_jvp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
         return call.bind(args)  # type: ignore[no-any-return]
@@ -339,27 +325,30 @@ def install_eval(apply: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any
 
 
 eval_trace = EvalTrace()
-# This thread's current trace lives on config's per-thread state (jit's hot
-# path reads it and the flag overrides from one thread-local object); every
-# thread starts with the eval trace.
-_state = thread_state
-type(_state).trace = eval_trace
-trace_state = _state  # for hot paths: ``trace_state.trace`` is ``current_trace()`` without the call
+
+
+class _TraceState(threading.local):
+    """This thread's current trace. Every thread starts with the eval trace;
+    a transformation makes its trace current while it runs the function."""
+
+    trace: Trace = eval_trace
+
+
+trace_state = _TraceState()
 
 
 def current_trace() -> Trace:
-    trace: Trace = _state.trace
-    return trace
+    return trace_state.trace
 
 
 @contextmanager
 def set_current_trace(trace: Trace) -> Iterator[None]:
-    prev = _state.trace
-    _state.trace = trace
+    prev = trace_state.trace
+    trace_state.trace = trace
     try:
         yield
     finally:
-        _state.trace = prev
+        trace_state.trace = prev
 
 
 IMMUTABLE_MESSAGE = (
@@ -492,10 +481,6 @@ def concrete_or_error(x: Any, context: str = "") -> Any:
         if value is None:
             raise ConcretizationTypeError(x, context)
         return value
-    return x
-
-
-def full_lower(x: Any) -> Any:
     return x
 
 

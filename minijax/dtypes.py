@@ -129,10 +129,6 @@ def register_extended_dtype(dt: ExtendedDType) -> None:
     _EXTENDED_BY_NAME[dt.name] = dt
 
 
-def is_extended(dt: Any) -> bool:
-    return isinstance(dt, ExtendedDType)
-
-
 class TypePromotionError(ValueError):
     """Raised when dtypes cannot be promoted implicitly (e.g. in strict mode)."""
 

@@ -12,15 +12,32 @@ The rules (``spec/jaxpr.md``, "Typing"):
 * jaxprs held in params are checked by the same rules, each on its own (they
   are closed: they see none of the outer variables);
 * a ClosedJaxpr's consts match its constvars in shape and dtype.
+
+``check_declared_types`` is the cheaper check every compilation makes: each
+equation declares the result types its primitive gives (a hand-built or
+parsed jaxpr may not), and no result is too large to allocate.
 """
 
 from __future__ import annotations
 
-from minijax.core import ShapedArray, get_aval
-from minijax.jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, subjaxprs
-from minijax.jaxpr_text import NameContext, naming_of, pp_eqn_with_names
+from collections.abc import Sequence
 
-__all__ = ["JaxprTypeError", "check_jaxpr"]
+from minijax.core import ShapedArray, get_aval
+from minijax.jaxpr import (
+    Atom,
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    NameContext,
+    Var,
+    naming_of,
+    pp_eqn_with_names,
+    subjaxprs,
+)
+
+__all__ = ["MAX_DIMENSION", "JaxprTypeError", "check_declared_types", "check_jaxpr", "check_result_sizes"]
 
 
 class JaxprTypeError(TypeError):
@@ -134,3 +151,48 @@ class _Checker:
 
 def _avals(avals: list[ShapedArray]) -> str:
     return "(" + ", ".join(_describe(a) for a in avals) + ")"
+
+
+# The largest dimension a result may have: XLA's shapes index with int32 on the
+# way to the device, and no host holds 2**31 elements of a dimension anyway.
+MAX_DIMENSION = 2**31 - 1
+
+
+def check_result_sizes(where: str, avals: Sequence[ShapedArray]) -> None:
+    """Refuse results no backend can allocate (a params typo like size=2**40) with a
+    ValueError naming the operation, instead of MemoryError or an overflow inside XLA."""
+    for aval in avals:
+        if any(d > MAX_DIMENSION for d in aval.shape):
+            raise ValueError(
+                f"{where}: result shape {aval.shape} has a dimension larger than {MAX_DIMENSION}, "
+                "which no backend can allocate; check the operation's shape or size parameters."
+            )
+
+
+def check_declared_types(jaxpr: Jaxpr, where: str) -> None:
+    """Raise JaxprTypeError unless every equation (nested ones too) declares the
+    result types its primitive gives for the operand types it declares.
+
+    Traced jaxprs always do; a hand-built or parsed one may not, and a backend
+    would then compute one type and label the result another (the NumPy
+    backend casts, XLA refuses to lower). Checked once per compilation; unlike
+    ``check_jaxpr`` it trusts the binding structure and compares shapes and
+    dtypes only.
+    """
+    for eqn in jaxpr.eqns:
+        in_avals = [a.aval for a in eqn.invars]
+        out = eqn.primitive.abstract_eval_cached(in_avals, eqn.params)
+        given = list(out) if eqn.primitive.multiple_results else [out]
+        declared = [v.aval for v in eqn.outvars]
+        check_result_sizes(eqn.primitive.name, given)
+        if len(given) != len(declared) or any(
+            (g.shape, g.dtype) != (d.shape, d.dtype) for g, d in zip(given, declared)
+        ):
+            raise JaxprTypeError(
+                f"{where}: the equation `{eqn}` declares results "
+                f"({', '.join(d.str_short() for d in declared)}), but {eqn.primitive.name} of "
+                f"({', '.join(a.str_short() for a in in_avals)}) gives ({', '.join(g.str_short() for g in given)}). "
+                "Fix the jaxpr (minijax.jaxpr_check.check_jaxpr checks one in full)."
+            )
+        for sub in subjaxprs(eqn.params):
+            check_declared_types(sub, where)

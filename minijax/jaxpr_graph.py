@@ -16,8 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal as FormatName
 
-from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, Var
-from minijax.jaxpr_text import NameContext, format_literal_value, naming_of
+from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, NameContext, Var, format_literal_value, naming_of
 
 GraphFormat = FormatName["dot", "mermaid"]
 

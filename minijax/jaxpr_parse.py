@@ -1,4 +1,4 @@
-"""Reading jaxprs back from their text form (the inverse of ``minijax.jaxpr_text``).
+"""Reading jaxprs back from their text form (the inverse of ``minijax.jaxpr``).
 
 ``parse_jaxpr(str(jaxpr))`` rebuilds a jaxpr that prints to the same text and
 evaluates to the same values. The grammar is in ``spec/jaxpr.md``. Three
@@ -30,8 +30,7 @@ import numpy as np
 
 from minijax import dtypes
 from minijax.core import Primitive, ShapedArray, primitive_registry
-from minijax.jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, literal_value
-from minijax.jaxpr_text import name_sharing_params
+from minijax.jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, literal_value, name_sharing_params
 
 __all__ = [
     "JaxprSyntaxError",

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from minijax import api, core, tree_util
-from minijax.interpreters.jit import jit
+from minijax.stages import jit
 from minijax.vectorization import vmap
 
 

@@ -17,7 +17,7 @@ element-type table see a plain uint64 array and every shape operation
 (reshape, slicing, gather, select, concatenate, loop carries) works on keys
 unchanged. Only the random primitives' implementations look inside a key:
 ``pack_host``/``unpack_host`` here, and the same two-line packing in
-``backends/minijax_numpy/random.py`` and ``backends/minijax_xla/rules_random.py``.
+``backends/minijax_numpy/random.py`` and ``backends/minijax_xla/random.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from minijax import config as config_module, dtypes
+from minijax.core import primitive_named
 
 __all__ = [
     "KeyTy",
@@ -97,10 +98,12 @@ for _impl in prngs.values():
 
 
 def _keys_from_data(data: np.ndarray[Any, Any], impl_name: str) -> Any:
-    """Keys again from their uint32 data (how a pickled key array is rebuilt)."""
-    from minijax.primitives.random import random_wrap
+    """Keys again from their uint32 data (how a pickled key array is rebuilt).
 
-    return random_wrap(data, prngs[impl_name])
+    ``random_wrap`` is a primitive of minijax/primitives/random.py, which is
+    built on this module: it is named, not imported (``core.primitive_named``).
+    """
+    return primitive_named("random_wrap").bind(data, impl=prngs[impl_name])
 
 
 def is_key_dtype(dtype: Any) -> bool:

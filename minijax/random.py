@@ -27,14 +27,18 @@ from typing import Any
 
 import numpy as np
 
-from minijax import core, dtypes, lax, numpy as jnp, prng
+from minijax import config, core, dtypes, lax, numpy as jnp, prng
 from minijax.array import Array
-from minijax.interpreters.jit import jit
+from minijax.interpreters.tracing import trace_to_jaxpr
+from minijax.nn.functions import softmax
 from minijax.numpy.creation import canonicalize_shape
 from minijax.numpy.util import canonicalize_axis, check_arraylike, is_arraylike, promote_dtypes_inexact
 from minijax.primitives import random as random_prims
 from minijax.primitives.random import UINT_DTYPES
+from minijax.primitives.structural import reshape_p
 from minijax.prng import KeyTy
+from minijax.stages import jit
+from minijax.vectorization import vmap
 
 __all__ = [
     "PRNGKey",
@@ -323,8 +327,6 @@ def _reshape(x: Any, shape: tuple[int, ...]) -> Any:
     """``lax.reshape`` as JAX's: only an operand of rank > 0 already of ``shape`` is returned as is
     (a scalar is reshaped to ``()``, an equation in the jaxpr)."""
     if not shape and not np.shape(x):
-        from minijax.primitives.structural import reshape_p
-
         return reshape_p.bind(x, new_sizes=(), dimensions=None, sharding=None)
     return lax.reshape(x, shape)
 
@@ -1149,8 +1151,6 @@ def _gamma_impl(key: Any, a: Any, *, log_space: bool) -> Any:
     a_shape = np.shape(a)
     split_count = math.prod(a_shape[key.ndim :])
     keys = key.flatten()
-    from minijax.vectorization import vmap
-
     keys = vmap(_split, in_axes=(0, None))(keys, split_count)
     keys = keys.flatten()
     alphas = a.flatten()
@@ -1197,8 +1197,6 @@ def dirichlet(key: Any, alpha: Any, shape: Shape | None = None, dtype: Any = Non
 
 @functools.partial(jit, static_argnums=(2, 3))
 def _dirichlet(key: Any, alpha: Any, shape: Any, dtype: np.dtype[Any]) -> Any:
-    from minijax.nn import softmax
-
     if not np.ndim(alpha) >= 1:
         raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {np.ndim(alpha)}")
     if shape is None:
@@ -1341,6 +1339,21 @@ def _poisson(key: Any, lam: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -
     return lax.select(lam == 0, jnp.zeros_like(result), result)
 
 
-# random_gamma's meaning (minijax.primitives.random runs this program on the backends).
-random_prims.set_gamma_impl(_gamma_impl)
+_gamma_jaxprs: dict[tuple[Any, ...], Any] = {}
+
+
+def random_gamma_jaxpr(key: core.ShapedArray, a: core.ShapedArray, log_space: bool) -> Any:
+    """The ClosedJaxpr that computes the ``random_gamma`` primitive on these operand
+    types: JAX's sampler (``_gamma_impl``), traced once per signature. The
+    backends lower the primitive by running it, as JAX lowers it."""
+    cache_key = (key, a, bool(log_space), config.x64_enabled())
+    closed = _gamma_jaxprs.get(cache_key)
+    if closed is None:
+
+        def fun(k: Any, alpha: Any) -> list[Any]:
+            return [_gamma_impl(k, alpha, log_space=log_space)]
+
+        closed, _ = trace_to_jaxpr(fun, [key, a])
+        _gamma_jaxprs[cache_key] = closed
+    return closed
 random_gamma_p = random_prims.random_gamma_p

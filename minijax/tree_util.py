@@ -16,7 +16,8 @@ from typing import Any, Self, TypeVar, cast
 
 __all__ = [
     "DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial",
-    "PyTreeDef", "SequenceKey", "all_leaves", "flatten_one_level", "is_tree_node",
+    "PyTreeDef", "SequenceKey", "all_leaves", "equality_errors", "equality_errors_pytreedef",
+    "flatten_one_level", "is_tree_node",
     "keystr", "register_dataclass", "register_pytree_node", "register_pytree_node_class",
     "register_pytree_with_keys", "register_pytree_with_keys_class", "register_static",
     "tree_all", "tree_broadcast", "tree_flatten", "tree_flatten_with_path", "tree_leaves",
@@ -460,6 +461,85 @@ def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
         raise ValueError(f"can't tree-flatten type: {type(tree)}")
     kids, aux = node.flatten(tree)
     return kids, aux
+
+
+# ------------------------------------------------------------------- structural differences
+
+Difference = tuple[KeyPath, str, str, str]
+
+
+def equality_errors(tree1: Any, tree2: Any, is_leaf: IsLeaf = None) -> list[Difference]:
+    """Where two pytrees differ in structure: (path, what tree1 has there, what
+    tree2 has, why that differs), as JAX words it in the errors of its control
+    flow ("... is a tuple of length 2 but ... is a list of length 2, so their
+    Python types differ"). Leaves never differ: only structure is compared."""
+    found: list[Difference] = []
+    _equality_errors((), tree1, tree2, is_leaf, found)
+    return found
+
+
+class _LeafType(type):
+    def __repr__(cls) -> str:
+        return "pytree leaf"
+
+
+class _Leaf(metaclass=_LeafType):
+    """Stands for every leaf when two treedefs are compared (its type prints ``pytree leaf``)."""
+
+
+def equality_errors_pytreedef(tree1: PyTreeDef, tree2: PyTreeDef) -> list[Difference]:
+    """``equality_errors`` of two treedefs (a leaf is described as ``pytree leaf``)."""
+    leaf = _Leaf()
+    return equality_errors(tree1.unflatten([leaf] * tree1.num_leaves), tree2.unflatten([leaf] * tree2.num_leaves))
+
+
+def _is_strict_leaf(x: Any, is_leaf: IsLeaf) -> bool:
+    return (is_leaf is not None and is_leaf(x)) or _dispatch[type(x)] is None
+
+
+def _equality_errors(path: KeyPath, t1: Any, t2: Any, is_leaf: IsLeaf, found: list[Difference]) -> None:
+    if _is_strict_leaf(t1, is_leaf) and _is_strict_leaf(t2, is_leaf):
+        return
+    if type(t1) is not type(t2):
+        found.append((path, str(type(t1)), str(type(t2)), "their Python types differ"))
+        return
+    if isinstance(t1, (list, tuple)) and len(t1) != len(t2):
+        found.append((path, f"{type(t1).__name__} of length {len(t1)}", f"{type(t2).__name__} of length {len(t2)}",
+                      "the lengths do not match"))  # fmt: skip
+        return
+    children1, meta1 = flatten_one_level(t1)
+    children2, meta2 = flatten_one_level(t2)
+    kids1, kids2 = list(children1), list(children2)
+    keys1, keys2 = _child_keys(t1), _child_keys(t2)
+    if len(kids1) != len(kids2):
+        different = set(keys1) ^ set(keys2)
+        # Listed when every key has one (dict keys do); sorted, so that the message is the same every run.
+        listed = " ".join(sorted(repr(k.key) for k in different)) if all(hasattr(k, "key") for k in different) else ""
+        why = "the numbers of children do not match"
+        if listed:
+            why += f", with the symmetric difference of key sets: {{{listed}}}"
+        found.append((path, f"{type(t1)} with {_children(len(kids1))}", f"{type(t2)} with {_children(len(kids2))}", why))
+        return
+    if meta1 != meta2:
+        found.append((path, f"{type(t1)} with pytree metadata {_meta(meta1)}", f"{type(t2)} with pytree metadata {_meta(meta2)}",
+                      "the pytree node metadata does not match"))  # fmt: skip
+        return
+    for key, k1, k2 in zip(keys1, kids1, kids2):
+        _equality_errors((*path, key), k1, k2, is_leaf, found)
+
+
+def _children(n: int) -> str:
+    return f"{n} child{'ren' if n > 1 else ''}"
+
+
+def _meta(meta: Any) -> str:
+    return str(tuple(meta)) if isinstance(meta, list) else str(meta)  # a dict's keys, shown as JAX's tuple
+
+
+def _child_keys(tree: Any) -> list[KeyEntry]:
+    """The key of each child of ``tree``'s root (``SequenceKey(0)``, ``DictKey('a')``, ...)."""
+    pairs = tree_flatten_with_path(tree, is_leaf=lambda x: x is not tree)[0]
+    return [path[0] for path, _ in pairs]
 
 
 def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,

@@ -18,8 +18,8 @@ import minijax.numpy as jnp
 from minijax import dtypes, lax
 from minijax.core import Primitive
 from minijax.testing import strategies as mst
+from minijax.testing.checks import family
 from minijax.testing.samplers import SAMPLERS, sampled_primitive_names
-from minijax.testing.suite import family
 
 NDArray = np.ndarray[Any, Any]
 Draw = st.DrawFn
@@ -659,8 +659,8 @@ def jaxpr_text_cases(draw: Draw) -> FuzzCase:
 def hand_built_cases(draw: Draw) -> FuzzCase:
     """A random program with one equation's declared type or params made wrong, run as a jit call."""
     from minijax.core import ShapedArray
-    from minijax.interpreters.jit import jit_p
     from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+    from minijax.primitives.calls import jit_p
     from minijax.primitives.cond import cond_p
     from minijax.testing.programs import random_jaxprs
 

@@ -5,8 +5,8 @@ Each program is written once as a function of a library triple
 jaxprs must be equal character for character (same primitives, same order,
 same params and literals), and the derivatives equal up to float rounding.
 
-Run with the oracle environment:
-    PYTHONPATH=/work/main:/work/main/backends /work/oracle/bin/python -m pytest tests/test_ad_elementwise_oracle.py
+Run with the oracle environment (README.md, "More"):
+    .venv-oracle/bin/python -m pytest tests/test_ad_elementwise_oracle.py
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from minijax.backend import get_backend
 from minijax.config import config, config_context
 from minijax.core import ShapedArray
 from minijax.interpreters import ad, batching
-from minijax.primitives import reductions as rp
+from minijax.primitives import reductions as rp, structural as sp
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
@@ -321,7 +321,7 @@ def test_dot_general_transpose(float_dtype: np.dtype[Any], side: str, case: DotC
 
 def test_transpose_rules_pass_zero_cotangents_through() -> None:
     x = ad.UndefinedPrimal(ShapedArray((2, 3), F32))
-    (out,) = ad.transpose_rules[rp.reduce_sum_p](ad.Zero(ShapedArray((3,), F32)), x, axes=(0,), out_sharding=None)
+    (out,) = ad.transpose_rules[sp.reduce_sum_p](ad.Zero(ShapedArray((3,), F32)), x, axes=(0,), out_sharding=None)
     assert type(out) is ad.Zero and out.aval.shape == (2, 3)
     outs = ad.transpose_rules[rp.dot_general_p](
         ad.Zero(ShapedArray((2, 4), F32)),
@@ -427,4 +427,4 @@ FAMILY = [*rp.REDUCTION_PRIMITIVES.values(), rp.argmax_p, rp.argmin_p, rp.dot_ge
 def test_every_primitive_has_its_rules(prim: Any) -> None:
     assert prim in ad.primitive_jvps
     assert prim in batching.primitive_batchers
-    assert (prim in ad.transpose_rules) == (prim in (rp.reduce_sum_p, rp.dot_general_p))
+    assert (prim in ad.transpose_rules) == (prim in (sp.reduce_sum_p, rp.dot_general_p))

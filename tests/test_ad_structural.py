@@ -20,12 +20,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import minijax as jax
+import minijax.primitives.slicing as sl
 import minijax.primitives.structural as sp
 from minijax import dtypes, lax
 from minijax.config import config
-from minijax.core import Primitive
+from minijax.core import primitive_named
 from minijax.interpreters import ad
 from minijax.testing import check_grads
+from minijax.testing.checks import families
 
 Shape = tuple[int, ...]
 NDArray = np.ndarray[Any, Any]
@@ -119,6 +121,15 @@ def rev_cases(draw: st.DrawFn, dtype: np.dtype[Any]) -> Case:
 
 
 @st.composite
+def reduce_sum_cases(draw: st.DrawFn, dtype: np.dtype[Any]) -> Case:
+    shape = _shape(draw)
+    axes = tuple(i for i in range(len(shape)) if draw(st.booleans()))
+    sum_dtype = dtype if dtype != np.bool_ else np.dtype(np.int32)  # sums of booleans are not defined
+    fun = lambda x: sp.reduce_sum_p.bind(x, axes=axes, out_sharding=None)  # noqa: E731
+    return Case("reduce_sum", fun, [values(draw(_rngs), shape, sum_dtype)], [True])
+
+
+@st.composite
 def slice_cases(draw: st.DrawFn, dtype: np.dtype[Any]) -> Case:
     shape = _shape(draw, min_rank=1)
     starts, limits = [], []
@@ -127,7 +138,7 @@ def slice_cases(draw: st.DrawFn, dtype: np.dtype[Any]) -> Case:
         starts.append(a)
         limits.append(b)
     strides = draw(st.one_of(st.none(), st.tuples(*[st.integers(1, 3)] * len(shape))))
-    fun = lambda x: sp.slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=strides)  # noqa: E731
+    fun = lambda x: sl.slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=strides)  # noqa: E731
     return Case("slice", fun, [values(draw(_rngs), shape, dtype)], [True])
 
 
@@ -141,7 +152,7 @@ def dynamic_slice_cases(draw: st.DrawFn, dtype: np.dtype[Any]) -> Case:
     shape = _shape(draw)
     sizes = tuple(draw(st.integers(0, n)) for n in shape)
     starts = [_start_index(draw, n) for n in shape]
-    fun = lambda x, *i: sp.dynamic_slice_p.bind(x, *i, slice_sizes=sizes)  # noqa: E731
+    fun = lambda x, *i: sl.dynamic_slice_p.bind(x, *i, slice_sizes=sizes)  # noqa: E731
     return Case("dynamic_slice", fun, [values(draw(_rngs), shape, dtype), *starts], [True] + [False] * len(starts))
 
 
@@ -152,7 +163,7 @@ def dynamic_update_slice_cases(draw: st.DrawFn, dtype: np.dtype[Any]) -> Case:
     starts = [_start_index(draw, n) for n in shape]
     rng = draw(_rngs)
     args = [values(rng, shape, dtype), values(rng, u_shape, dtype), *starts]
-    return Case("dynamic_update_slice", sp.dynamic_update_slice_p.bind, args, [True, True] + [False] * len(starts))
+    return Case("dynamic_update_slice", sl.dynamic_update_slice_p.bind, args, [True, True] + [False] * len(starts))
 
 
 @st.composite
@@ -180,7 +191,7 @@ def pad_cases(draw: st.DrawFn, dtype: np.dtype[Any]) -> Case:
         hi = draw(st.integers(-min(full + lo, 2), 2))  # negative padding crops, but not below size 0
         config.append((lo, hi, interior))
     rng = draw(_rngs)
-    fun = lambda x, v: sp.pad_p.bind(x, v, padding_config=tuple(config))  # noqa: E731
+    fun = lambda x, v: sl.pad_p.bind(x, v, padding_config=tuple(config))  # noqa: E731
     return Case("pad", fun, [values(rng, shape, dtype), values(rng, (), dtype)], [True, True])
 
 
@@ -233,6 +244,7 @@ CASES: dict[str, Callable[[np.dtype[Any]], st.SearchStrategy[Case]]] = {
     "transpose": transpose_cases,
     "squeeze": squeeze_cases,
     "rev": rev_cases,
+    "reduce_sum": reduce_sum_cases,
     "slice": slice_cases,
     "dynamic_slice": dynamic_slice_cases,
     "dynamic_update_slice": dynamic_update_slice_cases,
@@ -245,9 +257,8 @@ CASES: dict[str, Callable[[np.dtype[Any]], st.SearchStrategy[Case]]] = {
 }
 
 
-def test_every_structural_primitive_has_a_case() -> None:
-    structural = {p.name for p in vars(sp).values() if isinstance(p, Primitive)}
-    assert structural == set(CASES)
+def test_every_structural_and_slicing_primitive_has_a_case() -> None:
+    assert {name for name, module in families().items() if module in ("structural", "slicing")} == set(CASES)
 
 
 # ---------------------------------------------------------------------------
@@ -356,7 +367,7 @@ def assert_trees_equal(actual: Any, desired: Any) -> None:
 
 
 def test_linear_primitives_have_transpose_rules() -> None:
-    linear = [getattr(sp, f"{n}_p") for n in NAMES if n != "iota"]
+    linear = [primitive_named(n) for n in NAMES if n != "iota"]
     assert all(p in ad.primitive_jvps and p in ad.transpose_rules for p in linear)
     assert sp.iota_p in ad.primitive_jvps  # never called (no operands), listed all the same
 
@@ -372,7 +383,7 @@ def test_dynamic_slice_indices_get_float0_cotangents() -> None:
 def test_dynamic_slice_cotangent_lands_where_the_clamped_window_was() -> None:
     # Start 3 with size 2 on an axis of 4 clamps to 2.
     x = np.zeros(4, np.float32)
-    (ct,) = jax.vjp(lambda x: sp.dynamic_slice_p.bind(x, np.int32(3), slice_sizes=(2,)), x)[1](np.array([1.0, 2.0], np.float32))
+    (ct,) = jax.vjp(lambda x: sl.dynamic_slice_p.bind(x, np.int32(3), slice_sizes=(2,)), x)[1](np.array([1.0, 2.0], np.float32))
     np.testing.assert_array_equal(ct, [0, 0, 1, 2])
 
 

@@ -7,7 +7,7 @@ differs on purpose (stack's transpose: JAX has an ``unstack`` primitive;
 vmap of the dynamic slices with per-element starts: JAX uses gather and
 scatter, which minijax does not have yet) the values are still compared.
 Run where JAX is installed:
-    PYTHONPATH=.:backends /work/oracle/bin/python -m pytest tests/test_ad_structural_oracle.py
+    .venv-oracle/bin/python -m pytest tests/test_ad_structural_oracle.py
 """
 
 from __future__ import annotations

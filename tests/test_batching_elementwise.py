@@ -23,7 +23,6 @@ import minijax as jax
 import minijax.numpy as jnp
 from minijax import dtypes, lax
 from minijax.core import Primitive
-from minijax.interpreters import ad
 from minijax.primitives import autodiff as autodiff_prims, elementwise as ew
 from minijax.testing.samplers import SAMPLERS, Case
 from minijax.testing.strategies import seeds
@@ -222,10 +221,10 @@ def test_bitcast_to_a_wider_dtype_with_the_batch_dimension_last() -> None:
 
 def test_add_any_batch_dims_meet() -> None:
     x, y = np.ones((2, 3), np.float32), np.arange(6.0, dtype=np.float32).reshape(3, 2)
-    f = jax.vmap(ad.add_any_p.bind, in_axes=(0, 1), out_axes=1)  # JAX's rule: x moves to y's batch axis
+    f = jax.vmap(autodiff_prims.add_any_p.bind, in_axes=(0, 1), out_axes=1)  # JAX's rule: x moves to y's batch axis
     assert eqn_names(f, x, y) == ["transpose", "add_any"]
     np.testing.assert_array_equal(f(x, y), (x + y.T).T)
-    g = jax.vmap(ad.add_any_p.bind, in_axes=(None, 1))
+    g = jax.vmap(autodiff_prims.add_any_p.bind, in_axes=(None, 1))
     text = str(jax.make_jaxpr(g)(x[0], y))
     assert "broadcast_in_dim[broadcast_dimensions=(np.int64(0),)]" in text  # inserted at the other's batch axis
     np.testing.assert_array_equal(g(x[0], y), (x[0][:, None] + y).T)

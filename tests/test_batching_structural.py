@@ -23,8 +23,8 @@ from hypothesis import given, settings, strategies as st
 from test_ad_structural import CASES, Case, values
 
 import minijax as jax
-import minijax.primitives.structural as sp
 from minijax import lax
+from minijax.core import primitive_named
 from minijax.interpreters import batching
 
 NDArray = np.ndarray[Any, Any]
@@ -242,8 +242,8 @@ def test_vjp_of_vmap(name: str, data: st.DataObject, seed: int) -> None:
 # Rules in particular
 
 
-def test_every_structural_primitive_has_a_batching_rule() -> None:
-    prims = [getattr(sp, f"{n}_p") for n in NAMES]
+def test_every_structural_and_slicing_primitive_has_a_batching_rule() -> None:
+    prims = [primitive_named(n) for n in NAMES]
     assert all(p in batching.primitive_batchers for p in prims)
 
 

@@ -425,7 +425,7 @@ def test_vmapped_collectives_become_single_equations() -> None:
 
 
 def test_named_equations_print_as_in_jax() -> None:
-    with cp.extend_axis_env([("i", 3)]):
+    with batching.extend_axis_env([("i", 3)]):
         text = str(jax.make_jaxpr(lambda x: parallel.pmean(x, "i"))(np.ones(2, np.float32)))
         gather = str(jax.make_jaxpr(lambda x: parallel.all_gather(x, "i", axis=1, tiled=True))(np.ones((2, 2), np.float32)))
         index = str(jax.make_jaxpr(lambda: parallel.axis_index("i"))())
@@ -478,19 +478,19 @@ def test_a_tuple_with_one_unbound_name_raises() -> None:
 
 
 def test_the_axis_env_binds_names_for_tracing() -> None:
-    with cp.extend_axis_env([("i", 5)]):
+    with batching.extend_axis_env([("i", 5)]):
         assert parallel.axis_size("i") == 5
         closed = jax.make_jaxpr(lambda x: parallel.psum(x, "i"))(np.ones(2, np.float32))
-    assert cp.lookup_axis_size("i") is None
+    assert batching.lookup_axis_size("i") is None
     seen: list[Any] = []
 
     def record(x: Any) -> Any:
-        seen.append(cp.current_axis_env())
+        seen.append(batching.current_axis_env())
         return x
 
-    with cp.extend_axis_env([("k", 4)]):
+    with batching.extend_axis_env([("k", 4)]):
         jax.vmap(jax.vmap(record, axis_name="j"), axis_name="i")(np.ones((2, 3)))
-    assert seen == [(("k", 4), ("i", 2), ("j", 3))] and cp.current_axis_env() == ()
+    assert seen == [(("k", 4), ("i", 2), ("j", 3))] and batching.current_axis_env() == ()
     # The named equation cannot run outside a vmap binding the name: the backend says so.
     from minijax.jaxpr import eval_jaxpr
 
@@ -577,7 +577,7 @@ def test_abstract_eval_constraints() -> None:
 
 @pytest.mark.parametrize("prim", cp.COLLECTIVE_PRIMITIVES, ids=lambda p: p.name)
 def test_every_collective_has_its_rules(prim: Any) -> None:
-    assert prim in batching.axis_rules
+    assert prim in batching.trace_batch_rules
     assert prim in ad.primitive_jvps or prim in ad.non_differentiable
     linear = {cp.psum_p, cp.all_gather_p, cp.reduce_scatter_p}
     assert (prim in ad.transpose_rules) == (prim in linear)

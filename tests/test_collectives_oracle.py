@@ -5,7 +5,7 @@ under minijax: the printed jaxprs must be identical (vmapped programs, grad
 inside and outside the vmap, named equations traced with an axis
 environment), and so must the values, dtypes and weak types; unbound names
 raise NameError in both. Run where JAX is installed:
-    PYTHONPATH=.:backends /work/oracle/bin/python -m pytest tests/test_collectives_oracle.py
+    .venv-oracle/bin/python -m pytest tests/test_collectives_oracle.py
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ jax = pytest.importorskip("jax", reason="real JAX (the oracle) is not installed 
 
 import minijax  # noqa: E402
 import minijax.numpy as mnp  # noqa: E402
+from minijax.interpreters import batching  # noqa: E402
 from minijax.lax import parallel  # noqa: E402
-from minijax.primitives import collectives  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
@@ -168,7 +168,7 @@ def test_named_equations_print_as_in_jax(name: str) -> None:
     program, shapes = NAMED[name]
     args = _args(shapes)
     want = jax.make_jaxpr(program(jax.numpy, jax.lax), axis_env=AXIS_ENV)(*args)
-    with collectives.extend_axis_env(AXIS_ENV):
+    with batching.extend_axis_env(AXIS_ENV):
         got = minijax.make_jaxpr(program(mnp, mlax))(*args)
     assert _text(got) == _text(want)
     assert [(a.shape, a.dtype, a.weak_type) for a in got.out_avals] == [(a.shape, a.dtype, a.weak_type) for a in want.out_avals]

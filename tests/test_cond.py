@@ -2,7 +2,7 @@
 
 The transformation rules (jvp, grad, vmap) are tested in test_cond_transforms.py;
 the comparison with real JAX is test_cond_oracle.py. Constraint labels (C1..)
-are those of spec/primitives/control_flow.md, section cond.
+are those of spec/primitives/cond.md, section cond.
 """
 
 from __future__ import annotations

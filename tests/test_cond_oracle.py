@@ -4,7 +4,7 @@ Each program is written once against a (jax, jnp, lax) triple and runs under
 JAX and under minijax. The printed jaxprs of the program and of its grad, jvp
 and vmap must be identical, and so must the values (and the results' weak
 types, where the program is not a derivative). Run where JAX is installed:
-    PYTHONPATH=.:backends /work/oracle/bin/python -m pytest tests/test_cond_oracle.py
+    .venv-oracle/bin/python -m pytest tests/test_cond_oracle.py
 """
 
 from __future__ import annotations

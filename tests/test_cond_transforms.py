@@ -6,7 +6,7 @@ the same transformation of its Python meaning (the selected branch called
 directly), and derivatives must match finite differences. The rules are the
 same on every backend, so the xla runs use fewer examples (each new program
 compiles there). Constraint and rule names are those of
-spec/primitives/control_flow.md, section cond.
+spec/primitives/cond.md, section cond.
 """
 
 from __future__ import annotations

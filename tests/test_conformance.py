@@ -20,9 +20,10 @@ from minijax import dtypes
 from minijax.backend import register_backend
 from minijax.config import enable_x64
 from minijax.core import Primitive
-from minijax.testing import checks, conformance, corpus
-from minijax.testing.checks import Check, Outcome, load_reproducer, run_check, write_reproducer
+from minijax.testing import checks, conformance, corpus, runner
+from minijax.testing.checks import Check, Outcome, load_reproducer, write_reproducer
 from minijax.testing.report import REPORT_SCHEMA, Progress, schema_fields, validate
+from minijax.testing.runner import run_check
 from minijax.testing.suite import Unit, UnitResult, one_equation
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -69,8 +70,8 @@ def test_a_reproducer_round_trips_jaxpr_inputs_and_verdict(tmp_path: pathlib.Pat
     assert str(again.jaxpr) == str(check.jaxpr)
     for a, b in zip(again.args, args):
         assert a.dtype == bf16 and a.view(np.uint16).tolist() == b.view(np.uint16).tolist()
-    assert meta["verdict"] == checks.replay(directory)[1]
-    assert checks.replay(directory)[1].startswith("PASS: primitive add bfloat16 on 'numpy' against 'numpy'")
+    assert meta["verdict"] == runner.replay(directory)[1]
+    assert runner.replay(directory)[1].startswith("PASS: primitive add bfloat16 on 'numpy' against 'numpy'")
 
 
 @pytest.mark.single_backend
@@ -95,13 +96,13 @@ def test_law_reproducers_replay_in_float64(kind: str, options: dict[str, Any], t
     directory = write_reproducer(check, outcome, tmp_path / kind, "numpy", "numpy")
     again, meta = load_reproducer(directory)
     assert again.x64 and again.options == json.loads(json.dumps(options))
-    assert checks.replay(directory)[1] == meta["verdict"]
+    assert runner.replay(directory)[1] == meta["verdict"]
 
 
 @pytest.mark.single_backend
 def test_replaying_a_directory_that_is_not_a_reproducer_says_so(tmp_path: pathlib.Path) -> None:
     with pytest.raises(FileNotFoundError, match="is not a reproducer: check.json, jaxpr.txt, inputs.npz missing"):
-        checks.replay(tmp_path)
+        runner.replay(tmp_path)
 
 
 # ---------------------------------------------------------------------------

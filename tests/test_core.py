@@ -181,32 +181,3 @@ def test_array_repr_matches_jax():
     y = jax.device_put(np.ones((2, 3), np.float32))
     assert repr(y) == "Array([[1., 1., 1.],\n       [1., 1., 1.]], dtype=float32)"
     assert f"{jax.device_put(np.float32(2.5)):<.2f}" == "2.50"
-
-
-def test_aval_keys_name_the_triple() -> None:
-    # jit's and eager dispatch's caches key on ShapedArray.key: equal avals share
-    # it, different ones never do, and a pickled aval gets this process's key.
-    import pickle
-
-    from minijax.core import ShapedArray
-
-    a, b = ShapedArray((2, 3), np.float32), ShapedArray([2, 3], "float32")
-    assert a.key == b.key
-    others = [ShapedArray((2, 3), np.float32, weak_type=True), ShapedArray((3, 2), np.float32),
-              ShapedArray((2, 3), np.int32), ShapedArray((), np.float32)]
-    assert len({a.key, *(o.key for o in others)}) == 1 + len(others)
-    assert pickle.loads(pickle.dumps(a)).key == a.key
-
-
-def test_aval_key_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Past its bound the table starts afresh; equal avals may then hold two keys,
-    # which costs the caches a miss but never gives a wrong answer.
-    import minijax
-    from minijax import core
-
-    monkeypatch.setattr(core, "_AVAL_KEYS_MAX", 4)
-    f = minijax.jit(lambda x: x * 2)
-    for n in [1, 2, 3, 4, 5, 6, 1, 2, 7, 1]:
-        x = np.arange(n * 7, dtype=np.float32).reshape(n, 7, 1, 1)  # shapes no other test makes
-        np.testing.assert_array_equal(np.asarray(f(minijax.numpy.asarray(x))), x * 2)
-    assert len(core._aval_keys) <= 4

@@ -1,7 +1,7 @@
 """minijax.dtypes against real JAX: same promotion for every pair of inputs.
 
-Run where JAX is installed, e.g.
-    PYTHONPATH=. /work/oracle/bin/python -m pytest tests/test_dtypes_oracle.py
+Run where JAX is installed (the oracle environment of README.md, "More"):
+    .venv-oracle/bin/python -m pytest tests/test_dtypes_oracle.py
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The tutorials' losses under grad, against real JAX: gradient values and the jaxprs of grad.
 
 The programs are the ones minijax's users meet first (the seed documents in
-``/work/shared/seeds``): ``sum_of_squares`` and ``sum_squared_error`` of "JAX
+(their examples are in ``tests/seeds/``): ``sum_of_squares`` and ``sum_squared_error`` of "JAX
 As Accelerated NumPy" (with ``argnums``, ``value_and_grad``, ``has_aux``), its
 linear-regression loss and update step, the quickstart's ``sum_logistic``
 with its third derivative (plain and through nested jits) and the
@@ -16,8 +16,8 @@ Where minijax's text still differs, the case is a strict xfail whose reason
 names the cause (none of them is a per-primitive rule); fixing the cause turns
 it into an unexpected pass, which fails until the mark is removed.
 
-Run with the oracle environment:
-    PYTHONPATH=/work/main:/work/main/backends /work/oracle/bin/python -m pytest tests/test_grad_programs_oracle.py
+Run with the oracle environment (README.md, "More"):
+    .venv-oracle/bin/python -m pytest tests/test_grad_programs_oracle.py
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ JAX's error type. The primitives' random cases (the samplers) must agree with
 ``jax.lax.gather`` / ``scatter*``. For a fixed list of programs the text of
 ``make_jaxpr`` must be JAX's.
 
-Run with the oracle environment:
-    PYTHONPATH=/work/main:/work/main/backends /work/oracle/bin/python -m pytest tests/test_indexing_oracle.py
+Run with the oracle environment (README.md, "More"):
+    .venv-oracle/bin/python -m pytest tests/test_indexing_oracle.py
 """
 
 from __future__ import annotations

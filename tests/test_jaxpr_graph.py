@@ -14,9 +14,8 @@ import pytest
 import minijax as jax
 import minijax.numpy as jnp
 from minijax import lax
-from minijax.jaxpr import DropVar, Literal, Var
+from minijax.jaxpr import DropVar, Literal, Var, naming_of
 from minijax.jaxpr_graph import jaxpr_graph
-from minijax.jaxpr_text import naming_of
 
 pytestmark = pytest.mark.single_backend  # tracing only: computes nothing
 

@@ -18,7 +18,17 @@ from hypothesis import given, strategies as st
 import minijax as jax
 from minijax import lax, pretty as pp
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
-from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr
+from minijax.jaxpr import (
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    Var,
+    eval_jaxpr,
+    format_literal_value,
+    format_param_value,
+)
 from minijax.jaxpr_check import check_jaxpr
 from minijax.jaxpr_parse import (
     JaxprSyntaxError,
@@ -28,7 +38,6 @@ from minijax.jaxpr_parse import (
     parse_jaxpr,
     parse_param_value,
 )
-from minijax.jaxpr_text import format_literal_value, format_param_value
 
 X3 = np.ones(3, np.float32)
 

@@ -168,3 +168,51 @@ def test_jit_of_methods_and_partial():
 def test_jit_rejects_unsupported_options_clearly():
     with pytest.raises(NotImplementedError, match="in_shardings"):
         jax.jit(lambda x: x, in_shardings=object())
+
+
+def _jit_calls():
+    """(name, function, positional arguments): the calls the fast path of Jitted.__call__ takes or declines."""
+    x = f32(np.arange(6.0).reshape(2, 3))
+    committed = jax.device_put(np.ones((2, 3), np.float32), jax.devices()[0])
+    two = lambda a, b: (add(a, b), mul(a, b))  # noqa: E731
+    return [
+        ("one output", lambda a: sin(a), [x]),
+        ("pytree output", two, [x, x]),
+        ("committed argument", lambda a, b: add(a, b), [committed, x]),
+        ("weak scalar argument", lambda a, b: mul(a, b), [x, jax.device_put(2.0)]),
+        ("host argument (declined)", lambda a: add(a, a), [np.ones((2, 3), np.float32)]),
+        ("integers", lambda a: add(a, a), [jax.device_put(np.arange(4, dtype=np.int32))]),
+    ]
+
+
+@pytest.mark.parametrize("case", _jit_calls(), ids=lambda c: c[0])
+def test_the_fast_call_agrees_with_the_plain_call(case):
+    # Jitted.__call__ (what runs) against Jitted._call (what the docs tell you to
+    # read): the first call through _call fills the fast path's cache, the second
+    # __call__ is served from it.
+    _, fun, args = case
+    jitted = jax.jit(fun)
+    plain = jitted._call(tuple(args), {})
+    fast = jitted(*args)
+    again = jitted(*args)
+    want = jax.tree_util.tree_leaves(plain)
+    for result in (fast, again):
+        assert jax.tree_util.tree_structure(result) == jax.tree_util.tree_structure(plain)
+        for w, got in zip(want, jax.tree_util.tree_leaves(result)):
+            assert type(got) is Array
+            assert got.aval == w.aval
+            assert got.device == w.device and got.committed == w.committed
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(w))
+
+
+def test_the_fast_call_is_served_from_its_cache():
+    jitted = jax.jit(lambda a: sin(a))
+    x = f32([1.0, 2.0])
+    jitted(x)  # a miss: _call traces, compiles and enters the fast path's cache
+    calls = []
+    original = jitted._call
+    jitted._call = lambda *a: calls.append(a) or original(*a)
+    jitted(x)
+    assert calls == []  # a hit: no plain call
+    jitted(f32([1.0, 2.0, 3.0]))  # a new shape: the plain call again
+    assert len(calls) == 1

@@ -3,8 +3,8 @@
 Same inputs to both libraries: the values, dtypes and weak types must agree,
 and for a set of small programs so must the text of ``make_jaxpr``.
 
-Run with the oracle environment:
-    PYTHONPATH=/work/main:/work/main/backends /work/oracle/bin/python -m pytest tests/test_jnp_shape_oracle.py
+Run with the oracle environment (README.md, "More"):
+    .venv-oracle/bin/python -m pytest tests/test_jnp_shape_oracle.py
 """
 
 from __future__ import annotations

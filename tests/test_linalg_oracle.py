@@ -6,7 +6,7 @@ must be identical; over hypothesis inputs the values must agree within the
 decompositions' accuracy (LAPACK on both sides; eigenvector and singular
 vector signs are compared through sign-free quantities), and dtypes, shapes
 and weak types exactly. Run where JAX is installed:
-    PYTHONPATH=.:backends /work/oracle/bin/python -m pytest tests/test_linalg_oracle.py
+    .venv-oracle/bin/python -m pytest tests/test_linalg_oracle.py
 """
 
 from __future__ import annotations

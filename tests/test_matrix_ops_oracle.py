@@ -8,8 +8,8 @@ programs; the jaxprs match JAX's except where the docs say they differ
 (convolve/correlate are built without ``conv_general_dilated``; a square
 ``diagonal`` has no TPU ``platform_dependent`` branch).
 
-Run with the oracle environment:
-    PYTHONPATH=/work/main:/work/main/backends /work/oracle/bin/python -m pytest tests/test_matrix_ops_oracle.py
+Run with the oracle environment (README.md, "More"):
+    .venv-oracle/bin/python -m pytest tests/test_matrix_ops_oracle.py
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """minijax.nn against real JAX: values, dtypes, weak types, gradients, jaxprs, initializers.
 
-Run with the oracle environment:
-    PYTHONPATH=/work/main:/work/main/backends /work/oracle/bin/python -m pytest tests/test_nn_oracle.py
+Run with the oracle environment (README.md, "More"):
+    .venv-oracle/bin/python -m pytest tests/test_nn_oracle.py
 """
 
 from __future__ import annotations

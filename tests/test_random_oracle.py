@@ -9,7 +9,7 @@ do too (``EXACT``). The others go through erf_inv, log, ... (evaluated in
 float64 by the NumPy backend), or through ``u * (maxval - minval) + minval``,
 which XLA on CPU contracts into a fused multiply-add.
 Run where JAX is installed:
-    PYTHONPATH=.:backends /work/oracle/bin/python -m pytest tests/test_random_oracle.py
+    .venv-oracle/bin/python -m pytest tests/test_random_oracle.py
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ import minijax.numpy as jnp
 from minijax import dispatch, errors, lax
 from minijax.api import checking_leaks, debug_infs, debug_nans
 from minijax.backend import get_backend
-from minijax.config import BoundedCache, config, config_context, enable_x64, trace_cache_size
+from minijax.caching import BoundedCache
+from minijax.config import config, config_context, enable_x64, trace_cache_size
 
 # --- leaked tracers ---------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ Each scan must equal its Python meaning: a loop calling the body on each
 slice and stacking the ``y`` values (``python_scan`` below). The suite runs on
 every backend (tests/conftest.py), so eager scans, jitted scans and the
 evaluation of the printed-and-parsed jaxpr are checked on numpy and xla.
-Constraint names (C1..) are those of spec/primitives/control_flow.md, section scan.
+Constraint names (C1..) are those of spec/primitives/scan.md, section scan.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from minijax.config import config
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
 from minijax.jaxpr_check import JaxprTypeError, check_jaxpr
 from minijax.jaxpr_parse import parse_jaxpr
-from minijax.lax.control_flow.scan import scan_p
+from minijax.primitives.scan import scan_p
 
 F32 = np.float32
 

@@ -6,7 +6,7 @@ f[3]); each transformed scan must equal the same transformation of its
 Python-unrolled meaning (a loop calling the body), and derivatives must match
 finite differences. The rules are the same on every backend, so the xla runs
 use fewer examples (each new program compiles there). Rule names are those of
-spec/primitives/control_flow.md, section scan.
+spec/primitives/scan.md, section scan.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import minijax as jax
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.config import config
-from minijax.lax.control_flow.scan import scan_p
+from minijax.primitives.scan import scan_p
 from minijax.testing import check_grads
 from minijax.testing.gradients import inner_product
 

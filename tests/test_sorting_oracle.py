@@ -4,7 +4,7 @@ The same program, written once against a (jax, lax, jnp) triple, runs under
 JAX and under minijax: for a fixed list of programs the printed jaxprs must be
 identical; over hypothesis inputs the values and dtypes must be. Run where JAX
 is installed:
-    PYTHONPATH=.:backends /work/oracle/bin/python -m pytest tests/test_sorting_oracle.py
+    .venv-oracle/bin/python -m pytest tests/test_sorting_oracle.py
 """
 
 from __future__ import annotations

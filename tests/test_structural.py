@@ -23,6 +23,7 @@ from hypothesis.extra import numpy as hnp
 import minijax as jax
 import minijax.lax.structural  # noqa: F401  (the module under test, before the lead registers it)
 import minijax.primitives.reductions as rp
+import minijax.primitives.slicing as sl
 import minijax.primitives.structural as sp
 from minijax import lax
 from minijax.core import Primitive
@@ -192,7 +193,7 @@ def test_slice(shape: tuple[int, ...], dtype: np.dtype[Any], seed: int, data: An
     x = random_array(np.random.default_rng(seed), shape, dtype)
     want = x[tuple(slice(a, b, s if with_strides else 1) for a, b, s in zip(starts, limits, strides))]
     params = dict(start_indices=tuple(starts), limit_indices=tuple(limits), strides=tuple(strides) if with_strides else None)
-    check(lambda x: sp.slice_p.bind(x, **params), [x], want)
+    check(lambda x: sl.slice_p.bind(x, **params), [x], want)
 
 
 def clamp(start: int, n: int, size: int) -> int:
@@ -207,7 +208,7 @@ def test_dynamic_slice(shape: tuple[int, ...], dtype: np.dtype[Any], index_dtype
     x = random_array(np.random.default_rng(seed), shape, dtype)
     corner = [clamp(int(s), n, w) for s, n, w in zip(starts, shape, sizes)]
     want = x[tuple(slice(c, c + w) for c, w in zip(corner, sizes))]
-    check(lambda x, *i: sp.dynamic_slice_p.bind(x, *i, slice_sizes=sizes), [x, *starts], want)
+    check(lambda x, *i: sl.dynamic_slice_p.bind(x, *i, slice_sizes=sizes), [x, *starts], want)
 
 
 @given(shapes, st.sampled_from(ALL_DTYPES), seeds, st.data())
@@ -219,7 +220,7 @@ def test_dynamic_update_slice(shape: tuple[int, ...], dtype: np.dtype[Any], seed
     want = x.copy()
     corner = [clamp(int(s), n, w) for s, n, w in zip(starts, shape, update_shape)]
     want[tuple(slice(c, c + w) for c, w in zip(corner, update_shape))] = update
-    check(lambda x, u, *i: sp.dynamic_update_slice_p.bind(x, u, *i), [x, update, *starts], want)
+    check(lambda x, u, *i: sl.dynamic_update_slice_p.bind(x, u, *i), [x, update, *starts], want)
 
 
 @given(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5), seeds, st.data())
@@ -301,7 +302,7 @@ def test_pad(shape: tuple[int, ...], dtype: np.dtype[Any], seed: int, data: Any)
         config.append((lo, hi, interior))
     rng = np.random.default_rng(seed)
     x, value = random_array(rng, shape, dtype), random_array(rng, (), dtype)
-    check(lambda x, v: sp.pad_p.bind(x, v, padding_config=tuple(config)), [x, value], pad_reference(x, value, config))
+    check(lambda x, v: sl.pad_p.bind(x, v, padding_config=tuple(config)), [x, value], pad_reference(x, value, config))
 
 
 @given(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5), st.sampled_from(INTS + FLOATS), st.data())
@@ -359,7 +360,7 @@ def test_weak_types_follow_jax() -> None:
     assert weak(lax.pad(w, 0.0, [(0, 0, 0)] * 2)) and not weak(lax.pad(w, np.float32(0), [(0, 0, 0)] * 2))
     # dynamic_update_slice is weak only if every operand is, and lax makes static indices strong int32.
     assert not weak(lax.dynamic_update_slice(w, lax.slice(w, (0, 0), (1, 3)), (0, 0)))
-    assert weak(sp.dynamic_update_slice_p.bind(w, lax.slice(w, (0, 0), (1, 3)), 0, 0))
+    assert weak(sl.dynamic_update_slice_p.bind(w, lax.slice(w, (0, 0), (1, 3)), 0, 0))
     assert not weak(lax.iota(np.int32, 3))
     assert weak(lax.full((3,), 1.0)) and not weak(lax.full((3,), 1.0, np.float16))
     assert weak(lax.full_like(w, 2)) and not weak(lax.full_like(s, 2))
@@ -429,7 +430,7 @@ ERRORS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("ds negative", lambda: lax.dynamic_slice(ONES, (0, 0), (-1, 2)), TypeError, "dynamic_slice slice_sizes must be greater than or equal"),
     ("ds float index", lambda: lax.dynamic_slice(ONES, (0.0, 0), (1, 2)), TypeError, "index arguments to dynamic_slice must be integers of the same type, got: float32, int32"),
     ("ds mixed index", lambda: lax.dynamic_slice(ONES, (np.int16(0), 0), (1, 2)), TypeError, "got: int16, int32"),
-    ("ds array index", lambda: sp.dynamic_slice_p.bind(ONES, np.zeros(2, np.int32), 0, slice_sizes=(1, 2)), TypeError, "start_indices arguments to dynamic_slice must be scalars"),
+    ("ds array index", lambda: sl.dynamic_slice_p.bind(ONES, np.zeros(2, np.int32), 0, slice_sizes=(1, 2)), TypeError, "start_indices arguments to dynamic_slice must be scalars"),
     ("ds no negatives", lambda: lax.dynamic_slice(ONES, (-1, 0), (1, 2), allow_negative_indices=False), ValueError, "Index -1 is out of bounds"),
     ("dus rank", lambda: lax.dynamic_update_slice(ONES, np.ones(2, np.float32), (0, 0)), TypeError, "dynamic_update_slice update must have the same rank"),
     ("dus big", lambda: lax.dynamic_update_slice(ONES, np.ones((3, 3), np.float32), (0, 0)), TypeError, "dynamic_update_slice update shape must be smaller"),
@@ -583,24 +584,27 @@ def test_printed_jaxpr_reads_back(name: str) -> None:
 # The spec
 
 
-@pytest.mark.parametrize("name, code", spec_examples("structural.md"), ids=[n for n, _ in spec_examples("structural.md")])
+SPEC_EXAMPLES = [(f"{page}:{name}", code) for page in ("structural.md", "slicing.md") for name, code in spec_examples(page)]
+
+
+@pytest.mark.parametrize("name, code", SPEC_EXAMPLES, ids=[n for n, _ in SPEC_EXAMPLES])
 def test_spec_example_runs(name: str, code: str) -> None:
-    exec(compile(code, f"structural.md:{name}", "exec"), {})
+    exec(compile(code, name, "exec"), {})
 
 
-def test_spec_covers_every_structural_primitive() -> None:
-    documented = {name for name, _ in spec_examples("structural.md")}
-    prims = {p.name for p in vars(sp).values() if isinstance(p, Primitive)}
-    assert documented == prims
+@pytest.mark.parametrize("page", ["structural.md", "slicing.md"])
+def test_every_section_of_the_page_has_an_example(page: str) -> None:
+    documented = {name for name, _ in spec_examples(page)}
+    assert documented == set(re.findall(r"^## (\w+)$", (SPEC / page).read_text(), flags=re.M))
 
 
 def test_rules_cite_spec_constraints() -> None:
     """Every constraint label a rule cites exists in that primitive's spec section."""
-    source = Path(sp.__file__).read_text()
-    text = (SPEC / "structural.md").read_text()
-    sections = dict(re.findall(r"^## (\w+)\n(.*?)(?=^## |\Z)", text, flags=re.M | re.S))
-    cited = set(re.findall(r"# (\w+) (C\d+)", source))
-    assert cited
-    for prim, label in cited:
-        assert f"({label})" in sections[prim], f"{prim} {label} is cited but not in the spec"
-
+    for module, page in ((sp, "structural.md"), (sl, "slicing.md")):
+        source = Path(str(module.__file__)).read_text()
+        text = (SPEC / page).read_text()
+        sections = dict(re.findall(r"^## (\w+)\n(.*?)(?=^## |\Z)", text, flags=re.M | re.S))
+        cited = set(re.findall(r"# (\w+) (C\d+)", source))
+        assert cited
+        for prim, label in cited:
+            assert f"({label})" in sections[prim], f"{prim} {label} is cited but not in {page}"

@@ -3,7 +3,7 @@
 The same program, written once against a ``lax`` module, runs under JAX and
 under minijax: the printed jaxprs must be identical, and so must the values,
 dtypes and weak types. Run where JAX is installed:
-    PYTHONPATH=.:backends /work/oracle/bin/python -m pytest tests/test_structural_oracle.py
+    .venv-oracle/bin/python -m pytest tests/test_structural_oracle.py
 """
 
 from __future__ import annotations

@@ -323,7 +323,8 @@ def test_nested_programs_cover_every_transformation_and_depth() -> None:
 
 
 def test_nested_programs_match_their_plain_meaning(backend_name: str) -> None:
-    from minijax.testing.checks import backend_named, run_check
+    from minijax.testing.checks import backend_named
+    from minijax.testing.runner import run_check
 
     @settings(max_examples=3 if backend_name == "xla" else 15)
     @given(nested_programs())

@@ -2,7 +2,7 @@
 
 The transformation rules (jvp, linearize, grad, vmap) are tested in
 test_while_transforms.py; the comparison with real JAX is test_while_oracle.py.
-Constraint labels (C1..) are those of spec/primitives/control_flow.md, section
+Constraint labels (C1..) are those of spec/primitives/while_loop.md, section
 while.
 """
 
@@ -25,7 +25,7 @@ from minijax.core import ShapedArray
 from minijax.jaxpr import ClosedJaxpr, JaxprEqn
 from minijax.jaxpr_check import JaxprTypeError, check_jaxpr
 from minijax.jaxpr_parse import parse_jaxpr
-from minijax.lax.control_flow.while_loop import while_p
+from minijax.primitives.while_loop import while_p
 
 X = np.array([1.0, -2.0, 0.5], np.float32)
 Fn = Callable[..., Any]
@@ -140,6 +140,28 @@ def test_a_carry_the_body_forwards_and_the_predicate_ignores_becomes_a_constant(
     (eqn,) = while_eqns(jax.make_jaxpr(f)(1.0, y))
     assert eqn.params["body_nconsts"] == 2 and len(eqn.outvars) == 1
     assert len(eqn.params["cond_jaxpr"].in_avals) == 1
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param(lambda c: (c[0] + 1, c[1]), id="a carry forwarded"),
+    pytest.param(lambda c: (c[0] + 1, c[1] * 2.0), id="every carry changed"),
+])  # fmt: skip
+def test_an_effect_in_a_jit_inside_the_predicate_survives_dead_code_elimination(
+    body: Callable[[Any], Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Regression: moving a forwarded carry to the constants prunes the predicate's
+    # dead code, and that pruning once ignored effects inside nested jaxprs: the
+    # jit below (its output unused) was dropped with its print.
+    def cond_fun(c: Any) -> Any:
+        jax.jit(lambda i: jax.debug.print("predicate sees {}", i))(c[0])
+        return c[0] < 3
+
+    out = lax.while_loop(cond_fun, body, (0, 1.0))
+    jax.effects_barrier()
+    assert int(out[0]) == 3
+    assert capsys.readouterr().out == "".join(f"predicate sees {i}\n" for i in range(4))
+    (eqn,) = while_eqns(jax.make_jaxpr(lambda: lax.while_loop(cond_fun, body, (0, 1.0)))())
+    assert [e.primitive.name for e in eqn.params["cond_jaxpr"].eqns][0] == "jit"
 
 
 def test_a_weakly_typed_initial_value_takes_the_body_s_type() -> None:

@@ -4,7 +4,7 @@ Each program is written once against a (jax, jnp, lax) triple and runs under
 JAX and under minijax: the printed jaxprs must be identical, and so must the
 values (and, for loops under no transformation, the weak types). Errors must
 have JAX's type and message. Run where JAX is installed:
-    PYTHONPATH=.:backends /work/oracle/bin/python -m pytest tests/test_while_oracle.py
+    .venv-oracle/bin/python -m pytest tests/test_while_oracle.py
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ predicate), so each loop has a Python-unrolled meaning: every transformed loop
 must equal the same transformation of that meaning, and derivatives must
 match finite differences. Reverse mode through ``while`` raises JAX's
 ValueError; ``fori_loop`` with static bounds is a ``scan`` and is reverse
-differentiable. Rule names are those of spec/primitives/control_flow.md,
+differentiable. Rule names are those of spec/primitives/while_loop.md,
 section while.
 """
 
@@ -23,7 +23,7 @@ import minijax as jax
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.config import config
-from minijax.lax.control_flow.while_loop import while_p
+from minijax.primitives.while_loop import while_p
 from minijax.testing import check_grads
 
 Step = Callable[[Any, Any], Any]

@@ -43,9 +43,9 @@ import minijax
 from minijax import dtypes
 from minijax.backend import get_backend
 from minijax.config import enable_x64
-from minijax.core import Primitive, ShapedArray
-from minijax.primitives import reductions, structural
+from minijax.core import Primitive, ShapedArray, primitive_named
 from minijax.primitives.reductions import Precision
+from minijax.testing.checks import families
 
 pytestmark = pytest.mark.single_backend  # compares the xla backend with numpy, by name
 
@@ -70,13 +70,8 @@ BOOL_INTS = (np.dtype(np.bool_),) + INTS
 
 
 def family_primitives() -> dict[str, Primitive]:
-    found = {}
-    for module in (structural, reductions):
-        for value in vars(module).values():
-            if isinstance(value, Primitive):
-                found[value.name] = value
-    found.update(reductions.REDUCTION_PRIMITIVES)
-    return found
+    names = [n for n, module in families().items() if module in ("structural", "slicing", "reductions")]
+    return {n: primitive_named(n) for n in names}
 
 
 PRIMS = family_primitives()

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from minijax_numpy.table import HIGHER_ORDER, IMPLS
-
-if TYPE_CHECKING:
-    from minijax_numpy.backend import NumpyBackend
+from minijax_numpy.table import HIGHER_ORDER, IMPLS, JaxprCompiler
 
 
-def _cond(backend: NumpyBackend, params: dict[str, Any]) -> Callable[..., Any]:
+def _cond(backend: JaxprCompiler, params: dict[str, Any]) -> Callable[..., Any]:
     # Every branch is compiled once, when the equation is prepared.
     runs = [backend.compile_jaxpr(b.jaxpr, b.consts) for b in params["branches"]]
     last = len(runs) - 1

@@ -12,7 +12,7 @@ for a plain scatter the last update written wins.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -23,10 +23,7 @@ from minijax.primitives.indexing import (
     default_fill_value,
     gather_shape,
 )
-from minijax_numpy.table import HIGHER_ORDER, IMPLS, impl
-
-if TYPE_CHECKING:
-    from minijax_numpy.backend import NumpyBackend
+from minijax_numpy.table import HIGHER_ORDER, IMPLS, JaxprCompiler, impl
 
 Array = np.ndarray[Any, Any]
 
@@ -183,7 +180,7 @@ IMPLS["scatter-max"] = _scatter_with(_extremum_at(np.maximum, negative_zero_wins
 _replace = _scatter_with(None)
 
 
-def _scatter(backend: NumpyBackend, params: dict[str, Any]) -> Callable[..., Any]:
+def _scatter(backend: JaxprCompiler, params: dict[str, Any]) -> Callable[..., Any]:
     """scatter: a plain replacement, or (``scatter_apply``) its update jaxpr applied to each target in turn."""
     jaxpr = params["update_jaxpr"]
     if jaxpr is None:

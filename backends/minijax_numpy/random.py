@@ -1,6 +1,6 @@
 """NumPy implementations: threefry2x32 and the key primitives (``minijax/primitives/random.py``).
 
-This is the reference for the bits: the XLA lowering (``minijax_xla.rules_random``)
+This is the reference for the bits: the XLA lowering (``minijax_xla.random``)
 computes the same uint32 words with the same steps. Keys arrive and leave in
 their physical form (``minijax.prng``): one uint64 per key, word 0 in the
 high half. uint32 arithmetic wraps modulo 2**32 as XLA's does (NumPy wraps
@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from minijax.prng import PRNGImpl, pack_host, unpack_host
+from minijax.backend import get_backend
+from minijax.core import ShapedArray
+from minijax.prng import KeyTy, PRNGImpl, pack_host, threefry_prng_impl, unpack_host
+from minijax.random import random_gamma_jaxpr
 from minijax_numpy.table import impl
 
 Array = np.ndarray[Any, Any]
@@ -132,11 +135,6 @@ def _random_clone(keys: Array) -> Array:
 @impl("random_gamma")
 def _random_gamma(key: Array, a: Array, *, log_space: bool) -> Array:
     # The program of the primitive's meaning (minijax.random), run by this backend.
-    from minijax.backend import get_backend
-    from minijax.core import ShapedArray
-    from minijax.primitives.random import random_gamma_jaxpr
-    from minijax.prng import KeyTy, threefry_prng_impl
-
     key_aval = ShapedArray(key.shape, KeyTy(threefry_prng_impl))  # physical uint64 keys are threefry keys
     closed = random_gamma_jaxpr(key_aval, ShapedArray(a.shape, a.dtype), log_space)
     (out,) = get_backend("numpy").compile_jaxpr(closed.jaxpr, closed.consts)(key, a)  # type: ignore[attr-defined]

@@ -1,5 +1,8 @@
 """NumPy implementations: reductions, argmax/argmin, dot_general (spec/primitives/reductions.md).
 
+reduce_sum belongs to the structural family (as in ``minijax/primitives/``)
+and is registered by ``structural.py``, with ``arithmetic_reduction`` below.
+
 Accumulation: float16/bfloat16 sums, products and contractions accumulate in
 float32 and round once at the end; float32 in float32, float64 in float64.
 Integer arithmetic wraps around (NumPy integer arrays already do).
@@ -29,7 +32,10 @@ def _accumulator(dt: np.dtype[Any]) -> np.dtype[Any]:
     return np.dtype(np.float64) if dt == np.float64 else np.dtype(np.float32)
 
 
-def _arithmetic(ufunc: np.ufunc) -> Callable[..., Array]:
+def arithmetic_reduction(ufunc: np.ufunc) -> Callable[..., Array]:
+    """The implementation of the reduction by ``ufunc`` (add, multiply), with
+    the accumulation above. (structural.py uses it for reduce_sum.)"""
+
     def run(x: Array, *, axes: tuple[int, ...], out_sharding: Any = None) -> Array:
         if _is_float(x.dtype):
             return np.asarray(ufunc.reduce(x.astype(_accumulator(x.dtype)), axis=tuple(axes))).astype(x.dtype)
@@ -38,8 +44,7 @@ def _arithmetic(ufunc: np.ufunc) -> Callable[..., Array]:
     return run
 
 
-IMPLS["reduce_sum"] = _arithmetic(np.add)
-IMPLS["reduce_prod"] = _arithmetic(np.multiply)
+IMPLS["reduce_prod"] = arithmetic_reduction(np.multiply)
 
 
 def _fix_zero_sign(x: Array, result: Array, axes: tuple[int, ...], name: str) -> Array:

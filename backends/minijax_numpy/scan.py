@@ -8,17 +8,14 @@ through. ``unroll`` changes nothing here: it is a hint for compilers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from minijax_numpy.table import HIGHER_ORDER
-
-if TYPE_CHECKING:
-    from minijax_numpy.backend import NumpyBackend
+from minijax_numpy.table import HIGHER_ORDER, JaxprCompiler
 
 
-def _scan(backend: NumpyBackend, params: dict[str, Any]) -> Callable[..., Any]:
+def _scan(backend: JaxprCompiler, params: dict[str, Any]) -> Callable[..., Any]:
     closed = params["jaxpr"]
     body = backend.compile_jaxpr(closed.jaxpr, closed.consts)
     length: int = params["length"]

@@ -1,4 +1,9 @@
-"""NumPy implementations: structural primitives (spec/primitives/structural.md)."""
+"""NumPy implementations: structural primitives (spec/primitives/structural.md).
+
+reduce_sum is here, as in ``minijax/primitives/structural.py``; it accumulates
+as the other arithmetic reductions do (``reductions.py``). The slicing
+primitives are in ``slicing.py``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from minijax_numpy.table import impl
+from minijax_numpy.reductions import arithmetic_reduction
+from minijax_numpy.table import IMPLS, impl
 
 Array = np.ndarray[Any, Any]
 
@@ -45,53 +51,9 @@ def _rev(x: Array, *, dimensions: tuple[int, ...]) -> Array:
     return np.flip(x, tuple(dimensions)) if dimensions else x
 
 
-@impl("slice")
-def _slice(
-    x: Array, *, start_indices: tuple[int, ...], limit_indices: tuple[int, ...], strides: tuple[int, ...] | None
-) -> Array:
-    steps = strides or (1,) * x.ndim
-    return x[tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, steps))]
-
-
-def _clamped_starts(indices: tuple[Array, ...], operand: tuple[int, ...], window: tuple[int, ...]) -> list[int]:
-    # Starts are clamped so that the whole window lies inside the operand
-    # (the Semantics of dynamic_slice / dynamic_update_slice): never out of bounds.
-    return [min(max(int(i), 0), n - w) for i, n, w in zip(indices, operand, window)]
-
-
-@impl("dynamic_slice")
-def _dynamic_slice(x: Array, *indices: Array, slice_sizes: tuple[int, ...]) -> Array:
-    starts = _clamped_starts(indices, x.shape, slice_sizes)
-    return x[tuple(slice(s, s + w) for s, w in zip(starts, slice_sizes))]
-
-
-@impl("dynamic_update_slice")
-def _dynamic_update_slice(x: Array, update: Array, *indices: Array) -> Array:
-    starts = _clamped_starts(indices, x.shape, update.shape)
-    out = x.copy()
-    out[tuple(slice(s, s + w) for s, w in zip(starts, update.shape))] = update
-    return out
-
-
 @impl("concatenate")
 def _concatenate(*xs: Array, dimension: int) -> Array:
     return np.concatenate(xs, axis=operator.index(dimension))  # a bool dimension (JAX keeps True) is an int
-
-
-@impl("pad")
-def _pad(x: Array, padding_value: Array, *, padding_config: tuple[tuple[int, int, int], ...]) -> Array:
-    # Operand element i of an axis lands at lo + i * (interior + 1); negative
-    # lo/hi crop, so positions outside the result are dropped.
-    shape = [lo + hi + n + max(n - 1, 0) * interior for n, (lo, hi, interior) in zip(x.shape, padding_config)]
-    out = np.full(shape, padding_value, dtype=x.dtype)
-    sources, targets = [], []
-    for n, size, (lo, _, interior) in zip(x.shape, shape, padding_config):
-        positions = lo + np.arange(n) * (interior + 1)
-        keep = (positions >= 0) & (positions < size)
-        sources.append(np.flatnonzero(keep))
-        targets.append(positions[keep])
-    out[np.ix_(*targets)] = x[np.ix_(*sources)]
-    return out
 
 
 @impl("iota")
@@ -116,3 +78,6 @@ def _tile(x: Array, *, reps: tuple[int, ...]) -> Array:
 @impl("stack")
 def _stack(*xs: Array, axis: int) -> Array:
     return np.stack(xs, axis=axis)
+
+
+IMPLS["reduce_sum"] = arithmetic_reduction(np.add)

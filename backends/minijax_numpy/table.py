@@ -10,18 +10,27 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from minijax.core import ShapedArray
+from minijax.jaxpr import Jaxpr
 
-if TYPE_CHECKING:
-    from minijax_numpy.backend import NumpyBackend
+
+class JaxprCompiler(Protocol):
+    """What an implementation that carries jaxprs needs of the backend.
+
+    A protocol rather than ``NumpyBackend`` itself: the backend imports this
+    table, so the table (and the family modules) must not import the backend.
+    """
+
+    def compile_jaxpr(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> Callable[..., list[Any]]: ...
+
 
 IMPLS: dict[str, Callable[..., Any]] = {}
 
 # Primitives that carry jaxprs (jit, control flow): name -> (backend, params)
 # -> callable on arrays. They compile their jaxprs once, when resolved.
-HIGHER_ORDER: dict[str, Callable[[NumpyBackend, dict[str, Any]], Callable[..., Any]]] = {}
+HIGHER_ORDER: dict[str, Callable[[JaxprCompiler, dict[str, Any]], Callable[..., Any]]] = {}
 
 # Optional fast paths: name -> (in_avals) -> an implementation specialised to
 # those operand dtypes (taking only the arrays), or None for the general one.
@@ -29,7 +38,26 @@ HIGHER_ORDER: dict[str, Callable[[NumpyBackend, dict[str, Any]], Callable[..., A
 # specialisation must compute exactly what IMPLS[name] computes.
 SPECIALIZERS: dict[str, Callable[[Sequence[ShapedArray]], Callable[..., Any] | None]] = {}
 
-FAMILIES = ("elementwise", "structural", "reductions", "indexing", "sorting", "random", "linalg", "autodiff", "callbacks", "collectives", "higher_order", "cond", "while_loop", "scan")
+# The family modules, named as the primitive families in minijax/primitives/
+# (and as the XLA backend's), so that a primitive's implementation is found
+# under the name of the module that defines it.
+FAMILIES = (
+    "elementwise",
+    "structural",
+    "slicing",
+    "reductions",
+    "indexing",
+    "sorting",
+    "random",
+    "linalg",
+    "autodiff",
+    "callbacks",
+    "collectives",
+    "calls",
+    "cond",
+    "while_loop",
+    "scan",
+)
 
 _loaded = False
 

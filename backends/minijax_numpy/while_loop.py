@@ -8,19 +8,16 @@ predicate element is true (the predicate's shape is a prefix of the carry's).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from minijax_numpy.table import HIGHER_ORDER
-
-if TYPE_CHECKING:
-    from minijax_numpy.backend import NumpyBackend
+from minijax_numpy.table import HIGHER_ORDER, JaxprCompiler
 
 Array = np.ndarray[Any, Any]
 
 
-def _while(backend: NumpyBackend, params: dict[str, Any]) -> Callable[..., list[Any]]:
+def _while(backend: JaxprCompiler, params: dict[str, Any]) -> Callable[..., list[Any]]:
     cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
     n_cc, n_bc = params["cond_nconsts"], params["body_nconsts"]
     # Both jaxprs are compiled once, when the equation is prepared.

@@ -22,6 +22,7 @@ def make_backend() -> XlaBackend:
             "the xla backend needs jaxlib: pip install 'jaxlib>=0.10.2,<0.13' "
             "(without jax in the same environment)"
         ) from e
+    # Imported here, not at the top: backend.py loads jaxlib (see above).
     from minijax_xla.backend import XlaBackend
 
     return XlaBackend()

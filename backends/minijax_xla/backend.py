@@ -22,7 +22,6 @@ import hashlib
 import importlib
 import logging
 import os
-import pkgutil
 import tempfile
 import threading
 import time
@@ -35,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from minijax.backend import Backend, Device, Executable
-from minijax.config import BoundedCache, executable_cache_size, read as read_flag, x64_enabled
+from minijax.caching import BoundedCache
+from minijax.config import executable_cache_size, read as read_flag, x64_enabled
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from minijax_xla import jaxlib_api
@@ -46,13 +46,33 @@ Runner = Callable[[Sequence[Any]], list[Any]]
 logger = logging.getLogger("minijax_xla")
 
 
-def load_rules() -> None:
-    """Import every ``rules_*`` module of this package (each fills LOWERINGS)."""
-    import minijax_xla
+# The modules that fill LOWERINGS, one per primitive family, named as the
+# families in minijax/primitives/ (where a primitive's definition lives, its
+# lowering lives in the module of the same name). Listed rather than
+# discovered, so the package's helper modules are never taken for families.
+FAMILIES = (
+    "elementwise",
+    "structural",
+    "slicing",
+    "reductions",
+    "indexing",
+    "sorting",
+    "random",
+    "linalg",
+    "autodiff",
+    "callbacks",
+    "collectives",
+    "calls",
+    "cond",
+    "while_loop",
+    "scan",
+)
 
-    for info in pkgutil.iter_modules(minijax_xla.__path__):
-        if info.name.startswith("rules_"):
-            importlib.import_module(f"minijax_xla.{info.name}")
+
+def load_rules() -> None:
+    """Import every family module of this package (each fills LOWERINGS)."""
+    for family in FAMILIES:
+        importlib.import_module(f"minijax_xla.{family}")
 
 
 def donation_aliases(
@@ -396,4 +416,4 @@ def _argument_type_error(i: int, buf: Any, expected: ShapedArray) -> TypeError:
     )
 
 
-__all__ = ["XlaBackend", "cache_directory", "cache_key", "donation_aliases", "gpu_client", "load_rules"]
+__all__ = ["FAMILIES", "XlaBackend", "cache_directory", "cache_key", "donation_aliases", "gpu_client", "load_rules"]

@@ -11,6 +11,8 @@ Buffers are jaxlib ``ArrayImpl`` objects whose ``aval`` is a minijax
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import importlib.util
 import os
 import threading
@@ -360,7 +362,7 @@ def check_module(module: ir.Module, n_host_callbacks: int) -> None:
                     problems.append(
                         f"a host callback (custom_call @{target}) names function {index}, but the program is "
                         f"compiled with {n_host_callbacks} host callbacks; running it would crash the process. "
-                        "Emit host callbacks through minijax_xla.rules_callbacks (which registers the function)."
+                        "Emit host callbacks through minijax_xla.callbacks (which registers the function)."
                     )
         elif name == "stablehlo.collective_permute" and "channel_handle" in op.attributes:
             problems.append(
@@ -587,8 +589,6 @@ def _preload_cuda_libraries() -> None:
     """Load the pip-installed CUDA libraries (nvidia-* wheels), when present,
     as JAX does: the plugin dlopens them by name, and site-packages is not on
     the loader's path. Without those wheels the system's libraries are used."""
-    import ctypes
-
     try:
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
@@ -649,8 +649,6 @@ def _register_cuda_kernels(plugin: CudaPlugin, c_api: Any) -> None:
     package's FFI tables), as the plugin's own initialisation does for jax."""
     if plugin.kernels is None:
         return
-    import functools
-
     try:
         extension = importlib.import_module(f"{plugin.kernels}.cuda_plugin_extension")
     except ImportError as e:

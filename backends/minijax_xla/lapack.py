@@ -10,7 +10,7 @@ pointers from SciPy's LAPACK (SciPy is a dependency of jaxlib). The facts are
 in ``notes/xla-via-jaxlib.md``, section "custom_call (typed FFI)".
 
 Like ``jaxlib_api.py``, this module is the only place that calls these
-jaxlib entry points; ``rules_linalg.py`` uses the functions below.
+jaxlib entry points; ``linalg.py`` uses the functions below.
 
 The kernels read and write matrices in column-major (Fortran) order, with the
 batch axes outermost: ``matrix_layout`` gives that layout. Every kernel

@@ -1,7 +1,8 @@
 """Lowering jaxprs to StableHLO: the rule table and the context rules receive.
 
 Every primitive's lowering rule is registered in ``LOWERINGS`` (one table for
-this backend) by the family modules ``rules_*.py``. A rule has the signature
+this backend) by the family modules, one per primitive family and named as in
+``minijax/primitives/`` (``backend.FAMILIES`` lists them). A rule has the signature
 
     rule(ctx: LoweringRuleContext, *operands: ir.Value, **params) -> Sequence[ir.Value]
 
@@ -107,7 +108,7 @@ class ModuleContext:
     def __init__(self, module: ir.Module, host_callbacks: list[Callable[..., Any]] | None = None) -> None:
         self.module = module
         # Python functions the module's host-callback custom calls name by
-        # index (rules_callbacks adds them); the backend hands them to XLA.
+        # index (callbacks.py adds them); the backend hands them to XLA.
         self.host_callbacks: list[Callable[..., Any]] = [] if host_callbacks is None else host_callbacks
         self._names: set[str] = set()
         # id(ClosedJaxpr) -> (the jaxpr, kept alive so the id stays unique; func name)

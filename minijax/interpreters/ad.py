@@ -22,6 +22,14 @@ is ``vjp`` seeded with a cotangent of 1.
 Symbolic zeros: a tangent or cotangent known to be zero is a ``Zero`` object
 and is never materialised unless a rule asks for it (``instantiate_zeros``).
 Integer and boolean values have tangents of dtype ``float0``.
+
+The machinery stages three primitives of its own accord: ``add_any`` (the sum
+of two tangents), ``broadcast_in_dim`` (to materialise a zero) and
+``custom_lin`` (the tangent side of a ``custom_vjp`` function). They are
+defined, with all their rules, in minijax/primitives/ (``autodiff.py`` and
+``structural.py``), which sits above this module -- the primitives register
+their rules in the tables below -- so they are named rather than imported
+(``core.primitive_named``).
 """
 
 from __future__ import annotations
@@ -32,10 +40,20 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes
-from minijax.core import Primitive, ShapedArray, Trace, Tracer, get_aval, raise_leaked_tracer, set_current_trace
-from minijax.interpreters.debug_checks import check_for_leaks, leak_checks_enabled
-from minijax.interpreters.tracing import DynamicJaxprTrace, DynamicJaxprTracer
-from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, literal_operand
+from minijax.array import device_put_value
+from minijax.core import (
+    Primitive,
+    ShapedArray,
+    Trace,
+    Tracer,
+    get_aval,
+    primitive_named,
+    raise_leaked_tracer,
+    set_current_trace,
+)
+from minijax.debug_checks import check_for_leaks, leak_checks_enabled
+from minijax.interpreters.tracing import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr, literal_operand
 
 # ---------------------------------------------------------------------------
 # Tangent types and symbolic zeros
@@ -68,24 +86,15 @@ class Zero:
 
 
 def zeros_like_aval(aval: ShapedArray) -> Any:
-    """A materialised zero of ``aval``: float0 zeros stay on the host, as in JAX."""
+    """A materialised zero of ``aval`` (weak type included), staged as JAX stages it:
+    a scalar zero (a literal in a jaxpr) broadcast to the shape. float0 zeros
+    stay on the host, as in JAX."""
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
-    from minijax import lax
-
-    zero = np.zeros((), aval.dtype)[()]
-    if aval.weak_type:  # a weak zero, as JAX makes it: a Python scalar when that has the dtype
-        return lax.full_like(ShapedArrayLike(aval), 0)
-    return lax.full(aval.shape, zero, aval.dtype)
-
-
-class ShapedArrayLike:
-    """Something with an aval and nothing else (what ``full_like`` needs to know)."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray) -> None:
-        self.aval = aval
+    zero = device_put_value(np.zeros((), aval.dtype), weak_type=aval.weak_type)
+    if not aval.shape:
+        return zero
+    return primitive_named("broadcast_in_dim").bind(zero, shape=aval.shape, broadcast_dimensions=(), sharding=None)
 
 
 def instantiate_zeros(t: Any) -> Any:
@@ -98,7 +107,7 @@ def add_tangents(x: Any, y: Any) -> Any:
         return y
     if type(y) is Zero:
         return x
-    return add_any_p.bind(x, y)
+    return primitive_named("add_any").bind(x, y)
 
 
 class UndefinedPrimal:
@@ -115,22 +124,6 @@ class UndefinedPrimal:
 
 def is_undefined_primal(x: Any) -> bool:
     return type(x) is UndefinedPrimal
-
-
-# ---------------------------------------------------------------------------
-# add_any: the sum of two tangents (or cotangents) of one type, as JAX names
-# it. It is the one primitive the machinery itself emits, so it lives here;
-# its rules are at the end of the rule-table section.
-
-
-def _add_any_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
-    if x.shape != y.shape or x.dtype != y.dtype:  # add_any C1
-        raise TypeError(f"add_any: both operands must have one type, got {x.str_short()} and {y.str_short()}")
-    return x  # typed like its first operand, weak type included, as in JAX
-
-
-add_any_p = Primitive("add_any")
-core.abstract_eval_rules[add_any_p] = _add_any_abstract_eval
 
 
 # ---------------------------------------------------------------------------
@@ -161,30 +154,25 @@ def defjvp(prim: Primitive, *rules: Callable[..., Any] | None) -> None:
     The output tangent is the sum of the operands' contributions; ``None``
     marks an operand that does not carry a derivative.
     """
-
-    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
-        out = prim.bind(*primals, **params)
-        total: Any = Zero(tangent_aval(get_aval(out)))
-        for rule, t in zip(rules, tangents):
-            if rule is not None and type(t) is not Zero:
-                total = add_tangents(total, rule(t, *primals, **params))
-        return out, total
-
-    primitive_jvps[prim] = jvp
+    primitive_jvps[prim] = _sum_of_contributions(prim, rules, with_result=False)
 
 
 def defjvp2(prim: Primitive, *rules: Callable[..., Any] | None) -> None:
-    """Like ``defjvp`` but each rule also sees the primal output: ``rule(t, ans, *primals)``."""
+    """Like ``defjvp`` but each rule also sees the primal output: ``rule(t, ans, *primals, **params)``."""
+    primitive_jvps[prim] = _sum_of_contributions(prim, rules, with_result=True)
 
+
+def _sum_of_contributions(prim: Primitive, rules: Sequence[Callable[..., Any] | None], with_result: bool) -> JvpRule:
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         out = prim.bind(*primals, **params)
+        before = (out, *primals) if with_result else tuple(primals)
         total: Any = Zero(tangent_aval(get_aval(out)))
         for rule, t in zip(rules, tangents):
             if rule is not None and type(t) is not Zero:
-                total = add_tangents(total, rule(t, out, *primals, **params))
+                total = add_tangents(total, rule(t, *before, **params))
         return out, total
 
-    primitive_jvps[prim] = jvp
+    return jvp
 
 
 def defjvp_zero(prim: Primitive) -> None:
@@ -200,7 +188,8 @@ def defjvp_zero(prim: Primitive) -> None:
 
 
 def deflinear(prim: Primitive, transpose: TransposeRule) -> None:
-    """A primitive linear in all its operands: its jvp applies it to the tangents."""
+    """A primitive linear in all its operands: its jvp applies it to the tangents,
+    and ``transpose`` (wrapped by ``linear_transpose``) gives its transpose."""
 
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         out = prim.bind(*primals, **params)
@@ -210,14 +199,19 @@ def deflinear(prim: Primitive, transpose: TransposeRule) -> None:
         return out, prim.bind(*(instantiate_zeros(t) for t in tangents), **params)
 
     primitive_jvps[prim] = jvp
-    transpose_rules[prim] = transpose
+    transpose_rules[prim] = linear_transpose(transpose)
 
 
-def _add_any_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
-    return [ct, ct]
+def linear_transpose(rule: TransposeRule) -> TransposeRule:
+    """``rule``, answering a symbolic-zero cotangent itself: Zero cotangents for
+    the operands being transposed, None for the others (``rule`` never sees one)."""
 
+    def transpose(ct: Any, *operands: Any, **params: Any) -> Sequence[Any]:
+        if type(ct) is Zero:
+            return [Zero(x.aval) if is_undefined_primal(x) else None for x in operands]
+        return rule(ct, *operands, **params)
 
-deflinear(add_any_p, _add_any_transpose)
+    return transpose
 
 
 # ---------------------------------------------------------------------------
@@ -315,16 +309,53 @@ class JVPTrace(Trace):
             return [self.wrap(p, t) for p, t in zip(primal_out, tangent_out)]
         return self.wrap(primal_out, tangent_out)
 
-    # custom_jvp / custom_vjp calls: see minijax/interpreters/custom.py.
+    # custom_jvp / custom_vjp functions (minijax/custom_derivatives.py). ``call``
+    # is the application of one to flat arguments, whose leading
+    # ``call.num_consts`` are constants the function closed over.
     def process_custom_jvp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
-        from minijax.interpreters.custom import jvp_of_custom_jvp
-
-        return jvp_of_custom_jvp(self, call, args)
+        """The user's jvp rule gives the tangents (the function is not differentiated)."""
+        n = call.num_consts
+        primals, tangents = self._unzip(args)
+        tangents = tangents[n:]
+        if all(type(t) is Zero for t in tangents):
+            with set_current_trace(self.parent):
+                return self.parent.process_custom_jvp_call(call, primals)  # type: ignore[no-any-return]
+        if not call.symbolic_zeros:
+            tangents = [instantiate_zeros(t) for t in tangents]
+        with set_current_trace(self.rule_trace):
+            outs, out_tangents = call.jvp(primals[n:], tangents)
+        return [self.wrap(p, t) for p, t in zip(outs, out_tangents)]
 
     def process_custom_vjp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
-        from minijax.interpreters.custom import jvp_of_custom_vjp
+        """Under linearize: ``fwd`` runs on the primal side, and the tangent side
+        records a ``custom_lin`` equation, whose transpose calls ``bwd``. Forward
+        mode (plain jvp) of a custom_vjp function is an error, as in JAX."""
+        n = call.num_consts
+        primals, tangents = self._unzip(args)
+        tangents = tangents[n:]
+        if all(type(t) is Zero for t in tangents):
+            with set_current_trace(self.parent):
+                return self.parent.process_custom_vjp_call(call, primals)  # type: ignore[no-any-return]
+        if self.tangent_trace is None:
+            raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+        with set_current_trace(self.parent):
+            outs, residuals = call.fwd(*primals[n:])
+        in_zeros = [type(t) is Zero for t in tangents]
+        out_avals = tuple(tangent_aval(get_aval(o)) for o in outs)
+        if call.symbolic_zeros:
+            lin_in = [t for t in tangents if type(t) is not Zero]
+        else:
+            lin_in = [instantiate_zeros(t) for t in tangents]
+        with set_current_trace(self.tangent_trace):
+            out_tangents = primitive_named("custom_lin").bind(
+                *residuals, *lin_in, bwd=call.bwd, in_zeros=in_zeros, num_res=len(residuals),
+                out_avals=out_avals, symbolic_zeros=call.symbolic_zeros,
+            )  # fmt: skip
+        return [self.wrap(p, t) for p, t in zip(outs, out_tangents)]
 
-        return jvp_of_custom_vjp(self, call, args)
+    def _unzip(self, args: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        pairs = [self.to_primal_tangent(x) for x in args]
+        return [p for p, _ in pairs], [t for _, t in pairs]
 
 
 class _SplitTrace(Trace):
@@ -348,23 +379,23 @@ class _SplitTrace(Trace):
         with set_current_trace(target):
             return target.process_primitive(prim, args, params)
 
+    # A custom_jvp / custom_vjp function applied to a tangent is part of a
+    # linear function that will be transposed, never differentiated again:
+    # its body is inlined (as JAX's partial evaluation does), so that its
+    # primitives' transpose rules apply. Applied to primals, it goes to the parent.
     def process_custom_jvp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
         target = self._target(args)
         with set_current_trace(target):
             if target is self.tangent_trace:
-                # Applied to a tangent, a custom_jvp function is part of a linear
-                # function that will be transposed, never differentiated again:
-                # its body is inlined (as JAX's partial evaluation does), so that
-                # its primitives' transpose rules apply.
                 return call.run(args)  # type: ignore[no-any-return]
-            return target.process_custom_jvp_call(call, args)  # type: ignore[attr-defined,no-any-return]
+            return target.process_custom_jvp_call(call, args)
 
     def process_custom_vjp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
         target = self._target(args)
         with set_current_trace(target):
             if target is self.tangent_trace:
                 return call.run(args)  # type: ignore[no-any-return]
-            return target.process_custom_vjp_call(call, args)  # type: ignore[attr-defined,no-any-return]
+            return target.process_custom_vjp_call(call, args)
 
 
 # ---------------------------------------------------------------------------
@@ -380,13 +411,7 @@ def check_tangent(primal: Any, tangent: Any, where: str = "jvp") -> None:
             f"{p_aval.shape} and tangent shape as {t_aval.shape}"
         )
     if t_aval.dtype != expected:
-        if expected == dtypes.float0:
-            raise TypeError(
-                f"primal and tangent arguments to jax.{where} do not match; dtypes must be equal, "
-                f"or in case of int/bool primal dtype the tangent dtype must be float0."
-                f"Got primal dtype {p_aval.dtype} and so expected tangent dtype float0, but got "
-                f"tangent dtype {t_aval.dtype} instead."
-            )
+        # (JAX's message, run-on sentence and all.)
         raise TypeError(
             f"primal and tangent arguments to jax.{where} do not match; dtypes must be equal, "
             f"or in case of int/bool primal dtype the tangent dtype must be float0."
@@ -427,8 +452,6 @@ class LinearFunction:
 
     def __call__(self, *tangents: Any) -> list[Any]:
         """Evaluate on flat tangents (Zero allowed); Zero outputs stay symbolic."""
-        from minijax.jaxpr import eval_jaxpr
-
         args = [instantiate_zeros(t) for t, lin in zip(tangents, self.in_linear) if lin]
         outs = iter(eval_jaxpr(self.jaxpr.jaxpr, self.jaxpr.consts, *args))
         return [Zero(a) if z else next(outs) for a, z in zip(self.out_avals, self.out_zeros)]
@@ -524,7 +547,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cts_
         if ct is None or type(ct) is Zero or not isinstance(v, Var) or v not in linear_vars:
             return
         prev = ct_env.get(v)
-        ct_env[v] = ct if prev is None else add_any_p.bind(prev, ct)
+        ct_env[v] = ct if prev is None else primitive_named("add_any").bind(prev, ct)
 
     def read_ct(v: Var) -> Any:
         ct = ct_env.pop(v, None)
@@ -550,31 +573,17 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cts_
 
 
 # ---------------------------------------------------------------------------
-# Jaxpr utilities the higher-order rules share
-
-
-def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool]) -> Jaxpr:
-    """Drop the outputs not used and every equation nothing needs (no effects yet)."""
-    outvars = [v for v, used in zip(jaxpr.outvars, used_outputs) if used]
-    live = {v for v in outvars if isinstance(v, Var)}
-    kept: list[JaxprEqn] = []
-    for eqn in reversed(jaxpr.eqns):
-        if eqn.primitive in effectful_primitives or any(v in live for v in eqn.outvars):
-            kept.append(eqn)
-            live.update(a for a in eqn.invars if isinstance(a, Var))
-    kept.reverse()
-    return Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, kept)
-
-
-# Primitives that must not be removed even when their outputs are unused.
-effectful_primitives: set[Primitive] = set()
+# Derivatives of whole jaxprs, for the rules of the primitives that carry
+# jaxprs (jit, checkpoint, cond, the loops)
 
 
 def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: Sequence[bool], instantiate: bool | Sequence[bool] = False) -> tuple[ClosedJaxpr, list[bool]]:
-    """A jaxpr computing (primal outs, nonzero tangent outs) from (primals, nonzero tangents)."""
-    from minijax.interpreters.tracing import trace_to_jaxpr
-    from minijax.jaxpr import eval_jaxpr
+    """A jaxpr computing (primal outs, nonzero tangent outs) from (primals, nonzero tangents).
 
+    ``nonzeros`` says which inputs have a tangent; ``instantiate`` which
+    outputs must have one even when it is zero. Returns the jaxpr and which
+    outputs have a tangent.
+    """
     in_avals = closed.in_avals
     n = len(in_avals)
     tangent_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]
@@ -602,8 +611,6 @@ def transpose_call(
     cotangents) and hands it to ``bind(operands, jaxpr)``, which binds the
     same kind of call; returns one cotangent per operand (None for residuals).
     """
-    from minijax.interpreters.tracing import trace_to_jaxpr
-
     linear = [is_undefined_primal(a) for a in args]
     residuals = [a for a in args if not is_undefined_primal(a)]
     cts = [instantiate_zeros(ct) for ct in cts]
@@ -620,30 +627,12 @@ def transpose_call(
     return [next(outs) if lin else None for lin in linear]
 
 
-def closed_call(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
-    from minijax.jaxpr import eval_jaxpr
-
-    return lambda *args: eval_jaxpr(closed.jaxpr, closed.consts, *args)
-
-
-def consts_as_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
-    """The same function with its constants turned into leading inputs."""
-    jaxpr = closed.jaxpr
-    moved = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns)
-    return ClosedJaxpr(moved, []), list(closed.consts)
-
-
-def instantiate_all(xs: Sequence[Any]) -> list[Any]:
-    return [instantiate_zeros(x) for x in xs]
-
-
 __all__ = [
     "JVPTrace",
     "JVPTracer",
     "LinearFunction",
     "UndefinedPrimal",
     "Zero",
-    "add_any_p",
     "add_tangents",
     "backward_pass",
     "defjvp",
@@ -653,10 +642,13 @@ __all__ = [
     "instantiate_zeros",
     "is_undefined_primal",
     "jvp_flat",
+    "jvp_jaxpr",
+    "linear_transpose",
     "linearize_flat",
     "primitive_jvps",
     "tangent_aval",
     "trace_jvp_rules",
+    "transpose_call",
     "transpose_rules",
     "zeros_like_aval",
 ]

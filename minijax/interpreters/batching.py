@@ -8,21 +8,42 @@ parent trace; it never loops over the batch. Rules move a batch dimension
 only where the primitive needs it somewhere else.
 
 Named axes: ``vmap(..., axis_name=n)`` gives the trace a name that
-collectives (``psum``, ``axis_index``, ...) refer to; their rules are in
-``collective_rules`` and receive the trace.
+collectives (``psum``, ``axis_index``, ...) refer to. Their rules, and those
+of the primitives that carry jaxprs, receive the trace itself
+(``trace_batch_rules``). The axis environment below says which names are
+bound, and their sizes.
+
+The machinery stages two primitives of its own accord: a ``transpose`` to
+move a batch axis and a ``broadcast_in_dim`` to give an unbatched value one.
+They are defined, with their rules, in ``minijax/primitives/structural.py``,
+which sits above this module (it registers its rules here), so they are
+named rather than imported (``core.primitive_named``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+import threading
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
 
 from minijax import core
-from minijax.core import Primitive, ShapedArray, Trace, Tracer, get_aval, raise_leaked_tracer, set_current_trace
-from minijax.interpreters.debug_checks import check_for_leaks, leak_checks_enabled
+from minijax.core import (
+    Primitive,
+    ShapedArray,
+    Trace,
+    Tracer,
+    current_trace,
+    get_aval,
+    primitive_named,
+    raise_leaked_tracer,
+    set_current_trace,
+)
+from minijax.debug_checks import check_for_leaks, leak_checks_enabled
+from minijax.interpreters.tracing import trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 
 not_mapped = None
 BatchDim = int | None
@@ -30,9 +51,12 @@ BatchDim = int | None
 # prim -> rule(values, batch_dims, **params) -> (out, out_dim) or, for
 # primitives with multiple results, (outs, out_dims).
 primitive_batchers: dict[Primitive, Callable[..., tuple[Any, Any]]] = {}
-# prim -> rule(trace, values, batch_dims, params): collectives and other
-# primitives that need the axis' name and size.
-axis_rules: dict[Primitive, Callable[[BatchTrace, Sequence[Any], Sequence[BatchDim], dict[str, Any]], tuple[Any, Any]]] = {}
+# prim -> rule(trace, values, batch_dims, params): the rules that need the
+# trace itself, for the axis' name and size (collectives) or to batch the
+# jaxprs a primitive carries (jit, cond, the loops, ...).
+trace_batch_rules: dict[
+    Primitive, Callable[[BatchTrace, Sequence[Any], Sequence[BatchDim], dict[str, Any]], tuple[Any, Any]]
+] = {}
 
 
 class BatchTracer(Tracer):
@@ -83,10 +107,10 @@ class BatchTrace(Trace):
             v, d = self.to_val_dim(x)
             vals.append(v)
             dims.append(d)
-        axis_rule = axis_rules.get(prim)
-        if axis_rule is not None:
+        trace_rule = trace_batch_rules.get(prim)
+        if trace_rule is not None:
             with set_current_trace(self.parent):
-                out, out_dim = axis_rule(self, vals, dims, params)
+                out, out_dim = trace_rule(self, vals, dims, params)
         elif all(d is None for d in dims):
             with set_current_trace(self.parent):
                 return prim.bind(*vals, **params)
@@ -107,41 +131,44 @@ class BatchTrace(Trace):
 
 def moveaxis(x: Any, src: int, dst: int) -> Any:
     """``x`` with axis ``src`` moved to position ``dst`` (no equation when already there)."""
-    from minijax import lax
-
     ndim = np.ndim(x) if not hasattr(x, "aval") else get_aval(x).ndim
     src, dst = src % ndim, dst % ndim
     if src == dst:
         return x
     perm = [i for i in range(ndim) if i != src]
     perm.insert(dst, src)
-    return lax.transpose(x, tuple(perm))
+    return primitive_named("transpose").bind(x, permutation=tuple(perm))
+
+
+def broadcast(x: Any, size: int, axis: int) -> Any:
+    """``x`` with a new axis of ``size`` at ``axis`` (JAX's ``batching.broadcast``).
+
+    The broadcast dimensions are NumPy integers, as JAX computes them (its
+    jaxprs print them so: ``broadcast_dimensions=(np.int64(1),)``)."""
+    shape = list(get_aval(x).shape)
+    shape.insert(axis, size)
+    dims = tuple(np.delete(np.arange(len(shape)), axis))
+    return primitive_named("broadcast_in_dim").bind(x, shape=tuple(shape), broadcast_dimensions=dims, sharding=None)
 
 
 def bdim_at_front(x: Any, bdim: BatchDim, size: int) -> Any:
     """``x`` with its batch dimension first; an unbatched ``x`` is broadcast to ``size``."""
-    from minijax import lax
-
     if bdim is None:
-        aval = get_aval(x)
-        return lax.broadcast_in_dim(x, (size, *aval.shape), tuple(range(1, aval.ndim + 1)))
+        ndim = get_aval(x).ndim
+        shape = (size, *get_aval(x).shape)
+        return primitive_named("broadcast_in_dim").bind(
+            x, shape=shape, broadcast_dimensions=tuple(range(1, ndim + 1)), sharding=None
+        )
     return moveaxis(x, bdim, 0)
 
 
 def matchaxis(x: Any, src: BatchDim, dst: BatchDim, size: int) -> Any:
     """``x`` batched at ``dst`` (broadcast when it was not batched)."""
-    from minijax import lax
-
     if src == dst:
         return x
     if src is None:
-        aval = get_aval(x)
         assert dst is not None
-        shape = list(aval.shape)
-        shape.insert(dst, size)
-        # NumPy integers, as JAX computes these dims (its jaxprs print np.int64(i)).
-        dims = tuple(np.delete(np.arange(len(shape)), dst))
-        return lax.broadcast_in_dim(x, tuple(shape), dims)
+        return broadcast(x, size, dst)
     if dst is None:
         raise ValueError("matchaxis: a batched value cannot become unbatched")
     return moveaxis(x, src, dst)
@@ -154,6 +181,14 @@ def batch_size(vals: Sequence[Any], dims: Sequence[BatchDim]) -> int:
     raise ValueError("batch_size: no operand is batched")
 
 
+def only_batch_dim(dims: Sequence[BatchDim]) -> int:
+    """The batch axis of a one-operand primitive's operand (batched, or no rule would run)."""
+    (bdim,) = dims
+    if bdim is None:
+        raise ValueError("a batching rule was called with no batched operand")
+    return bdim
+
+
 def defvectorized(prim: Primitive) -> None:
     """Unary elementwise primitives: the batch dimension stays where it is."""
 
@@ -163,18 +198,112 @@ def defvectorized(prim: Primitive) -> None:
     primitive_batchers[prim] = rule
 
 
+def defreducer(prim: Primitive) -> None:
+    """Reductions over ``axes`` (and argmax/argmin): the axes shift past the batch
+    axis, which survives the reduction in its place among the kept axes."""
+
+    def rule(vals: Sequence[Any], dims: Sequence[BatchDim], *, axes: tuple[int, ...], **params: Any) -> tuple[Any, BatchDim]:
+        (x,), (bdim,) = vals, dims
+        if bdim is None:
+            raise ValueError(f"the batching rule of {prim.name} was called with no batched operand")
+        # NumPy integers, as JAX computes them: its jaxpr text shows np.int64(a).
+        shifted = tuple(np.int64(a if a < bdim else a + 1) for a in axes)
+        out_dim = bdim - sum(1 for a in shifted if a < bdim)
+        return prim.bind(x, axes=shifted, **params), out_dim
+
+    primitive_batchers[prim] = rule
+
+
 # ---------------------------------------------------------------------------
-# vmap of a flat function
+# The axis environment: which axis names are bound, and their sizes
+#
+# A vmap's BatchTrace binds its name while it is the current trace or one of
+# its ancestors; ``extend_axis_env`` binds names explicitly, for tracing that
+# starts afresh (``make_jaxpr(axis_env=...)``, a jit inside a vmap). The
+# collectives (minijax/primitives/collectives.py) look names up when they are
+# called.
+
+AxisName = Hashable
+
+
+class _AxisFrames(threading.local):
+    def __init__(self) -> None:
+        # (name, size), outermost first. Pushed by ``extend_axis_env``.
+        self.frames: list[tuple[AxisName, int]] = []
+
+
+_axis_frames = _AxisFrames()
+
+
+@contextmanager
+def extend_axis_env(frames: Iterable[tuple[AxisName, int]]) -> Iterator[None]:
+    """Bind axis names to sizes while the block runs (``make_jaxpr(axis_env=...)``).
+
+    Code that traces a function afresh under a vmap (jit, checkpoint,
+    custom_jvp) needs the vmap to push its frame here, so that the name stays
+    visible inside the new trace.
+    """
+    added = [(name, int(size)) for name, size in frames]
+    _axis_frames.frames.extend(added)
+    try:
+        yield
+    finally:
+        del _axis_frames.frames[len(_axis_frames.frames) - len(added) :]
+
+
+def _batch_traces() -> Iterator[BatchTrace]:
+    """The BatchTraces among the current trace and its ancestors, innermost first."""
+    trace: Trace | None = current_trace()
+    while trace is not None:
+        if isinstance(trace, BatchTrace):
+            yield trace
+        trace = getattr(trace, "parent", None)
+
+
+def lookup_axis_size(name: AxisName) -> int | None:
+    """The size of the innermost axis called ``name``, or None when it is unbound."""
+    if name is None:  # an unnamed vmap binds no name
+        return None
+    for trace in _batch_traces():
+        if trace.axis_name == name:
+            return int(trace.axis_size)
+    for bound, size in reversed(_axis_frames.frames):
+        if bound == name:
+            return size
+    return None
+
+
+def current_axis_env() -> tuple[tuple[AxisName, int], ...]:
+    """Every bound (name, size), outermost first: what a trace made now may depend on
+    (a cache of traced jaxprs, e.g. jit's, must key on it: ``pmean`` bakes the size in)."""
+    chain = [(t.axis_name, int(t.axis_size)) for t in _batch_traces() if t.axis_name is not None]
+    # vmap pushes its frame too, so a trace's own name is usually there already.
+    frames = list(_axis_frames.frames)
+    frames.extend(frame for frame in reversed(chain) if frame not in frames)
+    return tuple(frames)
+
+
+def unbound_axis_hint(name: AxisName) -> str:
+    return f"bind the name with `minijax.vmap(f, axis_name={name!r})` around the call (minijax has no pmap or shard_map)"
+
+
+def axis_size(name: AxisName) -> int:
+    """The size of axis ``name``; NameError (JAX's message) when no vmap binds it."""
+    size = lookup_axis_size(name)
+    if size is None:
+        raise NameError(f"unbound axis name: {name}. To fix this, {unbound_axis_hint(name)}.")
+    return size
 
 
 def _named_axis(axis_name: Any, axis_size: int) -> AbstractContextManager[None]:
     """Keep a vmap's axis name visible to functions traced afresh inside it (jit, checkpoint)."""
     if axis_name is None:
         return nullcontext()
-    from minijax.primitives.collectives import extend_axis_env
-
     return extend_axis_env([(axis_name, axis_size)])
 
+
+# ---------------------------------------------------------------------------
+# vmap of a flat function
 
 
 def vmap_flat(
@@ -217,15 +346,12 @@ def vmap_flat(
     return results
 
 
-def batch_jaxpr(closed: Any, axis_size: int, in_dims: Sequence[BatchDim], out_dims: Sequence[BatchDim] | None = None, axis_name: Any = None) -> tuple[Any, list[BatchDim]]:
+def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims: Sequence[BatchDim], out_dims: Sequence[BatchDim] | None = None, axis_name: Any = None) -> tuple[Any, list[BatchDim]]:
     """A jaxpr computing ``closed`` batched: inputs at ``in_dims``; returns (jaxpr, out dims).
 
     With ``out_dims`` None each output keeps the dimension its rules gave it
     (None when unbatched); otherwise outputs are moved/broadcast to ``out_dims``.
     """
-    from minijax.interpreters.tracing import trace_to_jaxpr
-    from minijax.jaxpr import eval_jaxpr
-
     in_avals = []
     for aval, d in zip(closed.in_avals, in_dims):
         if d is None:
@@ -263,16 +389,24 @@ def batch_jaxpr(closed: Any, axis_size: int, in_dims: Sequence[BatchDim], out_di
 
 
 __all__ = [
+    "AxisName",
     "BatchTrace",
     "BatchTracer",
-    "axis_rules",
+    "axis_size",
+    "broadcast",
+    "current_axis_env",
+    "extend_axis_env",
+    "lookup_axis_size",
+    "trace_batch_rules",
     "batch_jaxpr",
     "batch_size",
     "bdim_at_front",
+    "defreducer",
     "defvectorized",
     "matchaxis",
     "moveaxis",
     "not_mapped",
+    "only_batch_dim",
     "primitive_batchers",
     "vmap_flat",
 ]

@@ -24,7 +24,7 @@ from minijax.core import (
     raise_leaked_tracer,
     set_current_trace,
 )
-from minijax.interpreters.debug_checks import check_for_leaks, leak_checks_enabled
+from minijax.debug_checks import check_for_leaks, leak_checks_enabled
 from minijax.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, literal_value
 
 
@@ -236,7 +236,3 @@ class _NotAnArray(Exception):
 
 def _raise_not_array() -> ShapedArray:
     raise _NotAnArray
-
-
-def is_scalar_literal(x: Any) -> bool:
-    return np.ndim(x) == 0

@@ -13,8 +13,7 @@ import operator
 from typing import Any
 
 from minijax import dtypes
-from minijax.array import Array as MinijaxArray
-from minijax.core import Tracer
+from minijax.primitives import elementwise as _prims
 
 # The primitives are part of the lax namespace too (``lax.add_p``), as in JAX.
 from minijax.primitives.elementwise import (
@@ -424,7 +423,7 @@ def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
 
 def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Array:
     """on_true where pred, else on_false (``select_n(pred, on_false, on_true)``)."""
-    return select_n_p.bind(pred, on_false, on_true)
+    return _prims.select(pred, on_true, on_false)
 
 
 def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Array:  # noqa: A002 (JAX's names)
@@ -437,17 +436,7 @@ def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Array:  # noqa: A002 
 
 def convert_element_type(operand: ArrayLike, new_dtype: Any) -> Array:
     """operand as ``new_dtype``: floats to ints truncate and saturate, NaN -> 0; nonzero -> True."""
-    new = dtypes.check_user_dtype_supported(new_dtype, "convert_element_type")
-    aval = getattr(operand, "aval", None)
-    # Like JAX, converting an array (or tracer) to its own dtype is no operation at
-    # all. A Python scalar still converts: it loses its weak type.
-    if aval is not None and aval.dtype == new and not aval.weak_type and _is_array_or_tracer(operand):
-        return operand
-    return convert_element_type_p.bind(operand, new_dtype=new, weak_type=False, sharding=None)
-
-
-def _is_array_or_tracer(x: Any) -> bool:
-    return isinstance(x, (MinijaxArray, Tracer))
+    return _prims.convert_element_type(operand, dtypes.check_user_dtype_supported(new_dtype, "convert_element_type"))
 
 
 def bitcast_convert_type(operand: ArrayLike, new_dtype: Any) -> Array:

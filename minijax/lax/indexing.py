@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from minijax.core import get_aval
+from minijax.lax.structural import concatenate, expand_dims, full
 from minijax.primitives import indexing as _ix
 from minijax.primitives.indexing import (
     GatherDimensionNumbers,
@@ -90,8 +91,6 @@ def scatter_apply(operand: Array, scatter_indices: Array, func: Callable[[Array]
     An element hit twice gets ``func`` applied twice. As in JAX it is not
     differentiable (its jvp raises NotImplementedError).
     """
-    from minijax.lax.structural import full
-
     dtype = get_aval(operand).dtype
     unused = full(update_shape, 0, dtype)
     jaxpr, consts = _ix.apply_jaxpr(func, dtype)
@@ -105,11 +104,9 @@ def scatter_apply(operand: Array, scatter_indices: Array, func: Callable[[Array]
 def index_take(src: Array, idxs: Sequence[Array], axes: Sequence[int]) -> Array:
     """``src`` indexed along ``axes`` by the 1-d index arrays ``idxs`` (one per axis), wrapping
     indices modulo the axis sizes: one gather, the other axes kept whole."""
-    from minijax import lax
-
-    indices = lax.concatenate([lax.expand_dims(i, (1,)) for i in idxs], 1)
+    indices = concatenate([expand_dims(i, (1,)) for i in idxs], 1)
     src_shape = get_aval(src).shape
-    max_idx = lax.expand_dims(np.array([src_shape[ax] for ax in axes]), tuple(range(get_aval(indices).ndim - 1)))
+    max_idx = expand_dims(np.array([src_shape[ax] for ax in axes]), tuple(range(get_aval(indices).ndim - 1)))
     indices = indices % max_idx
     slice_sizes = list(src_shape)
     for ax in axes:

@@ -18,10 +18,13 @@ import numpy as np
 
 from minijax import core, tree_util
 from minijax.core import Tracer, get_aval
+from minijax.interpreters.batching import axis_size as _bound_size
+from minijax.lax.elementwise import add, convert_element_type
+from minijax.lax.reductions import reduce_sum
+from minijax.lax.structural import full
 from minijax.primitives.collectives import (
     all_gather_p,
     axis_index_p,
-    axis_size as _bound_size,
     axis_tuple,
     check_bound,
     is_positional,
@@ -62,14 +65,12 @@ def _canonical_axis(axis: Any, ndim: int) -> int:
 
 def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     """The sum of ``x`` over the members of axis ``axis_name`` (booleans are summed as int32)."""
-    from minijax import lax
-
     axes = axis_tuple(axis_name)
     if not axes:
         return x
     _no_groups("psum", axis_index_groups)
     leaves, tree = _leaves("psum", x)
-    leaves = [lax.convert_element_type(v, np.int32) if get_aval(v).dtype == np.bool_ else v for v in leaves]
+    leaves = [convert_element_type(v, np.int32) if get_aval(v).dtype == np.bool_ else v for v in leaves]
     named = [a for a in axes if not is_positional(a)]
     positional = [a for a in axes if is_positional(a)]
     if not any(isinstance(v, Tracer) for v in leaves):
@@ -79,7 +80,7 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
 
         def constant(v: Any) -> Any:
             if positional:
-                v = lax.reduce_sum(v, [_canonical_axis(a, np.ndim(v)) for a in positional])
+                v = reduce_sum(v, [_canonical_axis(a, np.ndim(v)) for a in positional])
             return scalar_like(v, size) * v
 
         return tree_util.tree_unflatten(tree, [constant(v) for v in leaves])
@@ -195,12 +196,10 @@ def axis_index(axis_name: Any) -> Any:
     if not isinstance(axis_name, (tuple, list)):
         check_bound([axis_name], "axis_index")
         return axis_index_p.bind(axis_name=axis_name)
-    from minijax import lax
-
     inner_size = 1
-    index: Any = lax.full((), 0, np.int32)
+    index: Any = full((), 0, np.int32)
     for name in reversed(axis_name):
-        index = lax.add(index, axis_index(name) * inner_size)
+        index = add(index, axis_index(name) * inner_size)
         inner_size *= axis_size(name)
     return index
 

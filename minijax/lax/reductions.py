@@ -16,21 +16,22 @@ from minijax import core, dtypes
 from minijax.core import Tracer, get_aval
 from minijax.lax import elementwise as ew
 from minijax.lax.structural import Array, ArrayLike, Ints, _as_given, _no_sharding
+from minijax.primitives import reductions as _prims
 from minijax.primitives.reductions import (
     Precision,
     argmax_p,
     argmin_p,
-    canonicalize_dimension_numbers,
+    canonicalize_precision,
     dot_general_p,
     reduce_and_p,
     reduce_max_p,
     reduce_min_p,
     reduce_or_p,
     reduce_prod_p,
-    reduce_sum_p,
     reduce_xor_p,
     reduction_identity,
 )
+from minijax.primitives.structural import reduce_sum_p
 
 # ---------------------------------------------------------------------------
 # Reductions
@@ -148,24 +149,6 @@ def argmin(operand: ArrayLike, axis: int, index_dtype: Any) -> Array:
 PrecisionLike = Any
 
 
-def canonicalize_precision(precision: PrecisionLike) -> tuple[Precision, Precision] | None:
-    """None, or a (lhs, rhs) pair of ``Precision`` from any spelling JAX accepts."""
-    if precision is None:
-        return None
-    try:
-        if isinstance(precision, (str, Precision)):
-            return (Precision(precision), Precision(precision))
-        if isinstance(precision, (tuple, list)) and len(precision) == 2 and all(isinstance(p, (str, Precision)) for p in precision):
-            return (Precision(precision[0]), Precision(precision[1]))
-    except ValueError:
-        pass
-    raise ValueError(
-        "Precision argument must be one of: None, a string in ['highest', 'float32', 'high', 'bfloat16_3x', "
-        "'tensorfloat32', 'default', 'bfloat16', 'fastest'], a lax.Precision value, or a tuple of two "
-        f"lax.Precision values or strings; but got {precision!r}."
-    )
-
-
 def dot_general(
     lhs: ArrayLike,
     rhs: ArrayLike,
@@ -178,14 +161,7 @@ def dot_general(
     """Contract ``lhs`` and ``rhs`` per ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))."""
     _no_sharding("dot_general", out_sharding)
     pet = None if preferred_element_type is None else dtypes.check_user_dtype_supported(preferred_element_type, "dot_general")
-    return dot_general_p.bind(
-        lhs,
-        rhs,
-        dimension_numbers=canonicalize_dimension_numbers(dimension_numbers),
-        precision=canonicalize_precision(precision),
-        preferred_element_type=pet,
-        out_sharding=None,
-    )
+    return _prims.dot_general(lhs, rhs, dimension_numbers, precision, pet)
 
 
 def dot(
@@ -222,7 +198,7 @@ def batch_matmul(lhs: Array, rhs: Array, precision: PrecisionLike = None) -> Arr
 
 
 __all__ = [
-    "Precision", "argmax", "argmax_p", "argmin", "argmin_p", "batch_matmul", "dot", "dot_general",
+    "Precision", "argmax", "canonicalize_precision", "argmax_p", "argmin", "argmin_p", "batch_matmul", "dot", "dot_general",
     "dot_general_p", "reduce", "reduce_and", "reduce_and_p", "reduce_max", "reduce_max_p", "reduce_min",
     "reduce_min_p", "reduce_or", "reduce_or_p", "reduce_prod", "reduce_prod_p", "reduce_sum", "reduce_sum_p",
     "reduce_xor", "reduce_xor_p",

@@ -1,10 +1,11 @@
 """``lax`` shape, slicing and filling operations, named and shaped as in ``jax.lax``.
 
-These wrappers turn user arguments (lists, NumPy ints, negative indices,
-Python scalars) into the exact params JAX's primitives carry, then bind. Like
-JAX they skip the primitive when it would be the identity (``reshape`` to the
-same shape, a ``transpose`` by the identity permutation, ...), so that
-minijax's jaxprs match JAX's equation for equation.
+These wrappers check user arguments (lists, NumPy ints, negative indices,
+Python scalars) and turn them into the exact params JAX's primitives carry,
+then call the primitives' bind helpers (minijax/primitives/structural.py,
+slicing.py), which -- like JAX -- skip the primitive when it would be the
+identity (``reshape`` to the same shape, a ``transpose`` by the identity
+permutation, ...), so that minijax's jaxprs match JAX's equation for equation.
 """
 
 from __future__ import annotations
@@ -17,29 +18,31 @@ from typing import Any, SupportsIndex
 import numpy as np
 
 from minijax import dtypes
-from minijax.array import Array as MinijaxArray
+from minijax.array import Array as MinijaxArray, device_put_value
 from minijax.core import Tracer, get_aval
-from minijax.dispatch import device_put_value
-from minijax.interpreters.jit import jit
 from minijax.lax import elementwise as ew
+from minijax.primitives import elementwise as ew_prims, slicing as slicing_prims, structural as sp
+from minijax.primitives.common import int_tuple
+from minijax.primitives.slicing import (
+    dynamic_slice_p,
+    dynamic_update_slice_p,
+    pad_p,
+    padding_triples,
+    slice_p,
+)
 from minijax.primitives.structural import (
     broadcast_in_dim_p,
     concatenate_p,
-    dynamic_slice_p,
-    dynamic_update_slice_p,
-    int_tuple,
     iota_p,
-    pad_p,
-    padding_triples,
     reshape_p,
     rev_p,
-    slice_p,
     split_p,
     squeeze_p,
     stack_p,
     tile_p,
     transpose_p,
 )
+from minijax.stages import jit
 
 ArrayLike = Any
 Array = Any
@@ -111,19 +114,13 @@ def broadcast_in_dim(operand: ArrayLike, shape: Ints, broadcast_dimensions: Ints
     _no_sharding("broadcast_in_dim", out_sharding)
     shape = _as_given("broadcast_in_dim", "shape", shape)
     dims = _as_given("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)
-    if get_aval(operand).shape == shape and dims == tuple(range(len(shape))):
-        return _asarray(operand)  # the identity: JAX emits no equation
-    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
+    return sp.broadcast_in_dim(operand, shape, dims)
 
 
 def broadcast(operand: ArrayLike, sizes: Ints, *, out_sharding: Any = None) -> Array:
     """Add leading dimensions of the given ``sizes``."""
-    sizes = _shape(sizes)
-    if not sizes:
-        return _asarray(operand)
-    ndim = np.ndim(operand)
-    dims = tuple(range(len(sizes), len(sizes) + ndim))
-    return broadcast_in_dim(operand, sizes + get_aval(operand).shape, dims, out_sharding=out_sharding)
+    _no_sharding("broadcast", out_sharding)
+    return sp.broadcast(operand, _shape(sizes))
 
 
 def broadcast_to_rank(x: ArrayLike, rank: int) -> Array:
@@ -137,31 +134,19 @@ def broadcast_to_rank(x: ArrayLike, rank: int) -> Array:
 def reshape(operand: ArrayLike, new_sizes: Ints, dimensions: Ints | None = None, *, out_sharding: Any = None) -> Array:
     """Reshape in row-major order, after transposing by ``dimensions`` if given."""
     _no_sharding("reshape", out_sharding)
-    new_sizes = _shape(new_sizes)
-    aval = get_aval(operand)
     dims = None if dimensions is None else int_tuple("reshape", "dimensions", dimensions)
-    if dims == tuple(range(aval.ndim)):
-        dims = None
-    if _is_jax_value(operand) and aval.shape == new_sizes and dims is None:
-        return operand
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
+    return sp.reshape(operand, _shape(new_sizes), dims)
 
 
 def transpose(operand: ArrayLike, permutation: Ints) -> Array:
     """Permute the axes: result axis i is operand axis ``permutation[i]``."""
-    perm = int_tuple("transpose", "permutation", permutation)
-    if _is_jax_value(operand) and perm == tuple(range(np.ndim(operand))):
-        return operand
-    return transpose_p.bind(operand, permutation=perm)
+    return sp.transpose(operand, int_tuple("transpose", "permutation", permutation))
 
 
 def squeeze(array: ArrayLike, dimensions: Ints) -> Array:
     """Remove the given 1-sized dimensions (negative ones count from the end)."""
     ndim = np.ndim(array)
-    dims = tuple(sorted(_canonical_axis(d, ndim) for d in dimensions))
-    if _is_jax_value(array) and not dims:
-        return array
-    return squeeze_p.bind(array, dimensions=dims)
+    return sp.squeeze(array, [_canonical_axis(d, ndim) for d in dimensions])
 
 
 def expand_dims(array: ArrayLike, dimensions: Ints) -> Array:
@@ -169,16 +154,11 @@ def expand_dims(array: ArrayLike, dimensions: Ints) -> Array:
     dims = tuple(dimensions)
     if not dims:
         return _asarray(array)
-    aval = get_aval(array)
-    ndim_out = aval.ndim + len(dims)
+    ndim_out = np.ndim(array) + len(dims)
     new_axes = tuple(_canonical_axis(d, ndim_out) for d in dims)
     if len(set(new_axes)) != len(new_axes):
         raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
-    kept = [i for i in range(ndim_out) if i not in new_axes]
-    shape = [1] * ndim_out
-    for i, n in zip(kept, aval.shape):
-        shape[i] = n
-    return broadcast_in_dim(array, shape, kept)
+    return sp.expand_dims(array, new_axes)
 
 
 def collapse(operand: Array, start_dimension: int, stop_dimension: int | None = None) -> Array:
@@ -206,11 +186,11 @@ def slice(  # noqa: A001 (JAX's name)
     operand: ArrayLike, start_indices: Ints, limit_indices: Ints, strides: Ints | None = None
 ) -> Array:
     """``operand[start:limit:stride]`` along every dimension (all static)."""
-    return slice_p.bind(
+    return slicing_prims.slice(
         operand,
-        start_indices=_as_given("slice", "start_indices", start_indices),
-        limit_indices=_as_given("slice", "limit_indices", limit_indices),
-        strides=None if strides is None else _as_given("slice", "strides", strides),
+        _as_given("slice", "start_indices", start_indices),
+        _as_given("slice", "limit_indices", limit_indices),
+        None if strides is None else _as_given("slice", "strides", strides),
     )
 
 
@@ -374,12 +354,10 @@ def dynamic_update_index_in_dim(operand: Array, update: ArrayLike, index: ArrayL
 def concatenate(operands: Sequence[ArrayLike], dimension: int) -> Array:
     """Join arrays of one dtype along ``dimension``."""
     operands = list(operands)
-    if len(operands) == 1 and _is_jax_value(operands[0]):
-        return operands[0]
     if not operands:
         raise ValueError("lax.concatenate requires a non-empty sequence of arrays")
     operator.index(dimension)  # an integer, kept as given (as JAX does)
-    return concatenate_p.bind(*operands, dimension=dimension)
+    return sp.concatenate(operands, dimension)
 
 
 def pad(operand: ArrayLike, padding_value: ArrayLike, padding_config: Sequence[tuple[int, int, int]]) -> Array:
@@ -387,8 +365,7 @@ def pad(operand: ArrayLike, padding_value: ArrayLike, padding_config: Sequence[t
     if np.ndim(padding_value) != 0:
         raise ValueError(f"padding_value must be a scalar; got np.shape(padding_value)={np.shape(padding_value)}")
     padding_triples(padding_config)  # checked here, kept as given (as JAX does)
-    config = tuple(tuple(entry) for entry in padding_config)
-    return pad_p.bind(operand, padding_value, padding_config=config)
+    return slicing_prims.pad(operand, padding_value, padding_config)
 
 
 def iota(dtype: Any, size: int) -> Array:
@@ -409,32 +386,17 @@ def full(shape: Ints, fill_value: ArrayLike, dtype: Any = None, *, sharding: Any
     _no_sharding("full", sharding)
     if np.ndim(fill_value) != 0:
         raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
-    weak = dtype is None and dtypes.is_weakly_typed(fill_value)
-    target = dtypes.dtype(fill_value, canonicalize=True) if dtype is None else dtypes.check_user_dtype_supported(dtype, "full")
-    return broadcast(_convert_scalar(fill_value, target, weak), _shape(shape))
-
-
-def _convert_scalar(value: ArrayLike, dtype: np.dtype[Any], weak: bool) -> Any:
-    """``value`` as a scalar of ``dtype`` and weak type ``weak``: on the host when it is concrete."""
-    if _is_jax_value(value):
-        aval = get_aval(value)
-        if aval.dtype == dtype and aval.weak_type == weak:
-            return value
-        return ew.convert_element_type_p.bind(value, new_dtype=dtype, weak_type=weak, sharding=None)
-    if weak and type(value) in (int, float) and dtypes.dtype(value, canonicalize=True) == dtype:
-        return value  # a Python scalar of the target's default dtype is already weakly typed
-    return device_put_value(np.asarray(value).astype(dtype), weak_type=weak)
+    target = None if dtype is None else dtypes.check_user_dtype_supported(dtype, "full")
+    return ew_prims.full(_shape(shape), fill_value, target)
 
 
 def full_like(x: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Ints | None = None, sharding: Any = None) -> Array:
     """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``."""
     _no_sharding("full_like", sharding)
-    aval = get_aval(x)
-    weak = dtype is None and aval.weak_type
-    target = aval.dtype if dtype is None else dtypes.check_user_dtype_supported(dtype, "full_like")
+    target = None if dtype is None else dtypes.check_user_dtype_supported(dtype, "full_like")
     if np.ndim(fill_value) != 0:
         raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
-    return broadcast(_convert_scalar(fill_value, target, weak), aval.shape if shape is None else _shape(shape))
+    return ew_prims.full_like(x, fill_value, target, None if shape is None else _shape(shape))
 
 
 def zeros_like_array(x: ArrayLike) -> Array:

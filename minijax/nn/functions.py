@@ -27,8 +27,7 @@ from typing import Any, Literal, SupportsIndex, overload
 import numpy as np
 
 from minijax import config, core, dtypes, lax
-from minijax.interpreters.custom import custom_jvp
-from minijax.interpreters.jit import jit
+from minijax.custom_derivatives import custom_jvp
 from minijax.numpy import (
     abs as jnp_abs,
     array,
@@ -52,6 +51,7 @@ from minijax.numpy import (
     util as np_util,
     where as jnp_where,
 )
+from minijax.stages import jit
 
 Array = Any
 ArrayLike = Any

@@ -139,7 +139,6 @@ def _compute_fans(shape: Shape, in_axis: AxisSpec = -2, out_axis: AxisSpec = -1,
 
 
 _MODES = ("fan_in", "fan_out", "fan_avg", "fan_geo_avg")
-_DISTRIBUTIONS = ("truncated_normal", "normal", "uniform")
 
 
 def _denominator(mode: str, fan_in: float, fan_out: float) -> float:

@@ -14,6 +14,8 @@ Modules: ``scalar_types`` (``jnp.float32``, ``jnp.ndarray``, dtype helpers),
 their operators and methods.
 """
 
+import sys
+
 from minijax.numpy import array_methods as _array_methods, indexing as indexing, linalg as linalg
 from minijax.numpy.creation import *  # noqa: F403
 from minijax.numpy.indexing import *  # noqa: F403
@@ -26,7 +28,7 @@ from minijax.numpy.tensor_contractions import *  # noqa: F403
 from minijax.numpy.ufuncs import *  # noqa: F403
 from minijax.numpy.ufuncs_math import *  # noqa: F403
 
-_array_methods.attach()
+_array_methods.attach(sys.modules[__name__])
 del _array_methods
 
 

@@ -2,12 +2,13 @@
 
 A value behaves the same whether it is concrete or being traced: ``x + 1``,
 ``x.sum()``, ``x[0]`` and ``x.at[0].set(1)`` are the same ``jnp`` calls on both.
-``attach()`` (run when ``minijax.numpy`` is imported) sets them on the two
-classes. Operators return ``NotImplemented`` for operands that are not arrays
+``attach(jnp)`` (run by ``minijax.numpy`` once it has imported everything)
+sets them on the two classes. Operators return ``NotImplemented`` for operands that are not arrays
 or scalars (a list, a string), so Python raises its usual TypeError, as JAX does.
 
 Methods that forward to a ``jnp`` function another module defines (reshape,
-transpose, matmul, cumsum, ...) look it up when called, by name.
+transpose, matmul, cumsum, ...) look it up when called, by name, in the
+namespace ``attach`` was given (this module sits below ``minijax.numpy``).
 """
 
 from __future__ import annotations
@@ -17,18 +18,24 @@ from typing import Any
 
 import numpy as np
 
-from minijax import core, dtypes
+from minijax import core, dtypes, lax
 from minijax.array import Array
 from minijax.errors import ConcretizationTypeError
-from minijax.numpy import util
+from minijax.numpy import indexing, util
+from minijax.numpy.creation import array
+from minijax.numpy.reductions import any as jnp_any
+from minijax.numpy.ufuncs import equal
+from minijax.numpy.ufuncs_math import conjugate, imag, real, round as jnp_round
 
 Method = Callable[..., Any]
 
 
-def _jnp(name: str) -> Method:
-    import minijax.numpy as jnp
+# The ``minijax.numpy`` namespace, given to ``attach``.
+_namespace: list[Any] = []
 
-    fn = getattr(jnp, name, None)
+
+def _jnp(name: str) -> Method:
+    fn = getattr(_namespace[0], name, None)
     if fn is None:
         raise NotImplementedError(f"jnp.{name} (used by the array method) is not available in minijax yet")
     result: Method = fn
@@ -112,8 +119,6 @@ def _unary_operator(dunder: str, fun_name: str) -> Method:
 
 
 def _round(self: Any, ndigits: int | None = None) -> Any:
-    from minijax.numpy.ufuncs_math import round as jnp_round
-
     if ndigits is None:
         # Python's round(x) gives an integer.
         return util.convert_element_type(jnp_round(self), dtypes.default_int_dtype())
@@ -121,8 +126,6 @@ def _round(self: Any, ndigits: int | None = None) -> Any:
 
 
 def _contains(self: Any, value: Any) -> bool:
-    from minijax.numpy.reductions import any as jnp_any
-    from minijax.numpy.ufuncs import equal
 
     return bool(jnp_any(equal(self, value)))
 
@@ -186,20 +189,14 @@ def flatten(self: Any, order: str = "C") -> Any:
 
 
 def round_method(self: Any, decimals: int = 0, out: None = None) -> Any:
-    from minijax.numpy.ufuncs_math import round as jnp_round
-
     return jnp_round(self, decimals, out)
 
 
 def conj(self: Any) -> Any:
-    from minijax.numpy.ufuncs_math import conjugate
-
     return conjugate(self)
 
 
 def copy(self: Any) -> Any:
-    from minijax.numpy.creation import array
-
     return array(self, copy=True)
 
 
@@ -222,26 +219,18 @@ def _mT(self: Any) -> Any:
 
 
 def _real(self: Any) -> Any:
-    from minijax.numpy.ufuncs_math import real
-
     return real(self)
 
 
 def _imag(self: Any) -> Any:
-    from minijax.numpy.ufuncs_math import imag
-
     return imag(self)
 
 
 def _getitem(self: Any, idx: Any) -> Any:
-    from minijax.numpy import indexing
-
     return indexing.getitem(self, idx)
 
 
 def _at(self: Any) -> Any:
-    from minijax.numpy import indexing
-
     helper = getattr(indexing, "_IndexUpdateHelper", None)
     return helper(self) if helper is not None else indexing.at_helper(self)
 
@@ -269,7 +258,6 @@ def _tracer_tolist(self: Any) -> Any:
 def _tracer_iter(self: Any) -> Iterator[Any]:
     if not self.shape:
         raise TypeError("iteration over a 0-d array")
-    from minijax import lax
 
     # Row by row with index_in_dim (a unit-stride slice, then squeeze), as JAX
     # iterates a traced array.
@@ -329,8 +317,10 @@ _TRACER_ONLY: dict[str, Any] = {
 }
 
 
-def attach() -> None:
-    """Give ``Array`` and ``Tracer`` their operators and methods (idempotent)."""
+def attach(jnp: Any) -> None:
+    """Give ``Array`` and ``Tracer`` their operators and methods, which look the
+    ``jnp`` functions they forward to up in ``jnp`` (idempotent)."""
+    _namespace[:] = [jnp]
     for name, member in _shared_members().items():
         setattr(Array, name, member)
         setattr(core.Tracer, name, member)

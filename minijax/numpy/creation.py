@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
-from minijax.array import Array
-from minijax.dispatch import device_put, device_put_value
-from minijax.interpreters.jit import jit
+from minijax.array import Array, device_put_value
 from minijax.numpy import util
 from minijax.numpy.util import ArrayLike
+from minijax.placement import device_put
+from minijax.stages import jit
 
 __all__ = [
     "arange",
@@ -384,11 +384,9 @@ def _linspace(start: Any, stop: Any, num: int, endpoint: bool, retstep: bool, dt
     delta: Any
     if num > 1:
         div = num - 1 if endpoint else num
-        from minijax.numpy.ufuncs import subtract, true_divide
-
-        delta = true_divide(subtract(stop, start), div)
+        delta = _true_divide(lax.sub(*util.promote_args("subtract", stop, start)), div)
         iota_shape = (1,) * axis + (div,) + (1,) * (len(bounds) - axis)
-        step = true_divide(_reshape(lax.iota(compute, div), iota_shape), div)
+        step = _true_divide(_reshape(lax.iota(compute, div), iota_shape), div)
         out = lax.add(
             lax.mul(_reshape(start_b, with_axis), lax.sub(util.convert_element_type(1, compute), step)),
             lax.mul(_reshape(util.broadcast_to(stop, bounds), with_axis), step),
@@ -406,6 +404,11 @@ def _linspace(start: Any, stop: Any, num: int, endpoint: bool, retstep: bool, dt
         out = lax.floor(out)
     out = util.convert_element_type(out, dtype)
     return (out, delta) if retstep else out
+
+
+def _true_divide(x: Any, y: Any) -> Any:
+    """``jnp.true_divide(x, y)`` (minijax.numpy.ufuncs builds on this module)."""
+    return lax.div(*util.promote_args_inexact("true_divide", x, y))
 
 
 def _reshape(x: Any, shape: tuple[int, ...]) -> Any:

@@ -34,12 +34,15 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
-from minijax.array import Array
-from minijax.dispatch import device_put_value
+from minijax.array import Array, device_put_value
 from minijax.errors import NonConcreteBooleanIndexError
-from minijax.interpreters.jit import jit
 from minijax.numpy import util
+from minijax.numpy.creation import array, asarray
+from minijax.numpy.reductions import sum as jnp_sum
+from minijax.numpy.shape_ops import broadcast_shapes, broadcast_to, clip, expand_dims, moveaxis, ravel, reshape, tile
+from minijax.numpy.ufuncs import divide, mod, power
 from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from minijax.stages import jit
 
 __all__ = ["put", "put_along_axis", "take", "take_along_axis"]
 
@@ -439,8 +442,6 @@ def _normalize(p: Parsed, size: int) -> Parsed:
 
 
 def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> _Gather:
-    from minijax.numpy.creation import asarray
-
     _check_slices(indices)
     indices = [replace(p, index=asarray(p.index)) if isinstance(p.index, Sequence) and p.typ is not IndexType.SLICE
                else p for p in indices]  # fmt: skip
@@ -531,8 +532,6 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
                 gather_slice_shape.append(size)
                 offset_dims.append(collapsed_y_axis)
             else:
-                from minijax.numpy.creation import array
-
                 positions = array(first, dtype=index_dtype) + array(step, dtype=index_dtype) * lax.iota(index_dtype, size)
                 if step < 0:
                     reversed_y_dims.append(collapsed_y_axis)
@@ -569,8 +568,6 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
 
 def _broadcast_index_arrays(arrays: list[Any]) -> list[Any]:
     """The advanced index arrays broadcast to one shape (as arrays, even the scalars)."""
-    from minijax.numpy.shape_ops import broadcast_shapes, broadcast_to
-
     shapes = [np.shape(a) for a in arrays]
     if all(s == shapes[0] for s in shapes):
         return [a if isinstance(a, (Array, core.Tracer)) else device_put_value(a) for a in arrays]
@@ -666,8 +663,6 @@ def _update_value(x: Any, y: Any) -> Any:
 def scatter_update(x: Any, idx: Any, y: Any, scatter_op: Callable[..., Any], *, indices_are_sorted: bool,
                    unique_indices: bool, mode: Mode, normalize_indices: bool = True) -> Any:
     """``x`` with ``x[idx] op= y`` applied, functionally: one scatter (JAX's ``_scatter_update``)."""
-    from minijax.numpy.creation import asarray
-    from minijax.numpy.shape_ops import broadcast_to
 
     x = asarray(x)
     y = _update_value(x, y)
@@ -789,8 +784,6 @@ class _IndexUpdateRef:
     def divide(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
                mode: Mode = None, out_sharding: Any = None, wrap_negative_indices: bool = True) -> Any:
         # As JAX: x / (ones with the values multiplied in at idx), true division.
-        from minijax.numpy.ufuncs import divide
-
         ones = lax.full_like(self.array, 1)  # jnp.ones_like's equation (and x's weak type)
         scale = self._update("divide", values, indices_are_sorted, unique_indices, mode, out_sharding,
                              wrap_negative_indices, array=ones)  # fmt: skip
@@ -799,8 +792,6 @@ class _IndexUpdateRef:
     def power(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
               mode: Mode = None, out_sharding: Any = None, wrap_negative_indices: bool = True) -> Any:
         # As JAX: x ** (ones with the exponents multiplied in at idx).
-        from minijax.numpy.ufuncs import power
-
         ones = lax.full_like(self.array, 1)  # jnp.ones_like's equation (and x's weak type)
         exponent = self._update("power", values, indices_are_sorted, unique_indices, mode, out_sharding,
                                 wrap_negative_indices, array=ones)  # fmt: skip
@@ -838,8 +829,6 @@ def _named_jit(name: str, fun: Callable[..., Any], **kwargs: Any) -> Any:
 
 def _take_impl(a: Any, indices: Any, axis: int | None = None, mode: str | None = None, unique_indices: bool = False,
                indices_are_sorted: bool = False, fill_value: Any = None) -> Any:
-    from minijax.numpy.shape_ops import ravel
-
     if axis is None:
         a = ravel(a)
         axis_idx = 0
@@ -854,8 +843,6 @@ def _take_impl(a: Any, indices: Any, axis: int | None = None, mode: str | None =
     elif mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
     elif mode == "wrap":
-        from minijax.numpy.ufuncs import mod
-
         indices = mod(indices, np.array(a_shape[axis_idx], index_aval.dtype))
         gather_mode = GatherScatterMode.PROMISE_IN_BOUNDS
     elif mode == "clip":
@@ -901,8 +888,6 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
 
 def _take_along_axis_impl(arr: Any, indices: Any, axis: int | None = -1, mode: Mode = None, fill_value: Any = None,
                           wrap_negative_indices: bool | None = None) -> Any:
-    from minijax.numpy.shape_ops import ravel
-
     index_dtype = core.get_aval(indices).dtype
     idx_shape = core.get_aval(indices).shape
     if not dtypes.issubdtype(index_dtype, np.integer):
@@ -974,8 +959,6 @@ def _take_along_axis_impl(arr: Any, indices: Any, axis: int | None = -1, mode: M
 
 def _one_hot_take(a: Any, indices: Any, axis: int, axis_size: int) -> Any:
     """take_along_axis(mode='one_hot'): a one-hot contraction over the axis (no gather), as JAX computes it."""
-    from minijax.numpy.reductions import sum as jnp_sum
-    from minijax.numpy.shape_ops import expand_dims, moveaxis
 
     a_aval, idx_aval = core.get_aval(a), core.get_aval(indices)
     # The result's shape: the indices broadcast with a (a's axis taken by the indices).
@@ -1013,10 +996,6 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     negative ones once, as JAX does), 'wrap' wraps them; ``inplace`` must be
     False (JAX arrays are immutable).
     """
-    from minijax.numpy.creation import asarray
-    from minijax.numpy.shape_ops import clip, ravel, reshape, tile
-    from minijax.numpy.ufuncs import mod
-
     if inplace:
         raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are immutable. "
                          "Pass inplace=False to instead return an updated array.")  # fmt: skip
@@ -1051,8 +1030,6 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplac
                    mode: Mode = None) -> Any:
     """A copy of ``arr`` with ``values`` written where ``take_along_axis(arr, indices, axis)`` reads;
     ``inplace`` must be False."""
-    from minijax.numpy.creation import asarray
-    from minijax.numpy.shape_ops import ravel, reshape
 
     if inplace:
         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays"

@@ -30,12 +30,18 @@ from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
-from minijax import dtypes, lax, numpy as jnp
-from minijax.interpreters.custom import custom_jvp
-from minijax.interpreters.jit import jit
+from minijax import dtypes, lax
+from minijax.custom_derivatives import custom_jvp
 from minijax.lax import linalg as lax_linalg
-from minijax.lax.linalg import _T, _diagonal, _lu_solve, _matmul
-from minijax.numpy import util
+from minijax.numpy import creation, reductions, shape_ops, sorting, tensor_contractions, ufuncs, ufuncs_math, util
+from minijax.primitives.linalg import (
+    diagonal as _diagonal,
+    lu_solve as _lu_solve,
+    matmul as _matmul,
+    matrix_transpose as _T,
+    permute_rows,
+)
+from minijax.stages import jit
 
 ArrayLike = Any
 Array = Any
@@ -76,7 +82,7 @@ class SVDResult(NamedTuple):
 def _arrays(name: str, *xs: ArrayLike) -> list[Array]:
     """JAX's ensure_arraylike: arrays and scalars only (no lists), as arrays."""
     util.check_arraylike(name, *xs)
-    return [jnp.asarray(x) for x in xs]
+    return [creation.asarray(x) for x in xs]
 
 
 def _inexact(name: str, *xs: ArrayLike) -> list[Array]:
@@ -93,7 +99,7 @@ def _square(name: str, a: Array, what: str = "Argument to {name}() must have sha
 def _eye_like(a: Array) -> Array:
     """The identity of a's matrix size and dtype, broadcast over a's batch axes."""
     n = np.shape(a)[-1]
-    return lax.broadcast(jnp.eye(n, dtype=a.dtype), tuple(np.shape(a)[:-2]))
+    return lax.broadcast(creation.eye(n, dtype=a.dtype), tuple(np.shape(a)[:-2]))
 
 
 # ---------------------------------------------------------------------------
@@ -274,8 +280,8 @@ def _solve_impl(a: Array, b: Array) -> Array:
     # NumPy's broadcasting over the batch axes (gufunc "(m,m),(m)->(m)" or "(m,m),(m,n)->(m,n)").
     core_b = 1 if vector else 2
     batch = util.broadcast_shapes("solve", a.shape[:-2], b.shape[: b.ndim - core_b])
-    a = jnp.broadcast_to(a, (*batch, *a.shape[-2:]))
-    b = jnp.broadcast_to(b, (*batch, *b.shape[b.ndim - core_b :]))
+    a = shape_ops.broadcast_to(a, (*batch, *a.shape[-2:]))
+    b = shape_ops.broadcast_to(b, (*batch, *b.shape[b.ndim - core_b :]))
     return _solve(a, b)
 
 
@@ -339,7 +345,7 @@ def tensorsolve(a: ArrayLike, b: ArrayLike, axes: tuple[int, ...] | None = None)
     """x with tensordot(a, x, x.ndim) = b."""
     a_arr, b_arr = _arrays("tensorsolve", a, b)
     if axes is not None:
-        a_arr = jnp.moveaxis(a_arr, axes, len(axes) * (a_arr.ndim - 1,))
+        a_arr = shape_ops.moveaxis(a_arr, axes, len(axes) * (a_arr.ndim - 1,))
     out_shape = a_arr.shape[b_arr.ndim :]
     if a_arr.shape[: b_arr.ndim] != b_arr.shape:
         raise ValueError(
@@ -358,16 +364,16 @@ def tensorsolve(a: ArrayLike, b: ArrayLike, axes: tuple[int, ...] | None = None)
 def _pinv_body(a: Array, rtol: Any, hermitian: bool) -> Array:
     m, n = a.shape[-2:]
     if m == 0 or n == 0:
-        return jnp.zeros((*a.shape[:-2], n, m), a.dtype)
+        return creation.zeros((*a.shape[:-2], n, m), a.dtype)
     if rtol is None:
-        rtol = 10.0 * max(m, n) * jnp.array(dtypes.finfo(a.dtype).eps)
-    rtol = jnp.asarray(rtol)
+        rtol = 10.0 * max(m, n) * creation.array(dtypes.finfo(a.dtype).eps)
+    rtol = creation.asarray(rtol)
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
     # Singular values at or below rtol times the largest count as zero.
     rtol = lax.expand_dims(rtol[..., None], tuple(range(s.ndim - rtol.ndim - 1)))
     cutoff = rtol * s[..., 0:1]
-    s = jnp.where(s > cutoff, s, np.inf).astype(u.dtype)
-    res = jnp.matmul(_T(vh), jnp.divide(_T(u), s[..., None]), precision=lax.Precision.HIGHEST)
+    s = sorting.where(s > cutoff, s, np.inf).astype(u.dtype)
+    res = tensor_contractions.matmul(_T(vh), ufuncs.divide(_T(u), s[..., None]), precision=lax.Precision.HIGHEST)
     return lax.convert_element_type(res, a.dtype)
 
 
@@ -430,26 +436,26 @@ def _lstsq_impl(a: Array, b: Array, rcond: Any, numpy_resid: bool = False) -> tu
     m, n = a.shape
     dtype = a.dtype
     if a.size == 0:
-        s = jnp.zeros(0, dtype=a.dtype)
-        rank = jnp.array(0, dtype=int)
-        x = jnp.zeros((n, *b.shape[1:]), dtype=a.dtype)
+        s = creation.zeros(0, dtype=a.dtype)
+        rank = creation.array(0, dtype=int)
+        x = creation.zeros((n, *b.shape[1:]), dtype=a.dtype)
     else:
         if rcond is None:
             rcond = float(dtypes.finfo(dtype).eps) * max(n, m)
         else:
-            rcond = jnp.where(jnp.asarray(rcond) < 0, dtypes.finfo(dtype).eps, rcond)
+            rcond = sorting.where(creation.asarray(rcond) < 0, dtypes.finfo(dtype).eps, rcond)
         u, s, vt = svd(a, full_matrices=False)
-        mask = (s > 0) & (s >= jnp.array(rcond, dtype=s.dtype) * s[0])
+        mask = (s > 0) & (s >= creation.array(rcond, dtype=s.dtype) * s[0])
         rank = mask.sum()
-        safe_s = jnp.where(mask, s, 1).astype(a.dtype)
-        s_inv = jnp.where(mask, 1 / safe_s, 0)[:, None]
-        u_t_b = jnp.matmul(u.T, b, precision=lax.Precision.HIGHEST)
-        x = jnp.matmul(vt.T, s_inv * u_t_b, precision=lax.Precision.HIGHEST)
+        safe_s = sorting.where(mask, s, 1).astype(a.dtype)
+        s_inv = sorting.where(mask, 1 / safe_s, 0)[:, None]
+        u_t_b = tensor_contractions.matmul(u.T, b, precision=lax.Precision.HIGHEST)
+        x = tensor_contractions.matmul(vt.T, s_inv * u_t_b, precision=lax.Precision.HIGHEST)
     # NumPy returns empty residuals in some cases; under jit the full ones are returned always (as JAX).
     if numpy_resid and (rank < n or m <= n):
-        resid = jnp.asarray([])
+        resid = creation.asarray([])
     else:
-        b_estimate = jnp.matmul(a, x, precision=lax.Precision.HIGHEST)
+        b_estimate = tensor_contractions.matmul(a, x, precision=lax.Precision.HIGHEST)
         resid = norm(b - b_estimate, axis=0) ** 2
     if b_orig_ndim == 1:
         x = x.ravel()
@@ -483,7 +489,7 @@ def _slogdet_small_value(a: Array) -> tuple[Array, Array]:
         det = a[..., 0, 0]
     else:
         det = a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
-    return jnp.sign(det), jnp.log(jnp.abs(det))
+    return ufuncs_math.sign(det), ufuncs_math.log(ufuncs.abs(det))
 
 
 @custom_jvp
@@ -502,23 +508,23 @@ def _slogdet_small_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[A
         x00, x01, x10, x11 = x[..., 0, 0], x[..., 0, 1], x[..., 1, 0], x[..., 1, 1]
         det = x00 * x11 - x01 * x10
         ans_dot = (g[..., 0, 0] * x11 - g[..., 0, 1] * x10 - g[..., 1, 0] * x01 + g[..., 1, 1] * x00) / det
-    return (sign, ans), (jnp.zeros_like(sign), ans_dot)
+    return (sign, ans), (creation.zeros_like(sign), ans_dot)
 
 
 def _pivot_parity(pivots: Array) -> Array:
     """How many rows the LU pivots actually swapped."""
-    iota = lax.expand_dims(jnp.arange(pivots.shape[-1], dtype=pivots.dtype), tuple(range(pivots.ndim - 1)))
-    return jnp.count_nonzero(pivots != iota, axis=-1)
+    iota = lax.expand_dims(creation.arange(pivots.shape[-1], dtype=pivots.dtype), tuple(range(pivots.ndim - 1)))
+    return sorting.count_nonzero(pivots != iota, axis=-1)
 
 
 def _slogdet_lu_value(a: Array) -> tuple[Array, Array]:
     dtype = a.dtype
     lu, pivots, _ = lax_linalg.lu(a)
     diag = _diagonal(lu)
-    is_zero = jnp.any(diag == jnp.array(0, dtype=dtype), axis=-1)
-    parity = _pivot_parity(pivots) + jnp.count_nonzero(diag < 0, axis=-1)
-    sign = jnp.where(is_zero, jnp.array(0, dtype=dtype), jnp.array(-2 * (parity % 2) + 1, dtype=dtype))
-    logdet = jnp.where(is_zero, jnp.array(-np.inf, dtype=dtype), jnp.sum(jnp.log(jnp.abs(diag)).astype(dtype), axis=-1))
+    is_zero = reductions.any(diag == creation.array(0, dtype=dtype), axis=-1)
+    parity = _pivot_parity(pivots) + sorting.count_nonzero(diag < 0, axis=-1)
+    sign = sorting.where(is_zero, creation.array(0, dtype=dtype), creation.array(-2 * (parity % 2) + 1, dtype=dtype))
+    logdet = sorting.where(is_zero, creation.array(-np.inf, dtype=dtype), reductions.sum(ufuncs_math.log(ufuncs.abs(diag)).astype(dtype), axis=-1))
     return sign, logdet
 
 
@@ -526,9 +532,9 @@ def _slogdet_qr_value(a: Array) -> tuple[Array, Array]:
     # |det A| = prod |R_ii|; det Q = ±1, read off Q's (well-conditioned) LU.
     q, r = lax_linalg.qr(a, full_matrices=False)
     r_diag = _diagonal(r)
-    log_abs_det = jnp.sum(jnp.log(jnp.abs(r_diag)), axis=-1)
+    log_abs_det = reductions.sum(ufuncs_math.log(ufuncs.abs(r_diag)), axis=-1)
     q_sign, _ = _slogdet_lu_value(q)
-    return q_sign * jnp.prod(jnp.sign(r_diag), axis=-1), log_abs_det
+    return q_sign * reductions.prod(ufuncs_math.sign(r_diag), axis=-1), log_abs_det
 
 
 def _slogdet_jvp_common(value: Any) -> Any:
@@ -540,7 +546,7 @@ def _slogdet_jvp_common(value: Any) -> Any:
         # tangent must be transposable for grad.
         lu, _, permutation = lax_linalg.lu(x)
         ans_dot = _trace_last(_lu_solve(lu, permutation, g))
-        return (sign, ans), (jnp.zeros_like(sign), ans_dot)
+        return (sign, ans), (creation.zeros_like(sign), ans_dot)
 
     return jvp
 
@@ -600,24 +606,24 @@ def _cofactor_solve(a: Array, b: Array) -> tuple[Array, Array]:
     lu, pivots, permutation = lax_linalg.lu(a)
     dtype = a.dtype
     batch = tuple(np.broadcast_shapes(lu.shape[:-2], b.shape[:-2]))
-    x = jnp.broadcast_to(b, (*batch, *b.shape[-2:]))
-    lu = jnp.broadcast_to(lu, (*batch, *lu.shape[-2:]))
+    x = shape_ops.broadcast_to(b, (*batch, *b.shape[-2:]))
+    lu = shape_ops.broadcast_to(lu, (*batch, *lu.shape[-2:]))
     diag = _diagonal(lu)
-    sign = jnp.asarray(-2 * (_pivot_parity(pivots) % 2) + 1, dtype=dtype)
-    partial_det = jnp.cumprod(diag, axis=-1) * sign[..., None]
+    sign = creation.asarray(-2 * (_pivot_parity(pivots) % 2) + 1, dtype=dtype)
+    partial_det = sorting.cumprod(diag, axis=-1) * sign[..., None]
     # lu[..., -1, -1] = 1 / partial_det[..., -2], without a scatter.
     last = lax.broadcast(lax.bitwise_and(_iota_eq((n, n), n - 1, 0), _iota_eq((n, n), n - 1, 1)), batch)
-    lu = jnp.where(last, (1.0 / partial_det[..., -2])[..., None, None], lu)
-    permutation = jnp.broadcast_to(permutation, (*batch, n))
+    lu = sorting.where(last, (1.0 / partial_det[..., -2])[..., None, None], lu)
+    permutation = shape_ops.broadcast_to(permutation, (*batch, n))
     # Matrices of rank below n - 1 have adj(a) = 0: find them from a solve with the modified factors.
-    d = lax_linalg.triangular_solve(lu, jnp.ones(x.shape[:-1], x.dtype), left_side=True, lower=False)
-    d = jnp.any(jnp.isnan(d) | jnp.isinf(d), axis=-1)[..., None, None]
-    x = jnp.where(d, jnp.zeros_like(x), x)
-    x = lax_linalg._permute_rows(x, permutation)
+    d = lax_linalg.triangular_solve(lu, creation.ones(x.shape[:-1], x.dtype), left_side=True, lower=False)
+    d = reductions.any(ufuncs.isnan(d) | ufuncs_math.isinf(d), axis=-1)[..., None, None]
+    x = sorting.where(d, creation.zeros_like(x), x)
+    x = permute_rows(x, permutation)
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
-    x = jnp.concatenate((x[..., :-1, :] * partial_det[..., -1, None, None], x[..., -1:, :]), axis=-2)
+    x = shape_ops.concatenate((x[..., :-1, :] * partial_det[..., -1, None, None], x[..., -1:, :]), axis=-2)
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
-    x = jnp.where(d, jnp.zeros_like(x), x)
+    x = sorting.where(d, creation.zeros_like(x), x)
     return partial_det[..., -1], x
 
 
@@ -628,7 +634,7 @@ def _iota_eq(shape: tuple[int, int], value: int, dimension: int) -> Array:
 @custom_jvp
 def _det(a: Array) -> Array:
     sign, logdet = slogdet(a)
-    return sign * jnp.exp(logdet).astype(sign.dtype)
+    return sign * ufuncs_math.exp(logdet).astype(sign.dtype)
 
 
 @_det.defjvp
@@ -676,16 +682,16 @@ def vector_norm(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, k
     """The vector p-norm over ``axis`` (all axes by default): ord 2, inf, -inf, 0, 1 or any other number."""
     (x,) = _arrays("jnp.linalg.vector_norm", x)
     if ord is None or ord == 2:
-        return jnp.sqrt(jnp.sum(x * x, axis=axis, keepdims=keepdims))
+        return ufuncs_math.sqrt(reductions.sum(x * x, axis=axis, keepdims=keepdims))
     if ord == np.inf:
-        return jnp.max(jnp.abs(x), axis=axis, keepdims=keepdims, initial=0)
+        return reductions.max(ufuncs.abs(x), axis=axis, keepdims=keepdims, initial=0)
     if ord == -np.inf:
-        return jnp.min(jnp.abs(x), axis=axis, keepdims=keepdims)
+        return reductions.min(ufuncs.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
         dtype = dtypes.finfo(x.dtype).dtype if dtypes.issubdtype(x.dtype, np.floating) else dtypes.canonicalize_dtype(np.float64)
-        return jnp.sum(x != 0, dtype=dtype, axis=axis, keepdims=keepdims)
+        return reductions.sum(x != 0, dtype=dtype, axis=axis, keepdims=keepdims)
     if ord == 1:
-        return jnp.sum(jnp.abs(x), axis=axis, keepdims=keepdims)
+        return reductions.sum(ufuncs.abs(x), axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         msg = f"Invalid order '{ord}' for vector norm."
         if ord == "inf":
@@ -693,10 +699,10 @@ def vector_norm(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, k
         if ord == "-inf":
             msg += "Use '-jax.numpy.inf' instead."
         raise ValueError(msg)
-    abs_x = jnp.abs(x)
+    abs_x = ufuncs.abs(x)
     # The exponents are constants computed on the host in x's dtype (so they print as literals, as in JAX).
     p = np.asarray(ord, dtype=abs_x.dtype)
-    return jnp.power(jnp.sum(abs_x**p, axis=axis, keepdims=keepdims), np.asarray(1.0, abs_x.dtype) / p)
+    return ufuncs.power(reductions.sum(abs_x**p, axis=axis, keepdims=keepdims), np.asarray(1.0, abs_x.dtype) / p)
 
 
 def _norm_impl(x: Array, ord: Any, axis: Any, keepdims: bool) -> Array:  # noqa: A002
@@ -704,7 +710,7 @@ def _norm_impl(x: Array, ord: Any, axis: Any, keepdims: bool) -> Array:  # noqa:
     ndim = x.ndim
     if axis is None:
         if ord is None:  # NumPy accepts any rank here: the 2-norm of everything
-            return jnp.sqrt(jnp.sum(x * x, keepdims=keepdims))
+            return ufuncs_math.sqrt(reductions.sum(x * x, keepdims=keepdims))
         axis = tuple(range(ndim))
     elif isinstance(axis, tuple):
         axis = tuple(util.canonicalize_axis(a, ndim) for a in axis)
@@ -719,27 +725,27 @@ def _norm_impl(x: Array, ord: Any, axis: Any, keepdims: bool) -> Array:  # noqa:
         )
     row_axis, col_axis = axis
     if ord is None or ord in ("f", "fro"):
-        return jnp.sqrt(jnp.sum(x * x, axis=axis, keepdims=keepdims))
+        return ufuncs_math.sqrt(reductions.sum(x * x, axis=axis, keepdims=keepdims))
     if ord in (1, -1):  # the largest/smallest column sum
         if not keepdims and col_axis > row_axis:
             col_axis -= 1
-        sums = jnp.sum(jnp.abs(x), axis=row_axis, keepdims=keepdims)
-        return jnp.max(sums, axis=col_axis, keepdims=keepdims, initial=0) if ord == 1 else jnp.min(sums, axis=col_axis, keepdims=keepdims)
+        sums = reductions.sum(ufuncs.abs(x), axis=row_axis, keepdims=keepdims)
+        return reductions.max(sums, axis=col_axis, keepdims=keepdims, initial=0) if ord == 1 else reductions.min(sums, axis=col_axis, keepdims=keepdims)
     if ord in (np.inf, -np.inf):  # the largest/smallest row sum
         if not keepdims and row_axis > col_axis:
             row_axis -= 1
-        sums = jnp.sum(jnp.abs(x), axis=col_axis, keepdims=keepdims)
-        return jnp.max(sums, axis=row_axis, keepdims=keepdims, initial=0) if ord == np.inf else jnp.min(sums, axis=row_axis, keepdims=keepdims)
+        sums = reductions.sum(ufuncs.abs(x), axis=col_axis, keepdims=keepdims)
+        return reductions.max(sums, axis=row_axis, keepdims=keepdims, initial=0) if ord == np.inf else reductions.min(sums, axis=row_axis, keepdims=keepdims)
     if ord in ("nuc", 2, -2):
-        x = jnp.moveaxis(x, axis, (-2, -1))
+        x = shape_ops.moveaxis(x, axis, (-2, -1))
         s = svd(x, compute_uv=False)
         if ord == 2:
-            y = jnp.max(s, axis=-1, initial=0)
+            y = reductions.max(s, axis=-1, initial=0)
         elif ord == -2:
-            y = jnp.min(s, axis=-1)
+            y = reductions.min(s, axis=-1)
         else:
-            y = jnp.sum(s, axis=-1)
-        return jnp.expand_dims(y, axis) if keepdims else y
+            y = reductions.sum(s, axis=-1)
+        return shape_ops.expand_dims(y, axis) if keepdims else y
     raise ValueError(f"Invalid order '{ord}' for matrix norm.")
 
 
@@ -773,8 +779,8 @@ def _matrix_rank_impl(M: Array, rtol: Any, *, hermitian: bool) -> Array:  # noqa
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
     if rtol is None:
         rtol = s.max(-1) * np.array(max(M.shape[-2:]), dtype=s.dtype) * dtypes.finfo(s.dtype).eps
-    rtol = jnp.expand_dims(rtol, np.ndim(rtol))
-    return jnp.sum(s > rtol, axis=-1)
+    rtol = shape_ops.expand_dims(rtol, np.ndim(rtol))
+    return reductions.sum(s > rtol, axis=-1)
 
 
 _matrix_rank_impl.__name__ = "matrix_rank"
@@ -803,7 +809,7 @@ def _cond_impl(x: Array, p: Any) -> Array:
             raise ValueError(f"jnp.linalg.cond: for p={p}, array must be square; got arr.shape={x.shape}")
         r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
     # NaN (from a singular matrix) becomes inf, unless x itself has NaNs.
-    return jnp.where(jnp.isnan(r) & ~jnp.isnan(x).any(axis=(-2, -1)), np.inf, r)
+    return sorting.where(ufuncs.isnan(r) & ~ufuncs.isnan(x).any(axis=(-2, -1)), np.inf, r)
 
 
 _cond_impl.__name__ = "cond"
@@ -826,7 +832,7 @@ def cond(x: ArrayLike, p: Any = None) -> Array:
 
 def _matrix_power_impl(a: Array, *, n: int) -> Array:
     if n == 0:
-        return jnp.broadcast_to(jnp.eye(a.shape[-2], dtype=a.dtype), a.shape)
+        return shape_ops.broadcast_to(creation.eye(a.shape[-2], dtype=a.dtype), a.shape)
     if n < 0:
         a = inv(a)
         n = abs(n)
@@ -888,32 +894,32 @@ def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
             "Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
             f"x1.shape[axis]={x1.shape[axis]} and x2.shape[axis]={x2.shape[axis]}"
         )
-    a, b = util.promote_dtypes(jnp.moveaxis(x1, axis, -1), jnp.moveaxis(x2, axis, -1))
+    a, b = util.promote_dtypes(shape_ops.moveaxis(x1, axis, -1), shape_ops.moveaxis(x2, axis, -1))
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    c = jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return jnp.moveaxis(c, -1, axis)
+    c = shape_ops.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return shape_ops.moveaxis(c, -1, axis)
 
 
 def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """The dot product of vectors along ``axis``, broadcasting the other axes."""
     x1, x2 = _arrays("jnp.linalg.vecdot", x1, x2)
     n1, n2 = x1.ndim, x2.ndim
-    a = jnp.moveaxis(x1, util.canonicalize_axis(axis, n1), -1)
-    b = jnp.moveaxis(x2, util.canonicalize_axis(axis, n2), -1)
+    a = shape_ops.moveaxis(x1, util.canonicalize_axis(axis, n1), -1)
+    b = shape_ops.moveaxis(x2, util.canonicalize_axis(axis, n2), -1)
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"vecdot: the vectors have different lengths, {a.shape[-1]} and {b.shape[-1]}.")
     batch = util.broadcast_shapes("vecdot", a.shape[:-1], b.shape[:-1])
-    a, b = jnp.broadcast_to(a, (*batch, a.shape[-1])), jnp.broadcast_to(b, (*batch, b.shape[-1]))
+    a, b = shape_ops.broadcast_to(a, (*batch, a.shape[-1])), shape_ops.broadcast_to(b, (*batch, b.shape[-1]))
     nb = len(batch)
-    out = jnp.matmul(a[..., None, :], b[..., :, None], precision=precision, preferred_element_type=preferred_element_type)
+    out = tensor_contractions.matmul(a[..., None, :], b[..., :, None], precision=precision, preferred_element_type=preferred_element_type)
     return lax.reshape(out, batch) if nb or out.ndim else out
 
 
 def matmul(x1: ArrayLike, x2: ArrayLike, /, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """``jnp.matmul``."""
     x1, x2 = _arrays("jnp.linalg.matmul", x1, x2)
-    return jnp.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+    return tensor_contractions.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def tensordot(
@@ -924,7 +930,7 @@ def tensordot(
     if out_sharding is not None:
         raise NotImplementedError(f"jnp.linalg.tensordot: minijax has no shardings; pass out_sharding=None (got {out_sharding!r}).")
     x1, x2 = _arrays("jnp.linalg.tensordot", x1, x2)
-    return jnp.tensordot(x1, x2, axes=axes, precision=precision, preferred_element_type=preferred_element_type)
+    return tensor_contractions.tensordot(x1, x2, axes=axes, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def _diagonal_offset(x: Array, offset: int) -> Array:
@@ -946,7 +952,7 @@ def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Array:
 
 
 def _trace_last(x: Array) -> Array:
-    return jnp.sum(_diagonal(x), axis=-1)
+    return reductions.sum(_diagonal(x), axis=-1)
 
 
 def trace(x: ArrayLike, /, *, offset: int = 0, dtype: Any = None) -> Array:
@@ -954,7 +960,7 @@ def trace(x: ArrayLike, /, *, offset: int = 0, dtype: Any = None) -> Array:
     (x,) = _arrays("jnp.linalg.trace", x)
     if x.ndim < 2:
         raise ValueError(f"jnp.linalg.trace requires an array of at least 2 dimensions; got shape {x.shape}")
-    return jnp.sum(_diagonal_offset(x, operator.index(offset)), axis=-1, dtype=dtype)
+    return reductions.sum(_diagonal_offset(x, operator.index(offset)), axis=-1, dtype=dtype)
 
 
 def _chain_order(dims: Sequence[int]) -> list[list[int]]:
@@ -1003,7 +1009,7 @@ def multi_dot(arrays: Sequence[ArrayLike], *, precision: Any = None) -> Array:
         if i == j:
             return mats[i]
         k = split[i][j]
-        return jnp.matmul(product(i, k), product(k + 1, j), precision=precision)
+        return tensor_contractions.matmul(product(i, k), product(k + 1, j), precision=precision)
 
     out = product(0, len(mats) - 1)
     if first_vector:

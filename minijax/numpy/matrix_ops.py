@@ -31,7 +31,6 @@ import numpy as np
 import opt_einsum
 
 from minijax import core, dtypes, lax
-from minijax.interpreters.jit import jit
 from minijax.numpy import util
 from minijax.numpy.creation import arange, array, eye, ones, zeros, zeros_like
 from minijax.numpy.reductions import sum as _jnp_sum
@@ -48,6 +47,7 @@ from minijax.numpy.util import (
     promote_dtypes_inexact,
     where_jit,
 )
+from minijax.stages import jit
 from minijax.vectorization import vmap
 
 __all__ = [

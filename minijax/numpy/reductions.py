@@ -23,7 +23,8 @@ import numpy as np
 
 from minijax import core, dtypes, lax as lax
 from minijax.numpy import util
-from minijax.numpy.ufuncs import const, staged
+from minijax.numpy.creation import asarray
+from minijax.numpy.ufuncs import const, equal, staged
 from minijax.numpy.util import ArrayLike
 
 __all__ = [
@@ -59,8 +60,6 @@ Fn = Callable[..., Any]
 
 
 def _asarray(x: Any) -> Any:
-    from minijax.numpy.creation import asarray
-
     return asarray(x)
 
 
@@ -272,8 +271,6 @@ def mean(
     if where is None:
         normalizer: Any = np.array(_count(a, axes), compute)[()]
     else:
-        from minijax.numpy.creation import asarray
-
         mask = util.broadcast_to(asarray(where), util.shape(a))
         normalizer = sum(util.convert_element_type(mask, dtypes.default_int_dtype()), axes, dtype=compute, keepdims=keepdims)
     total = sum(a, axes, dtype=compute, keepdims=keepdims, where=where)
@@ -616,8 +613,6 @@ def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Any:
     a1, a2 = _asarray(a1), _asarray(a2)
     if util.shape(a1) != util.shape(a2):
         return _asarray(np.bool_(False))
-    from minijax.numpy.ufuncs import equal
-
     eq = equal(a1, a2)
     if equal_nan:
         eq = lax.bitwise_or(eq, lax.bitwise_and(lax.ne(a1, a1), lax.ne(a2, a2)))
@@ -627,8 +622,6 @@ def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Any:
 def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Any:
     """Whether two arrays are equal after broadcasting against each other."""
     a1, a2 = _asarray(a1), _asarray(a2)
-    from minijax.numpy.ufuncs import equal
-
     try:
         eq = equal(a1, a2)
     except ValueError:

@@ -17,6 +17,7 @@ import numpy as np
 
 from minijax import core, dtypes
 from minijax.array import Array
+from minijax.numpy.creation import asarray
 
 __all__ = [
     "bfloat16",
@@ -76,8 +77,6 @@ class _ScalarMeta(type):
         return not cls == other
 
     def __call__(cls, x: Any) -> Any:
-        from minijax.numpy.creation import asarray
-
         return asarray(x, dtype=cls.dtype)
 
     def __instancecheck__(cls, instance: Any) -> bool:

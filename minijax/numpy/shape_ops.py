@@ -22,12 +22,11 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
-from minijax.array import Array
-from minijax.dispatch import device_put_value
+from minijax.array import Array, device_put_value
 from minijax.errors import ConcretizationTypeError
-from minijax.interpreters.jit import jit
 from minijax.numpy import ufuncs, util
 from minijax.numpy.util import canonicalize_axis, check_arraylike, convert_element_type, promote_dtypes
+from minijax.stages import jit
 
 __all__ = [
     "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays",
@@ -35,7 +34,7 @@ __all__ = [
     "dstack", "expand_dims", "flip", "fliplr", "flipud", "hstack",
     "moveaxis", "ndim", "ravel", "repeat", "reshape", "rot90", "select", "shape",
     "size", "split", "squeeze", "stack", "swapaxes", "tile", "transpose",
-    "vstack", "where",
+    "vstack",
 ]
 
 ArrayLike = Any
@@ -652,18 +651,9 @@ def _where_impl(condition: Any, x: Any, y: Any) -> Any:
 _where_staged = _named_jit("_where", _where_impl)
 
 
-def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /, *, size: int | None = None,
-          fill_value: Any = None) -> Any:
+def where3(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Any:
     """``jnp.where(condition, x, y)``: elements of ``x`` where ``condition`` holds, else of ``y``.
-
-    With one argument it is ``jnp.nonzero(condition, size=size, fill_value=fill_value)``.
-    """
-    if x is None and y is None:
-        from minijax.numpy.sorting import nonzero  # sorting builds on shape_ops
-
-        return nonzero(condition, size=size, fill_value=fill_value)
-    if size is not None or fill_value is not None:
-        raise ValueError("size and fill_value arguments cannot be used in three-term where function.")
+    (``jnp.where`` itself is in minijax/numpy/sorting.py: with one argument it is ``nonzero``.)"""
     check_arraylike("where", condition, x, y)
     return _where_staged(condition, x, y)
 

@@ -29,14 +29,15 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
-from minijax.interpreters.jit import jit
 from minijax.numpy import util
 from minijax.numpy.creation import arange, asarray, full, full_like, linspace, ones, ones_like, zeros
-from minijax.numpy.reductions import any as _any, max as _max, min as _min, ptp, sum as _sum
-from minijax.numpy.shape_ops import atleast_1d, clip, concatenate, moveaxis, ravel, swapaxes, transpose, vstack, where
-from minijax.numpy.ufuncs_math import isnan
+from minijax.numpy.reductions import all as all_, any as _any, max as _max, min as _min, ptp, sum as _sum
+from minijax.numpy.shape_ops import atleast_1d, clip, concatenate, moveaxis, ravel, swapaxes, transpose, vstack, where3
+from minijax.numpy.ufuncs import isnan
 from minijax.numpy.util import ArrayLike
 from minijax.primitives.indexing import GatherDimensionNumbers
+from minijax.stages import jit
+from minijax.vectorization import vmap
 
 __all__ = [
     "argpartition",
@@ -70,6 +71,7 @@ __all__ = [
     "unique_counts",
     "unique_inverse",
     "unique_values",
+    "where",
 ]
 
 Array = Any
@@ -263,8 +265,6 @@ def _argpartition(a: Array, kth: int, axis: int = -1) -> Array:
     bottom = _bottom(arr, kth + 1, want_indices=True)
     # The top indices come from a proxy in which the bottom ones are 0 and the
     # rest 1, so that duplicates of the kth value are not taken twice.
-    from minijax.vectorization import vmap  # (it imports minijax.numpy)
-
     def set_to_zero(row: Array, i: Array) -> Array:
         return row.at[i].set(0)
 
@@ -569,6 +569,19 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: ArrayLike | tu
     return out
 
 
+def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /, *, size: int | None = None,
+          fill_value: Any = None) -> Any:
+    """``jnp.where(condition, x, y)``: elements of ``x`` where ``condition`` holds, else of ``y``.
+
+    With one argument it is ``jnp.nonzero(condition, size=size, fill_value=fill_value)``.
+    """
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value arguments cannot be used in three-term where function.")
+    return where3(condition, x, y)
+
+
 def flatnonzero(a: ArrayLike, *, size: int | None = None, fill_value: ArrayLike | None = None) -> Array:
     """The indices of the nonzero elements of the flattened ``a`` (see ``nonzero``)."""
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
@@ -797,8 +810,6 @@ def _in1d(ar1: Array, ar2: Array, invert: bool, method: str = "auto", assume_uni
 
 
 def _all_last(x: Array) -> Array:
-    from minijax.numpy.reductions import all as all_
-
     return all_(x, -1)
 
 

@@ -16,11 +16,14 @@ import numpy as np
 
 from minijax import core, dtypes, lax as lax
 from minijax.array import Array
-from minijax.interpreters.jit import jit
 from minijax.numpy import util
+from minijax.numpy.creation import asarray, ones_like
 from minijax.numpy.util import ArrayLike
+from minijax.stages import jit
 
 __all__ = [
+    "abs",
+    "absolute",
     "add",
     "bitwise_and",
     "bitwise_count",
@@ -40,6 +43,7 @@ __all__ = [
     "greater",
     "greater_equal",
     "invert",
+    "isnan",
     "left_shift",
     "less",
     "less_equal",
@@ -185,8 +189,6 @@ def negative(x: ArrayLike, /) -> Any:
 def positive(x: ArrayLike, /) -> Any:
     """Elementwise ``+x``: ``x`` itself, as an array."""
     util.check_arraylike("positive", x)
-    from minijax.numpy.creation import asarray
-
     return asarray(x)
 
 
@@ -203,8 +205,6 @@ bitwise_invert = invert
 def bitwise_count(x: ArrayLike, /) -> Any:
     """The number of 1 bits in the absolute value of each integer."""
     util.check_arraylike("bitwise_count", x)
-    from minijax.numpy.ufuncs_math import absolute
-
     return lax.population_count(absolute(x))
 
 
@@ -275,8 +275,6 @@ def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Any:
 
 def _nonzero_divisor(x2: Any) -> Any:
     # Integer remainder by zero is defined as 0 in NumPy; divide by 1 instead.
-    from minijax.numpy.creation import ones_like
-
     return util.where_jit(lax.eq(x2, lax_const(x2, 0)), ones_like(x2), x2)
 
 
@@ -402,18 +400,36 @@ pow = power  # noqa: A001  (NumPy 2's alias)
 
 
 # ---------------------------------------------------------------------------
+# absolute value and NaN test (here: the ufuncs below build on them)
+
+
+def absolute(x: ArrayLike, /) -> Any:
+    """Elementwise absolute value; unsigned and bool values are returned as they are."""
+    util.check_arraylike("absolute", x)
+    if is_unsigned(x) or is_bool(x):
+        return asarray(x)
+    return lax.abs(x)
+
+
+abs = absolute  # noqa: A001  (NumPy's name)
+
+
+def isnan(x: ArrayLike, /) -> Any:
+    """Elementwise test for NaN (always False for integers)."""
+    util.check_arraylike("isnan", x)
+    return lax.ne(x, x)
+
+
+
+# ---------------------------------------------------------------------------
 # fmax/fmin (jnp.where and jnp.clip live in shape_ops)
 
 
 def _fmax(x1: Any, x2: Any) -> Any:
-    from minijax.numpy.ufuncs_math import isnan
-
     return util.where_jit(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
 def _fmin(x1: Any, x2: Any) -> Any:
-    from minijax.numpy.ufuncs_math import isnan
-
     return util.where_jit(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 

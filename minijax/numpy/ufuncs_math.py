@@ -15,14 +15,23 @@ import numpy as np
 
 from minijax import core, dtypes, lax as lax
 from minijax.array import Array
-from minijax.interpreters.custom import custom_jvp
+from minijax.custom_derivatives import custom_jvp
 from minijax.numpy import util
-from minijax.numpy.ufuncs import Fn, _lax, _public, const, is_bool, is_integer, is_unsigned, lax_const, staged
+from minijax.numpy.creation import asarray, full_like, ones_like, zeros_like
+from minijax.numpy.ufuncs import (
+    Fn,
+    _lax,
+    _public,
+    const,
+    is_bool,
+    is_integer,
+    lax_const,
+    staged,
+)
 from minijax.numpy.util import ArrayLike
+from minijax.primitives.sorting import logaddexp_function
 
 __all__ = [
-    "abs",
-    "absolute",
     "acos",
     "acosh",
     "arccos",
@@ -57,7 +66,6 @@ __all__ = [
     "imag",
     "isfinite",
     "isinf",
-    "isnan",
     "isneginf",
     "isposinf",
     "log",
@@ -87,8 +95,6 @@ __all__ = [
 
 
 def _full_like_bool(x: Any, value: bool) -> Any:
-    from minijax.numpy.creation import full_like
-
     return full_like(x, value, dtype=np.bool_)
 
 
@@ -216,19 +222,6 @@ def square(x: ArrayLike, /) -> Any:
 # Sign and rounding: integers pass through
 
 
-def absolute(x: ArrayLike, /) -> Any:
-    """Elementwise absolute value; unsigned and bool values are returned as they are."""
-    util.check_arraylike("absolute", x)
-    if is_unsigned(x) or is_bool(x):
-        from minijax.numpy.creation import asarray
-
-        return asarray(x)
-    return lax.abs(x)
-
-
-abs = absolute  # noqa: A001  (NumPy's name)
-
-
 def fabs(x: ArrayLike, /) -> Any:
     """Elementwise absolute value, in floating point."""
     (a,) = util.promote_args_inexact("fabs", x)
@@ -245,8 +238,6 @@ def _rounding(name: str, lax_name: str) -> Fn:
     def fn(x: ArrayLike, /) -> Any:
         util.check_arraylike(name, x)
         if not dtypes.issubdtype(dtypes.dtype(x), np.inexact):
-            from minijax.numpy.creation import asarray
-
             return asarray(x)
         return _lax(lax_name)(x)
 
@@ -324,12 +315,6 @@ def trunc(x: ArrayLike, /) -> Any:
 
 # ---------------------------------------------------------------------------
 # Floating-point predicates
-
-
-def isnan(x: ArrayLike, /) -> Any:
-    """Elementwise test for NaN (always False for integers)."""
-    util.check_arraylike("isnan", x)
-    return lax.ne(x, x)
 
 
 def isfinite(x: ArrayLike, /) -> Any:
@@ -412,8 +397,6 @@ def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Any:
 
 
 def _hypot(x1: Any, x2: Any) -> Any:
-    from minijax.numpy.creation import ones_like
-
     x1, x2 = util.promote_args_inexact("hypot", x1, x2)
     x1, x2 = lax.abs(x1), lax.abs(x2)
     either_inf = lax.bitwise_or(lax.eq(x1, const(x1, np.inf)), lax.eq(x2, const(x2, np.inf)))
@@ -441,55 +424,21 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Any:
     return _hypot_jit(x1, x2)
 
 
-def _logaddexp_with(name: str, exp_name: str, log_base: float) -> Fn:
-    """``log(exp(x1) + exp(x2))`` in base e or 2, with JAX's custom derivative.
-
-    Differentiating the formula below would give NaN where both inputs are
-    infinite; like JAX, the derivative is stated directly instead:
-    ``t1 * exp(x1 - out) + t2 * exp(x2 - out)`` (with +inf read as 0).
-    """
-
-    def impl(x1: Any, x2: Any) -> Any:
-        amax = lax.max(x1, x2)
-        inv_log_base = lax_const(amax, 1 / log_base)
-        delta = lax.sub(x1, x2)
-        # Where delta is NaN (inf - inf of the same sign, or a NaN input) the sum is right.
-        nan_delta = lax.ne(delta, delta)
-        total = lax.add(x1, x2)
-        tail = lax.log1p(_lax(exp_name)(lax.neg(lax.abs(delta))))
-        if log_base != 1.0:
-            tail = lax.mul(inv_log_base, tail)
-        return lax.select_n(nan_delta, lax.add(amax, tail), total)
-
-    impl.__name__ = impl.__qualname__ = name
-    custom = custom_jvp(impl)
-
-    def impl_jvp(primals: Any, tangents: Any) -> Any:
-        (x1, x2), (t1, t2) = primals, tangents
-        out = custom(x1, x2)
-        exp = _lax(exp_name)
-        return out, lax.add(
-            lax.mul(t1, exp(lax.sub(_replace_inf(x1), _replace_inf(out)))),
-            lax.mul(t2, exp(lax.sub(_replace_inf(x2), _replace_inf(out)))),
-        )
-
-    impl_jvp.__name__ = impl_jvp.__qualname__ = f"_{name}_jvp"
-    custom.defjvp(impl_jvp)
+def _logaddexp_with(name: str, exp: Any) -> Fn:
+    """``log(exp(x1) + exp(x2))`` in base e or 2 after promotion to a common inexact
+    dtype, with JAX's custom derivative (``minijax.primitives.sorting.logaddexp_function``)."""
+    custom = logaddexp_function(name, exp, 1.0 if exp is lax.exp_p else float(np.log(2)))
 
     def fn(x1: ArrayLike, x2: ArrayLike, /) -> Any:
         a, b = util.promote_args_inexact(name, x1, x2)
         return custom(a, b)
 
-    return _public(name, fn, f"Elementwise ``log({exp_name}(x1) + {exp_name}(x2))`` without overflow.")
+    base = "exp" if exp is lax.exp_p else "exp2"
+    return _public(name, fn, f"Elementwise ``log({base}(x1) + {base}(x2))`` without overflow.")
 
 
-def _replace_inf(x: Any) -> Any:
-    """``x`` with +inf replaced by 0."""
-    return lax.select_n(lax.eq(x, lax_const(x, np.inf)), x, lax.full_like(x, 0, dtypes.dtype(x)))
-
-
-logaddexp = _logaddexp_with("logaddexp", "exp", 1.0)
-logaddexp2 = _logaddexp_with("logaddexp2", "exp2", float(np.log(2)))
+logaddexp = _logaddexp_with("logaddexp", lax.exp_p)
+logaddexp2 = _logaddexp_with("logaddexp2", lax.exp2_p)
 
 
 def _copysign(x1: Any, x2: Any) -> Any:
@@ -567,24 +516,18 @@ def sinc(x: ArrayLike, /) -> Any:
 def real(val: ArrayLike, /) -> Any:
     """The real part: a real array itself."""
     util.check_arraylike("real", val)
-    from minijax.numpy.creation import asarray
-
     return asarray(val)
 
 
 def imag(val: ArrayLike, /) -> Any:
     """The imaginary part: zeros for a real array."""
     util.check_arraylike("imag", val)
-    from minijax.numpy.creation import zeros_like
-
     return zeros_like(val)
 
 
 def conjugate(x: ArrayLike, /) -> Any:
     """The complex conjugate: a real array itself."""
     util.check_arraylike("conjugate", x)
-    from minijax.numpy.creation import asarray
-
     return asarray(x)
 
 

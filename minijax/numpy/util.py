@@ -25,11 +25,10 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
-from minijax.array import Array
+from minijax.array import Array, device_put_value
 from minijax.config import numpy_rank_promotion
-from minijax.dispatch import device_put_value
-from minijax.interpreters.jit import jit
 from minijax.primitives.elementwise import convert_element_type_p
+from minijax.stages import jit
 
 # Anything a jnp function accepts as an array operand.
 ArrayLike: TypeAlias = Any

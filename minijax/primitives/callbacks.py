@@ -43,7 +43,9 @@ from minijax.backend import Backend
 from minijax.core import Primitive, ShapedArray, is_array_like
 from minijax.dispatch import eager_rules
 from minijax.interpreters import ad, batching
-from minijax.jaxpr_text import param_filters
+from minijax.jaxpr import param_filters
+from minijax.jaxpr_passes import effectful_primitives
+from minijax.primitives import slicing, structural as sp
 from minijax.primitives.common import standard_primitive
 
 # ---------------------------------------------------------------------------
@@ -416,7 +418,7 @@ ad.primitive_jvps[io_callback_p] = _no_derivative("IO callbacks do not support J
 ad.transpose_rules[io_callback_p] = _no_derivative("IO callbacks do not support transpose.")
 ad.non_differentiable.update((pure_callback_p, io_callback_p))
 # Never removed as dead code, even when nothing uses their results.
-ad.effectful_primitives.update((debug_callback_p, debug_print_p, io_callback_p))
+effectful_primitives.update((debug_callback_p, debug_print_p, io_callback_p))
 
 
 # ---------------------------------------------------------------------------
@@ -432,12 +434,10 @@ def _each_element(
     prim: Primitive, vals: Sequence[Any], dims: Sequence[int | None], params: dict[str, Any]
 ) -> tuple[list[Any], list[int]]:
     """Bind ``prim`` once per batch element; its results stacked along a new axis 0."""
-    from minijax import lax
-
     size = batching.batch_size(vals, dims)
     per_element = []
     for i in range(size):
-        element = [v if d is None else lax.index_in_dim(v, i, d, keepdims=False) for v, d in zip(vals, dims)]
+        element = [v if d is None else slicing.index_in_dim(v, i, d, keepdims=False) for v, d in zip(vals, dims)]
         per_element.append(prim.bind(*element, **params))
     result_avals: Sequence[ShapedArray] = params.get("result_avals", ())
     outs: list[Any] = []
@@ -445,7 +445,7 @@ def _each_element(
         if size == 0:
             outs.append(np.zeros((0, *aval.shape), aval.dtype))
         else:
-            outs.append(lax.stack([results[j] for results in per_element]))
+            outs.append(sp.stack_p.bind(*(results[j] for results in per_element), axis=0))
     return outs, [0] * len(outs)
 
 
@@ -459,8 +459,6 @@ def _debug_batcher(prim: Primitive) -> Callable[..., tuple[list[Any], list[int]]
 def _pure_callback_batcher(
     vals: Sequence[Any], dims: Sequence[int | None], *, vmap_method: str | None, **params: Any
 ) -> tuple[list[Any], list[int]]:
-    from minijax import lax
-
     if vmap_method in ("sequential", "sequential_unrolled"):
         return _each_element(pure_callback_p, vals, dims, {**params, "vmap_method": vmap_method})
     if vmap_method is None:
@@ -473,7 +471,7 @@ def _pure_callback_batcher(
     args = [v if d is None else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
     if vmap_method in ("expand_dims", "broadcast_all"):  # unbatched arguments get the batch axis too
         n = size if vmap_method == "broadcast_all" else 1
-        args = [lax.broadcast(a, (n,)) if d is None else a for a, d in zip(args, dims)]
+        args = [sp.broadcast(a, (n,)) if d is None else a for a, d in zip(args, dims)]
     avals = tuple(ShapedArray((size, *a.shape), a.dtype) for a in params["result_avals"])
     outs = pure_callback_p.bind(*args, **{**params, "result_avals": avals, "vmap_method": vmap_method})
     return list(outs), [0] * len(outs)

@@ -9,111 +9,31 @@ written specification; each check below cites its constraint label.
 
 How they run: never on a backend with a named axis. The batching trace of the
 vmap that binds the name rewrites each collective into ordinary array
-operations on the batched value (``axis_rules`` below): a ``psum`` over
+operations on the batched value (its ``trace_batch_rules`` below): a ``psum`` over
 ``"i"`` becomes a ``psum`` over the *positional* batch axis, which is just a
 reduction. Positional axes (ints in ``axes``) are what backends see; a named
 axis reaching a backend means the name was never bound (NameError).
 
-Which names are bound (``lookup_axis_size``): a vmap's BatchTrace binds its
-name while it is the current trace or one of its ancestors, and
-``extend_axis_env`` binds names explicitly (for tracing that starts afresh:
-``make_jaxpr(axis_env=...)``, a jit inside a vmap). ``lax.psum`` and friends
-(``minijax/lax/parallel.py``) look names up when they are called, and raise
-JAX's ``NameError: unbound axis name: i`` for a name nothing binds. (The
+Which names are bound is the axis environment of
+``minijax/interpreters/batching.py`` (``lookup_axis_size``). ``lax.psum`` and
+friends (``minijax/lax/parallel.py``) look names up when they are called, and
+raise JAX's ``NameError: unbound axis name: i`` for a name nothing binds. (The
 check is at the call, not in the abstract-eval rules: those are memoised,
 and a name bound once would stay bound for the memo.)
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Hashable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from minijax.core import Primitive, ShapedArray, Trace, current_trace, get_aval
+from minijax.core import Primitive, ShapedArray, get_aval
+from minijax.interpreters import ad, batching
+from minijax.interpreters.batching import AxisName, lookup_axis_size, unbound_axis_hint
+from minijax.primitives import elementwise as ew, structural as sp
 from minijax.primitives.common import standard_primitive
-
-AxisName = Hashable
-
-
-# ---------------------------------------------------------------------------
-# The axis environment: which axis names are bound, and their sizes
-
-
-class _AxisFrames(threading.local):
-    def __init__(self) -> None:
-        # (name, size), outermost first. Pushed by ``extend_axis_env``.
-        self.frames: list[tuple[AxisName, int]] = []
-
-
-_axis_frames = _AxisFrames()
-
-
-@contextmanager
-def extend_axis_env(frames: Iterable[tuple[AxisName, int]]) -> Iterator[None]:
-    """Bind axis names to sizes while the block runs (``make_jaxpr(axis_env=...)``).
-
-    A vmap's BatchTrace binds its own name while it is among the current
-    trace's ancestors; code that traces a function afresh under a vmap (jit,
-    checkpoint, custom_jvp) needs the vmap to push its frame here, so that the
-    name stays visible inside the new trace.
-    """
-    added = [(name, int(size)) for name, size in frames]
-    _axis_frames.frames.extend(added)
-    try:
-        yield
-    finally:
-        del _axis_frames.frames[len(_axis_frames.frames) - len(added) :]
-
-
-def _trace_chain(trace: Trace) -> Iterator[Trace]:
-    """The current trace and its ancestors (traces of transforms know their parent)."""
-    seen: Trace | None = trace
-    while seen is not None:
-        yield seen
-        seen = getattr(seen, "parent", None)
-
-
-def lookup_axis_size(name: AxisName) -> int | None:
-    """The size of the innermost axis called ``name``, or None when it is unbound."""
-    if name is None:  # an unnamed vmap binds no name
-        return None
-    for trace in _trace_chain(current_trace()):
-        if getattr(trace, "axis_name", None) == name and hasattr(trace, "axis_size"):
-            return int(trace.axis_size)
-    for bound, size in reversed(_axis_frames.frames):
-        if bound == name:
-            return size
-    return None
-
-
-def current_axis_env() -> tuple[tuple[AxisName, int], ...]:
-    """Every bound (name, size), outermost first: what a trace made now may depend on
-    (a cache of traced jaxprs, e.g. jit's, must key on it: ``pmean`` bakes the size in)."""
-    chain = [
-        (getattr(t, "axis_name"), int(getattr(t, "axis_size")))  # noqa: B009  (only BatchTraces have them)
-        for t in _trace_chain(current_trace())
-        if getattr(t, "axis_name", None) is not None
-    ]
-    # vmap pushes its frame too, so a trace's own name is usually there already.
-    frames = list(_axis_frames.frames)
-    frames.extend(frame for frame in reversed(chain) if frame not in frames)
-    return tuple(frames)
-
-
-def _fix_hint(name: AxisName) -> str:
-    return f"bind the name with `minijax.vmap(f, axis_name={name!r})` around the call (minijax has no pmap or shard_map)"
-
-
-def axis_size(name: AxisName) -> int:
-    """The size of axis ``name``; NameError (JAX's message) when no vmap binds it."""
-    size = lookup_axis_size(name)
-    if size is None:
-        raise NameError(f"unbound axis name: {name}. To fix this, {_fix_hint(name)}.")
-    return size
 
 
 def check_bound(names: Iterable[Any], api_name: str) -> None:
@@ -122,7 +42,7 @@ def check_bound(names: Iterable[Any], api_name: str) -> None:
         if not is_positional(name) and lookup_axis_size(name) is None:
             raise NameError(
                 f"Found an unbound axis name: {name}. To fix this, please call {api_name} "
-                f"under a mapped function: {_fix_hint(name)}."
+                f"under a mapped function: {unbound_axis_hint(name)}."
             )
 
 
@@ -131,7 +51,7 @@ def unbound_axis_error(prim: str, names: Iterable[Any]) -> NameError:
     name = next(n for n in names if not is_positional(n))
     return NameError(
         f"unbound axis name: {name}. {prim} over a named axis only runs inside a vmap that binds "
-        f"the name; {_fix_hint(name)}."
+        f"the name; {unbound_axis_hint(name)}."
     )
 
 
@@ -255,11 +175,6 @@ def scalar_like(x: Any, value: int) -> Any:
 # ordinary (positional) dimension, so that the enclosing vmap binding that
 # name sees it. Rules run with the parent trace current.
 
-from minijax.interpreters import ad, batching  # noqa: E402  (rules need the primitives above)
-from minijax.primitives.elementwise import mul_p  # noqa: E402
-from minijax.primitives.reductions import reduce_sum_p  # noqa: E402
-from minijax.primitives.structural import broadcast_in_dim_p, iota_p, reshape_p  # noqa: E402
-
 BatchDim = batching.BatchDim
 
 
@@ -304,7 +219,14 @@ def _times_size(x: Any, size: int) -> Any:
     const = scalar_like(x, size)
     if type(x) in (int, float):
         return const * x
-    return mul_p.bind(const, x)
+    return ew.mul_p.bind(const, x)
+
+
+def _scaled(x: Any, size: int) -> Any:
+    """``x * size`` as jnp writes it (``x`` first, ``size`` a weak constant of its dtype)."""
+    if type(x) in (int, float):
+        return x * size
+    return ew.mul_p.bind(x, ew.scalar_like(x, size))
 
 
 def _other_axis_dims(dim: int, d: int, tiled: bool) -> tuple[int, int]:
@@ -330,14 +252,14 @@ def _all_gather_axis_rule(trace: batching.BatchTrace, vals: Sequence[Any], dims:
         shape = list(np.shape(x))
         shape.insert(dim, size)
         kept = tuple(i for i in range(len(shape)) if i != dim)
-        y = broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=kept, sharding=None)
+        y = sp.broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=kept, sharding=None)
     else:
         # The batch dimension already holds the members in order.
         y = batching.moveaxis(x, d, dim)
     if tiled:
         shape = list(np.shape(y))
         shape[dim : dim + 2] = [shape[dim] * shape[dim + 1]]
-        y = reshape_p.bind(y, new_sizes=tuple(shape), dimensions=None, sharding=None)
+        y = sp.reshape_p.bind(y, new_sizes=tuple(shape), dimensions=None, sharding=None)
     return y, None
 
 
@@ -354,11 +276,11 @@ def _reduce_scatter_axis_rule(
     _check_one_axis("reduce_scatter", names, size, trace)
     # Member k keeps chunk k of the sum: the sum over members, batched along
     # the scatter dimension (for a value every member holds: size * x).
-    y = x * size if d is None else reduce_sum_p.bind(x, axes=(d,), out_sharding=None)
+    y = _scaled(x, size) if d is None else sp.reduce_sum_p.bind(x, axes=(d,), out_sharding=None)
     if tiled:
         shape = list(np.shape(y))
         shape[dim : dim + 1] = [size, shape[dim] // size]
-        y = reshape_p.bind(y, new_sizes=tuple(shape), dimensions=None, sharding=None)
+        y = sp.reshape_p.bind(y, new_sizes=tuple(shape), dimensions=None, sharding=None)
     return y, dim
 
 
@@ -373,14 +295,14 @@ def _axis_index_axis_rule(trace: batching.BatchTrace, vals: Sequence[Any], dims:
     if params["axis_name"] != trace.axis_name or trace.axis_name is None:
         return axis_index_p.bind(**params), None
     # Member k's index is k: an iota along the batch dimension.
-    return iota_p.bind(dtype=np.dtype(np.int32), shape=(trace.axis_size,), dimension=0, sharding=None), 0
+    return sp.iota_p.bind(dtype=np.dtype(np.int32), shape=(trace.axis_size,), dimension=0, sharding=None), 0
 
 
 for _prim in (psum_p, pmax_p, pmin_p):
-    batching.axis_rules[_prim] = _allreduce_axis_rule(_prim)
-batching.axis_rules[all_gather_p] = _all_gather_axis_rule
-batching.axis_rules[reduce_scatter_p] = _reduce_scatter_axis_rule
-batching.axis_rules[axis_index_p] = _axis_index_axis_rule
+    batching.trace_batch_rules[_prim] = _allreduce_axis_rule(_prim)
+batching.trace_batch_rules[all_gather_p] = _all_gather_axis_rule
+batching.trace_batch_rules[reduce_scatter_p] = _reduce_scatter_axis_rule
+batching.trace_batch_rules[axis_index_p] = _axis_index_axis_rule
 
 
 # ---------------------------------------------------------------------------
@@ -400,7 +322,7 @@ def _psum_transpose(ct: Any, x: Any, *, axes: tuple[Any, ...], axis_index_groups
         return [ad.Zero(ad.tangent_aval(x.aval))]
     if positional:
         # Over positional axes psum is reduce_sum: broadcast the cotangent back.
-        ct = ad.transpose_rules[reduce_sum_p](ct, x, axes=positional, out_sharding=None)[0]
+        ct = ad.transpose_rules[sp.reduce_sum_p](ct, x, axes=positional, out_sharding=None)[0]
     return [psum_p.bind(ct, axes=named, axis_index_groups=axis_index_groups)]
 
 
@@ -445,13 +367,9 @@ __all__ = [
     "COLLECTIVE_PRIMITIVES",
     "all_gather_p",
     "axis_index_p",
-    "axis_size",
     "axis_tuple",
     "check_bound",
-    "current_axis_env",
-    "extend_axis_env",
     "is_positional",
-    "lookup_axis_size",
     "pmax_p",
     "pmin_p",
     "positional_reduction",

@@ -1,7 +1,8 @@
-"""Helpers the primitive families share to state their shape and dtype rules."""
+"""Helpers the primitive families share to state their shape and dtype rules and read their static params."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -9,6 +10,19 @@ import numpy as np
 
 from minijax import dtypes
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
+
+Shape = tuple[int, ...]
+
+__all__ = [
+    "accepts",
+    "broadcasting_shape",
+    "check_no_sharding",
+    "int_tuple",
+    "long_str",
+    "nonnegative",
+    "reduction_rule",
+    "standard_primitive",
+]
 
 
 def accepts(dtype: np.dtype[Any], classes: Sequence[type]) -> bool:
@@ -46,3 +60,85 @@ def standard_primitive(name: str, rule: Callable[..., Any], multiple_results: bo
     prim = Primitive(name, multiple_results)
     abstract_eval_rules[prim] = rule
     return prim
+
+
+def long_str(aval: ShapedArray) -> str:
+    """``float32[2,3]``: an aval as JAX writes it in reduction errors."""
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+
+# ---------------------------------------------------------------------------
+# Static params
+
+
+def int_tuple(prim: str, what: str, values: Any) -> Shape:
+    """A static sequence param as a tuple of Python ints, or TypeError naming it."""
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise TypeError(f"{prim} {what} must be a sequence of integers, got {values!r}.") from None
+    try:
+        return tuple(operator.index(v) for v in items)
+    except TypeError:
+        kinds = ", ".join(type(v).__name__ for v in items)
+        raise TypeError(f"{prim} {what} must have every element be an integer type, got ({kinds}).") from None
+
+
+def check_no_sharding(prim: str, sharding: Any) -> None:
+    if sharding is not None:
+        raise NotImplementedError(f"{prim}: minijax has no shardings; pass sharding=None (got {sharding!r}).")
+
+
+def nonnegative(prim: str, what: str, values: Shape) -> None:
+    if any(v < 0 for v in values):
+        raise TypeError(f"{prim} {what} must have every element be nonnegative, got {values}.")
+
+
+
+# ---------------------------------------------------------------------------
+# The monoid reductions (reduce_sum in structural.py, the others in
+# reductions.py) share one shape rule; each accepts its own dtypes (C3).
+
+
+def _numbers(name: str, x: ShapedArray) -> None:
+    if not (dtypes.issubdtype(x.dtype, np.integer) or dtypes.issubdtype(x.dtype, np.floating)):
+        raise TypeError(f"{name} does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of number.")
+
+
+def _any_dtype(name: str, x: ShapedArray) -> None:
+    pass
+
+
+def _bool_or_int(name: str, x: ShapedArray) -> None:
+    if not (x.dtype == np.bool_ or dtypes.issubdtype(x.dtype, np.integer)):
+        raise TypeError(f"{name}: logical reduction requires operand dtype bool or int, got {x.dtype.name}.")
+
+
+# name -> the dtype check. Only reduce_sum carries an ``out_sharding`` param, as in JAX 0.10.2.
+_REDUCTION_DTYPES: dict[str, Callable[[str, ShapedArray], None]] = {
+    "reduce_sum": _numbers,
+    "reduce_prod": _numbers,
+    "reduce_max": _any_dtype,
+    "reduce_min": _any_dtype,
+    "reduce_and": _bool_or_int,
+    "reduce_or": _bool_or_int,
+    "reduce_xor": _bool_or_int,
+}
+
+
+def reduction_rule(name: str) -> Callable[..., ShapedArray]:
+    """The shape rule of the monoid reduction ``name`` (``reduce`` C1-C4 in spec/primitives/reductions.md)."""
+    check_dtype = _REDUCTION_DTYPES[name]
+
+    def rule(x: ShapedArray, *, axes: Any, out_sharding: Any = None) -> ShapedArray:
+        check_no_sharding(name, out_sharding)
+        axes = int_tuple(name, "axes", axes)
+        if any(not 0 <= a < x.ndim for a in axes):  # reduce C1
+            raise ValueError(f"{name}: reduction axes {axes} contains out-of-bounds indices for {long_str(x)}.")
+        if len(set(axes)) != len(axes):  # reduce C2
+            raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {axes}")
+        check_dtype(name, x)  # reduce C3
+        shape = tuple(n for i, n in enumerate(x.shape) if i not in axes)
+        return ShapedArray(shape, x.dtype, x.weak_type)  # reduce C4
+
+    return rule

@@ -5,7 +5,7 @@ on the operands. ``lax.cond`` and ``lax.switch`` (minijax/lax/control_flow/cond.
 build it; for ``lax.cond`` branch 0 is the *false* branch. An index out of
 range runs the last branch (what XLA's case does; ``lax.switch`` clamps first).
 
-The rules, each as JAX has them (``spec/primitives/control_flow.md``):
+The rules, each as JAX has them (``spec/primitives/cond.md``):
 
 - jvp: one cond of the branches' jvp jaxprs, all instantiating the same
   output tangents.
@@ -27,24 +27,29 @@ unspecified (both backends give zero).
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from minijax.array import Array, device_put_value
 from minijax.core import ShapedArray, Tracer, get_aval, set_current_trace
-from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, subjaxprs
+from minijax.dispatch import eager_rules
+from minijax.interpreters import ad, batching
+from minijax.interpreters.ad import JVPTrace, UndefinedPrimal, Zero, is_undefined_primal
+from minijax.interpreters.tracing import trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, eval_closed_jaxpr, eval_jaxpr
+from minijax.jaxpr_parse import param_constructors
+from minijax.jaxpr_passes import dce_closed_jaxpr, dce_jaxpr, dce_rules, has_effects, typematch as _typematch
+from minijax.primitives import elementwise as ew, structural as sp
+from minijax.primitives.autodiff import stop_gradient_p
 from minijax.primitives.common import standard_primitive
 
 
 def _avals_short(avals: Sequence[ShapedArray]) -> str:
     return " ".join(a.str_short() for a in avals)
-
-
-def _typematch(a: ShapedArray, b: ShapedArray) -> bool:
-    """Same type up to weak typing (JAX's ``typematch``)."""
-    return a.shape == b.shape and a.dtype == b.dtype
 
 
 def _cond_abstract_eval(index: ShapedArray, *operands: ShapedArray, branches: Any) -> list[ShapedArray]:
@@ -107,19 +112,11 @@ empty2_p = standard_primitive("empty2", _empty2_abstract_eval)
 
 def empty_like(aval: ShapedArray) -> Any:
     """A value of ``aval`` whose contents do not matter: ``empty2`` broadcast to the shape."""
-    from minijax import lax
-
     value = empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device)
-    return lax.broadcast(value, aval.shape)
+    return sp.broadcast(value, aval.shape)
 
 
-def _register_text() -> None:
-    from minijax.jaxpr_parse import param_constructors
-
-    param_constructors["MemorySpace"] = MemorySpace  # memory_space=MemorySpace.Device reads back
-
-
-_register_text()
+param_constructors["MemorySpace"] = MemorySpace  # memory_space=MemorySpace.Device reads back
 
 
 # ---------------------------------------------------------------------------
@@ -130,9 +127,6 @@ def _cond_eager(backend: Any, arrays: Sequence[Any], params: dict[str, Any]) -> 
     # Each lax.cond call traces new branch jaxprs; compiling the whole cond for
     # every eager call would cost a compilation per call (and keep every
     # program alive in the caches). The selected branch runs op by op instead.
-    from minijax.array import Array
-    from minijax.dispatch import device_put_value
-
     branches: tuple[ClosedJaxpr, ...] = params["branches"]
     index, *ops = arrays
     chosen = branches[_branch_number(int(np.asarray(index)), len(branches))]
@@ -152,61 +146,22 @@ def _branch_number(index: int, n: int) -> int:
     return index if 0 <= index < n else n - 1
 
 
-def _register_eager() -> None:
-    from minijax.dispatch import eager_rules
-
-    eager_rules[cond_p] = _cond_eager
-
-
-_register_eager()
+eager_rules[cond_p] = _cond_eager
 
 
 # ---------------------------------------------------------------------------
-# Dead code: what JAX removes from the jaxprs linearization makes
+# Dead code: a cond equation keeps only the outputs used, and its branches
+# only what those need (recursively); then only the operands some branch
+# still reads. Its effects keep it alive.
 
 
-def dce(jaxpr: Jaxpr, used_outputs: Sequence[bool], keep_inputs: bool | Sequence[bool] = False) -> tuple[Jaxpr, list[bool]]:
-    """``jaxpr`` without the outputs not used and the equations nothing needs.
-
-    A ``cond`` equation keeps only its used outputs, and its branches only
-    what those need (recursively); then only the operands some branch still
-    reads. Effectful equations stay. Inputs are dropped unless used or kept
-    by ``keep_inputs``; returns the new jaxpr and which inputs it takes.
-    """
-    live = {v for v, used in zip(jaxpr.outvars, used_outputs) if used and isinstance(v, Var)}
-    kept: list[JaxprEqn] = []
-    for eqn in reversed(jaxpr.eqns):
-        used_outs = [v in live for v in eqn.outvars]
-        if eqn.primitive is cond_p:
-            new = _dce_cond(eqn, used_outs)
-        elif any(used_outs) or _has_effects(eqn):
-            new = eqn
-        else:
-            new = None
-        if new is not None:
-            kept.append(new)
-            live.update(a for a in new.invars if isinstance(a, Var))
-    keep = [keep_inputs] * len(jaxpr.invars) if isinstance(keep_inputs, bool) else list(keep_inputs)
-    used_inputs = [k or v in live for v, k in zip(jaxpr.invars, keep)]
-    invars = [v for v, u in zip(jaxpr.invars, used_inputs) if u]
-    outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
-    constvars = [v for v in jaxpr.constvars if v in live]
-    return Jaxpr(constvars, invars, outvars, kept[::-1]), used_inputs
-
-
-def _has_effects(eqn: JaxprEqn) -> bool:
-    if eqn.primitive in ad.effectful_primitives:
-        return True
-    return any(_has_effects(e) for sub in subjaxprs(eqn.params) for e in sub.eqns)
-
-
-def _dce_cond(eqn: JaxprEqn, used_outs: Sequence[bool]) -> JaxprEqn | None:
-    if not any(used_outs) and not _has_effects(eqn):
+def _dce_cond(eqn: JaxprEqn, used_outs: list[bool]) -> JaxprEqn | None:
+    if not any(used_outs) and not has_effects(eqn):
         return None
     branches: tuple[ClosedJaxpr, ...] = eqn.params["branches"]
-    reads = [dce(b.jaxpr, used_outs)[1] for b in branches]
+    reads = [dce_jaxpr(b.jaxpr, used_outs, keep_inputs=False)[1] for b in branches]
     used_ins = [any(r) for r in zip(*reads)]
-    new = tuple(ClosedJaxpr(_with_constvars(dce(b.jaxpr, used_outs, used_ins)[0], b.jaxpr), b.consts) for b in branches)
+    new = tuple(ClosedJaxpr(dce_jaxpr(b.jaxpr, used_outs, keep_inputs=used_ins)[0], b.consts) for b in branches)
     index, *ops = eqn.invars
     return JaxprEqn(
         [index, *(x for x, u in zip(ops, used_ins) if u)],
@@ -216,25 +171,11 @@ def _dce_cond(eqn: JaxprEqn, used_outs: Sequence[bool]) -> JaxprEqn | None:
     )
 
 
-def _with_constvars(jaxpr: Jaxpr, like: Jaxpr) -> Jaxpr:
-    """``jaxpr`` binding all of ``like``'s constvars (a ClosedJaxpr's consts stay as they are)."""
-    return Jaxpr(like.constvars, jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
-
-
-def _dce_closed(closed: ClosedJaxpr) -> ClosedJaxpr:
-    """``closed`` without dead code, keeping every input and output, dropping unused constants."""
-    jaxpr = closed.jaxpr
-    pruned, _ = dce(jaxpr, [True] * len(jaxpr.outvars), keep_inputs=True)
-    used = set(pruned.constvars)
-    return ClosedJaxpr(pruned, [c for v, c in zip(jaxpr.constvars, closed.consts) if v in used])
+dce_rules[cond_p] = _dce_cond
 
 
 # ---------------------------------------------------------------------------
 # Autodiff rules
-
-from minijax.interpreters import ad, batching  # noqa: E402
-from minijax.interpreters.ad import JVPTrace, UndefinedPrimal, Zero, is_undefined_primal  # noqa: E402
-from minijax.interpreters.tracing import trace_to_jaxpr  # noqa: E402
 
 
 def _cond_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, Any]) -> list[Any]:
@@ -276,8 +217,8 @@ class _LinearizedBranch:
         box: list[tuple[ad.LinearFunction, ClosedJaxpr, list[Any]]] = []
 
         def known(*xs: Any) -> list[Any]:
-            outs, lin = ad.linearize_flat(ad.closed_call(branch), xs, linear=nonzeros)
-            tangent = _dce_closed(lin.jaxpr)
+            outs, lin = ad.linearize_flat(functools.partial(eval_closed_jaxpr, branch), xs, linear=nonzeros)
+            tangent = dce_closed_jaxpr(lin.jaxpr)
             zeros = [ad.zeros_like_aval(a) if z and i else None for a, z, i in zip(lin.out_avals, lin.out_zeros, inst)]
             box.append((lin, tangent, zeros))
             # Every residual is an output, even one that is just an input
@@ -285,7 +226,7 @@ class _LinearizedBranch:
             return [*outs, *tangent.consts, *(z for z in zeros if isinstance(z, Tracer))]
 
         known_closed, _ = trace_to_jaxpr(known, branch.in_avals)
-        self.known = _dce_closed(known_closed)
+        self.known = dce_closed_jaxpr(known_closed)
         self.lin, self.tangent, self.zeros = box[0]
         self.res_avals = self.known.out_avals[n_out:]
         self.out_nz = [not z or i for z, i in zip(self.lin.out_zeros, inst)]
@@ -379,9 +320,9 @@ def _cond_transpose(cts: Sequence[Any], index: Any, *args: Any, branches: tuple[
     # branch reads any more (as JAX's dead-code elimination does before it
     # transposes): the transposed branches take only what they use.
     ct_nz = [type(ct) is not Zero for ct in cts]
-    reads = [dce(b.jaxpr, ct_nz)[1] for b in branches]
+    reads = [dce_jaxpr(b.jaxpr, ct_nz)[1] for b in branches]
     used = [any(r) for r in zip(*reads)]
-    pruned = [_with_constvars(dce(b.jaxpr, ct_nz, keep_inputs=True)[0], b.jaxpr) for b in branches]
+    pruned = [dce_jaxpr(b.jaxpr, ct_nz)[0] for b in branches]
     residuals = [a for a, lin, u in zip(args, linear, used) if u and not lin]
     cts_in = [ct for ct, nz in zip(cts, ct_nz) if nz]
     wanted = [lin and u for lin, u in zip(linear, used)]
@@ -443,24 +384,18 @@ ad.primitive_jvps[empty2_p] = _empty2_jvp  # no operands: never differentiated, 
 
 def _stop_gradient(x: Any) -> Any:
     # Only inexact values carry derivatives (JAX binds nothing for the others).
-    from minijax.primitives.autodiff import stop_gradient_p
-
     return stop_gradient_p.bind(x) if np.issubdtype(get_aval(x).dtype, np.inexact) else x
 
 
 def _select_n_batched(which: Any, *cases: Any) -> Any:
     """``select_n`` with a batch-shaped ``which`` broadcast over the cases' trailing axes."""
-    from minijax import lax
-
     which_aval, case_aval = get_aval(which), get_aval(cases[0])
     if which_aval.ndim != case_aval.ndim:
-        which = lax.broadcast_in_dim(which, case_aval.shape, tuple(range(which_aval.ndim)))
-    return lax.select_n(which, *cases)
+        which = sp.broadcast_in_dim(which, case_aval.shape, tuple(range(which_aval.ndim)))
+    return ew.select_n_p.bind(which, *cases)
 
 
 def _cond_batch(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[batching.BatchDim], params: dict[str, Any]) -> tuple[Any, Any]:
-    from minijax import lax
-
     branches: tuple[ClosedJaxpr, ...] = params["branches"]
     size, name = trace.axis_size, trace.axis_name
     n_in, n_out = len(branches[0].in_avals), len(branches[0].out_avals)
@@ -475,7 +410,7 @@ def _cond_batch(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[
         batched = [batching.batch_jaxpr(b, size, [0] * n_in, [0] * n_out, axis_name=name)[0] for b in branches]
         results = []
         for i, b in enumerate(batched):
-            selected = lax.eq(index, np.int32(i))
+            selected = ew.eq_p.bind(index, np.int32(i))
             inputs = [_select_n_batched(selected, _stop_gradient(x), x) for x in ops]
             results.append(eval_jaxpr(b.jaxpr, b.consts, *inputs))
         return [_select_n_batched(index, *outs) for outs in zip(*results)], [0] * n_out
@@ -492,7 +427,7 @@ def _cond_batch(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[
     return cond_p.bind(index, *ops, branches=new), out_dims
 
 
-batching.axis_rules[cond_p] = _cond_batch
+batching.trace_batch_rules[cond_p] = _cond_batch
 
 
 def _empty2_batch(vals: Sequence[Any], dims: Sequence[batching.BatchDim], **params: Any) -> tuple[Any, Any]:

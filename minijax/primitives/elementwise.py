@@ -18,15 +18,19 @@ minijax does not support).
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from minijax import dtypes
-from minijax.core import Primitive, ShapedArray
+from minijax.array import Array, device_put_value
+from minijax.core import Primitive, ShapedArray, Tracer, get_aval
+from minijax.interpreters import ad, batching
+from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers
-from minijax.jaxpr_text import param_filters
+from minijax.primitives import structural as sp
 from minijax.primitives.common import accepts, broadcasting_shape, standard_primitive
 
 Classes = tuple[type, ...]
@@ -416,6 +420,55 @@ del _prim
 
 
 # ===========================================================================
+# Bind helpers the other families (and minijax.lax) use: each stages what
+# JAX's lax function of the same name stages.
+
+
+def convert_element_type(operand: Any, new_dtype: Any) -> Any:
+    """``operand`` as ``new_dtype``, strongly typed. Like JAX, converting an array
+    (or tracer) to its own dtype stages nothing; a Python scalar still converts
+    (it loses its weak type)."""
+    new = np.dtype(new_dtype)
+    aval = getattr(operand, "aval", None)
+    if aval is not None and aval.dtype == new and not aval.weak_type and isinstance(operand, (Array, Tracer)):
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=new, weak_type=False, sharding=None)
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``on_true`` where ``pred``, else ``on_false``: ``select_n(pred, on_false, on_true)``."""
+    return select_n_p.bind(pred, on_false, on_true)
+
+
+def _scalar_of(value: Any, dtype: np.dtype[Any], weak: bool) -> Any:
+    """``value`` as a scalar of ``dtype`` and weak type ``weak``: on the host when it is concrete."""
+    if isinstance(value, (Array, Tracer)):
+        aval = get_aval(value)
+        if aval.dtype == dtype and aval.weak_type == weak:
+            return value
+        return convert_element_type_p.bind(value, new_dtype=dtype, weak_type=weak, sharding=None)
+    if weak and type(value) in (int, float) and dtypes.dtype(value, canonicalize=True) == dtype:
+        return value  # a Python scalar of the target's default dtype is already weakly typed
+    return device_put_value(np.asarray(value).astype(dtype), weak_type=weak)
+
+
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
+    """An array of ``shape`` filled with the scalar ``fill_value``; weakly typed
+    when ``fill_value`` is and no ``dtype`` is given (JAX's ``lax.full``)."""
+    weak = dtype is None and dtypes.is_weakly_typed(fill_value)
+    target = dtypes.dtype(fill_value, canonicalize=True) if dtype is None else np.dtype(dtype)
+    return sp.broadcast(_scalar_of(fill_value, target, weak), tuple(shape))
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] | None = None) -> Any:
+    """An array like ``x`` (its shape and dtype, and weak type, unless given) filled with ``fill_value``."""
+    aval = get_aval(x)
+    weak = dtype is None and aval.weak_type
+    target = aval.dtype if dtype is None else np.dtype(dtype)
+    return sp.broadcast(_scalar_of(fill_value, target, weak), aval.shape if shape is None else tuple(shape))
+
+
+# ===========================================================================
 # Transformation rules: jvp, transpose (the linear primitives), batching.
 #
 # The formulas, and the order in which each rule applies primitives, are
@@ -424,11 +477,6 @@ del _prim
 # to the tangent in a primitive of its own (``mul(t, cos_x)``): under
 # linearize the first runs right away and only the second is staged into the
 # linear jaxpr (minijax/interpreters/ad.py explains the split).
-
-import functools  # noqa: E402
-
-from minijax.core import get_aval  # noqa: E402
-from minijax.interpreters import ad, batching  # noqa: E402
 
 # The primitives as functions, named as JAX's lax names them, so that the
 # rules read as formulas.
@@ -460,7 +508,7 @@ def _const(example: Any, value: float) -> Any:
     return np.array(value, get_aval(example).dtype)
 
 
-def _scalar_like(x: Any, value: float) -> Any:
+def scalar_like(x: Any, value: float) -> Any:
     """``value`` as a rank-0 constant of ``x``'s dtype *and weak type* (JAX's ``_one(x)``)."""
     aval = get_aval(x)
     if not aval.weak_type:
@@ -470,30 +518,22 @@ def _scalar_like(x: Any, value: float) -> Any:
         return float(value)
     if aval.dtype == dtypes.default_int_dtype():
         return int(value)
-    from minijax.dispatch import device_put_value
-
     return device_put_value(np.array(value, aval.dtype), weak_type=True)
 
 
 def _full_like(x: Any, value: float) -> Any:
     """An array of ``x``'s shape, dtype and weak type filled with ``value`` (JAX's ``_zeros``, ``_ones``)."""
-    from minijax import lax
-
     aval = get_aval(x)
     if not aval.shape:  # an array even so: it may be a rule's result (a tangent)
-        from minijax.dispatch import device_put_value
-
         return device_put_value(np.array(value, aval.dtype), weak_type=aval.weak_type)
-    return lax.broadcast_in_dim(_scalar_like(x, value), aval.shape, ())
+    return sp.broadcast_in_dim(scalar_like(x, value), aval.shape, ())
 
 
 def _convert(x: Any, dtype: np.dtype[Any]) -> Any:
     """``x`` as ``dtype`` (strongly typed); host constants convert on the host, as JAX folds them."""
     if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
         return np.asarray(x, dtype)
-    from minijax import lax
-
-    return lax.convert_element_type(x, dtype)
+    return convert_element_type(x, dtype)
 
 
 def _maybe_broadcast(shape: tuple[int, ...], x: Any) -> Any:
@@ -501,12 +541,10 @@ def _maybe_broadcast(shape: tuple[int, ...], x: Any) -> Any:
     x_shape = get_aval(x).shape
     if x_shape == shape:
         return x
-    from minijax import lax
-
     if not x_shape:
-        return lax.broadcast_in_dim(x, shape, ())
+        return sp.broadcast_in_dim(x, shape, ())
     kept = [i for i, (a, b) in enumerate(zip(x_shape, shape)) if a == b]
-    return lax.broadcast_in_dim(lax.reshape(x, [x_shape[i] for i in kept]), shape, kept)
+    return sp.broadcast_in_dim(sp.reshape(x, [x_shape[i] for i in kept]), shape, kept)
 
 
 def _unbroadcast(aval: ShapedArray, ct: Any) -> Any:
@@ -514,13 +552,11 @@ def _unbroadcast(aval: ShapedArray, ct: Any) -> Any:
     shape = get_aval(ct).shape
     if shape == aval.shape:
         return ct
-    from minijax import lax
-
     if not aval.shape:
-        return lax.reduce_sum(ct, tuple(range(len(shape))))
+        return sp.reduce_sum(ct, tuple(range(len(shape))))
     dims = tuple(i for i, (a, b) in enumerate(zip(shape, aval.shape)) if a != b)
-    summed = lax.reduce_sum(ct, dims) if dims else ct
-    return lax.reshape(summed, aval.shape)
+    summed = sp.reduce_sum(ct, dims) if dims else ct
+    return sp.reshape(summed, aval.shape)
 
 
 def _result_shape(*xs: Any) -> tuple[int, ...]:
@@ -532,7 +568,7 @@ def _result_shape(*xs: Any) -> tuple[int, ...]:
 
 
 def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
-    return _select(_ge(x, _scalar_like(x, 0)), g, _neg(g))
+    return _select(_ge(x, scalar_like(x, 0)), g, _neg(g))
 
 
 def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
@@ -550,10 +586,10 @@ _SQRT_PI = float(np.sqrt(np.pi))
 ad.defjvp2(exp_p, lambda g, ans, x, **p: _mul(g, ans))
 ad.defjvp2(exp2_p, lambda g, ans, x, **p: _mul(_log(_const(x, 2)), _mul(g, ans)))
 ad.defjvp(log_p, lambda g, x, **p: _div(g, x))
-ad.defjvp2(expm1_p, lambda g, ans, x, **p: _mul(g, _add(ans, _scalar_like(ans, 1))))
-ad.defjvp(log1p_p, lambda g, x, **p: _div(g, _add(x, _scalar_like(x, 1))))
-ad.defjvp2(tanh_p, lambda g, ans, x, **p: _mul(_add(g, _mul(g, ans)), _sub(_scalar_like(x, 1), ans)))
-ad.defjvp2(logistic_p, lambda g, ans, x, **p: _mul(g, _mul(ans, _sub(_scalar_like(ans, 1), ans))))
+ad.defjvp2(expm1_p, lambda g, ans, x, **p: _mul(g, _add(ans, scalar_like(ans, 1))))
+ad.defjvp(log1p_p, lambda g, x, **p: _div(g, _add(x, scalar_like(x, 1))))
+ad.defjvp2(tanh_p, lambda g, ans, x, **p: _mul(_add(g, _mul(g, ans)), _sub(scalar_like(x, 1), ans)))
+ad.defjvp2(logistic_p, lambda g, ans, x, **p: _mul(g, _mul(ans, _sub(scalar_like(ans, 1), ans))))
 ad.defjvp(sin_p, lambda g, x, accuracy: _mul(g, cos_p.bind(x, accuracy=accuracy)))
 ad.defjvp(cos_p, lambda g, x, accuracy: _neg(_mul(g, sin_p.bind(x, accuracy=accuracy))))
 ad.defjvp2(tan_p, lambda g, ans, x, **p: _mul(g, _add(_const(x, 1), _square(ans))))
@@ -562,11 +598,11 @@ ad.defjvp(acos_p, lambda g, x: _mul(g, _neg(_rsqrt(_sub(_const(x, 1), _square(x)
 ad.defjvp(atan_p, lambda g, x: _div(g, _add(_const(x, 1), _square(x))))
 ad.defjvp(sinh_p, lambda g, x: _mul(g, _cosh(x)))
 ad.defjvp(cosh_p, lambda g, x: _mul(g, _sinh(x)))
-ad.defjvp(asinh_p, lambda g, x: _mul(g, _rsqrt(_add(_square(x), _scalar_like(x, 1)))))
-ad.defjvp(acosh_p, lambda g, x: _mul(g, _rsqrt(_sub(_square(x), _scalar_like(x, 1)))))
+ad.defjvp(asinh_p, lambda g, x: _mul(g, _rsqrt(_add(_square(x), scalar_like(x, 1)))))
+ad.defjvp(acosh_p, lambda g, x: _mul(g, _rsqrt(_sub(_square(x), scalar_like(x, 1)))))
 ad.defjvp(
     atanh_p,
-    lambda g, x: _mul(_integer_pow(_add(_scalar_like(x, 1), x), -1), _div(g, _sub(_scalar_like(x, 1), x))),
+    lambda g, x: _mul(_integer_pow(_add(scalar_like(x, 1), x), -1), _div(g, _sub(scalar_like(x, 1), x))),
 )
 ad.defjvp2(abs_p, _abs_jvp)
 ad.defjvp2(sqrt_p, lambda g, ans, x, **p: _mul(g, _div(_const(x, 0.5), ans)))
@@ -810,38 +846,24 @@ ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bin
 BatchDim = batching.BatchDim
 
 
-def broadcast_batched(x: Any, size: int, axis: int) -> Any:
-    """``x`` with a new axis of ``size`` at ``axis`` (JAX's ``batching.broadcast``).
-
-    The broadcast dimensions are NumPy integers, as in JAX, whose jaxprs
-    print them so (``broadcast_dimensions=(np.int64(1),)``)."""
-    from minijax import lax
-
-    shape = list(get_aval(x).shape)
-    shape.insert(axis, size)
-    return lax.broadcast_in_dim(x, tuple(shape), tuple(np.delete(np.arange(len(shape)), axis)))
-
-
 def _bdim_at_front(x: Any, dim: BatchDim, size: int) -> Any:
-    return broadcast_batched(x, size, 0) if dim is None else batching.moveaxis(x, dim, 0)
+    return batching.broadcast(x, size, 0) if dim is None else batching.moveaxis(x, dim, 0)
 
 
 def _ndim(x: Any) -> int:
     return get_aval(x).ndim
 
 
-def _broadcasting_batcher(prim: Primitive) -> Callable[..., tuple[Any, BatchDim]]:
+def broadcasting_batcher(prim: Primitive) -> Callable[..., tuple[Any, BatchDim]]:
     def rule(vals: Sequence[Any], dims: Sequence[BatchDim], **params: Any) -> tuple[Any, BatchDim]:
         shape, dim = next((get_aval(x).shape, d) for x, d in zip(vals, dims) if d is not None)
         if all(get_aval(x).shape == shape and d == dim for x, d in zip(vals, dims) if _ndim(x)):
             return prim.bind(*vals, **params), dim  # batched alike, or rank-0: nothing to move
-        from minijax import lax
-
         moved = [_bdim_at_front(x, d, 1) if _ndim(x) else x for x, d in zip(vals, dims)]
         rank = max(_ndim(x) for x in moved)
         # A batched rank-0 operand is now a vector: trailing 1-sized axes make it broadcast.
         moved = [
-            x if d is None or _ndim(x) == rank else lax.expand_dims(x, tuple(range(_ndim(x), rank)))
+            x if d is None or _ndim(x) == rank else sp.expand_dims(x, tuple(range(_ndim(x), rank)))
             for x, d in zip(moved, dims)
         ]
         return prim.bind(*moved, **params), 0
@@ -850,15 +872,13 @@ def _broadcasting_batcher(prim: Primitive) -> Callable[..., tuple[Any, BatchDim]
 
 
 def _select_n_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, BatchDim]:
-    from minijax import lax
-
     which, *cases = vals
     which_dim, *case_dims = dims
     size = batching.batch_size(vals, dims)
     case_shape = get_aval(cases[0]).shape
     if which_dim is not None and all(d == which_dim for d in case_dims):
         if get_aval(which).shape != case_shape:  # a rank-0 `which` (now a vector) for array cases
-            which = lax.broadcast_in_dim(which, case_shape, (which_dim,))
+            which = sp.broadcast_in_dim(which, case_shape, (which_dim,))
         return select_n_p.bind(which, *cases), which_dim
     if _ndim(which) == 0 and all(d is not None for d in case_dims):
         dims_ = [d for d in case_dims if d is not None]
@@ -872,22 +892,20 @@ def _select_n_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[An
         cases = [_bdim_at_front(c, d, size) for c, d in zip(cases, case_dims)]
     case_rank = _ndim(cases[0])
     if 0 < _ndim(which) < case_rank:  # a batched rank-0 `which` for array cases
-        which = lax.broadcast_in_dim(which, get_aval(cases[0]).shape, (0,))
+        which = sp.broadcast_in_dim(which, get_aval(cases[0]).shape, (0,))
     if _ndim(which) > case_rank:  # rank-0 unbatched cases for a batched `which`
-        cases = [lax.broadcast(c, get_aval(which).shape) for c in cases]
+        cases = [sp.broadcast(c, get_aval(which).shape) for c in cases]
     return select_n_p.bind(which, *cases), 0
 
 
 def _clamp_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, BatchDim]:
-    from minijax import lax
-
     lo, x, hi = vals
     lo_dim, x_dim, hi_dim = dims
     size = batching.batch_size(vals, dims)
     if x_dim is not None and lo_dim == x_dim == hi_dim:
         if _ndim(lo) == 1 and _ndim(hi) == 1 and _ndim(x) > 1:  # rank-0 bounds of an array x, batched
-            lo = lax.broadcast_in_dim(lo, get_aval(x).shape, (x_dim,))
-            hi = lax.broadcast_in_dim(hi, get_aval(x).shape, (x_dim,))
+            lo = sp.broadcast_in_dim(lo, get_aval(x).shape, (x_dim,))
+            hi = sp.broadcast_in_dim(hi, get_aval(x).shape, (x_dim,))
         if get_aval(lo).shape == get_aval(x).shape == get_aval(hi).shape:
             return clamp_p.bind(lo, x, hi), x_dim
     elif _ndim(lo) == 0 and _ndim(hi) == 0 and x_dim is not None:
@@ -896,10 +914,10 @@ def _clamp_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, 
     lo, x, hi = (_bdim_at_front(v, d, size) if _ndim(v) else v for v, d in ((lo, lo_dim), (x, x_dim), (hi, hi_dim)))
     x_shape = get_aval(x).shape
     if x_shape:
-        lo, hi = (lax.broadcast(b, x_shape) if _ndim(b) == 0 else b for b in (lo, hi))
-        lo, hi = (lax.broadcast_in_dim(b, x_shape, (0,)) if _ndim(b) < len(x_shape) else b for b in (lo, hi))
+        lo, hi = (sp.broadcast(b, x_shape) if _ndim(b) == 0 else b for b in (lo, hi))
+        lo, hi = (sp.broadcast_in_dim(b, x_shape, (0,)) if _ndim(b) < len(x_shape) else b for b in (lo, hi))
     else:  # a rank-0 x with a batched bound: x takes the bound's shape
-        x = lax.broadcast(x, get_aval(lo if _ndim(lo) else hi).shape)
+        x = sp.broadcast(x, get_aval(lo if _ndim(lo) else hi).shape)
     return clamp_p.bind(lo, x, hi), 0
 
 
@@ -930,7 +948,7 @@ _NARY = (
 for _prim in _UNARY:
     batching.defvectorized(_prim)
 for _prim in _NARY:
-    batching.primitive_batchers[_prim] = _broadcasting_batcher(_prim)
+    batching.primitive_batchers[_prim] = broadcasting_batcher(_prim)
 batching.primitive_batchers[select_n_p] = _select_n_batcher
 batching.primitive_batchers[clamp_p] = _clamp_batcher
 batching.primitive_batchers[bitcast_convert_type_p] = _bitcast_convert_type_batcher

@@ -38,8 +38,11 @@ import numpy as np
 
 from minijax import dtypes
 from minijax.core import Primitive, ShapedArray, Tracer, get_aval
+from minijax.interpreters import ad, batching
+from minijax.interpreters.tracing import trace_to_jaxpr
 from minijax.jaxpr import Jaxpr
 from minijax.jaxpr_parse import open_jaxpr_params, param_constructors
+from minijax.primitives import elementwise as ew, structural as sp
 from minijax.primitives.common import standard_primitive
 
 Shape = tuple[int, ...]
@@ -414,14 +417,18 @@ for _prim in SCATTERS:
 # Update jaxprs: the combining function of a scatter, traced on two scalars
 
 
-_COMBINERS: dict[str, Callable[[Any, Any], Any]] = {}  # filled below, once the primitives exist
+_COMBINERS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": ew.add_p.bind,
+    "sub": ew.sub_p.bind,
+    "mul": ew.mul_p.bind,
+    "min": ew.min_p.bind,
+    "max": ew.max_p.bind,
+}
 _update_jaxprs: dict[tuple[Any, np.dtype[Any], bool], tuple[Jaxpr, tuple[Any, ...]]] = {}
 _apply_jaxprs: weakref.WeakKeyDictionary[Any, dict[np.dtype[Any], tuple[Jaxpr, tuple[Any, ...]]]] = weakref.WeakKeyDictionary()
 
 
 def _trace_update(combine: Callable[[Any, Any], Any], dtype: np.dtype[Any]) -> tuple[Jaxpr, tuple[Any, ...]]:
-    from minijax.interpreters.tracing import trace_to_jaxpr
-
     scalar = ShapedArray((), dtype)
     closed, _ = trace_to_jaxpr(lambda x, y: [combine(x, y)], [scalar, scalar])
     if any(isinstance(c, Tracer) for c in closed.consts):
@@ -495,26 +502,11 @@ def scatter(operand: Any, indices: Any, updates: Any, dimension_numbers: Scatter
 # updates jointly, and transposes only when the indices are unique (as in
 # JAX). The indices never carry a derivative.
 
-from minijax.interpreters import ad, batching  # noqa: E402  (the rules need the primitives above)
-from minijax.primitives import elementwise as ew  # noqa: E402
-
 BatchDim = batching.BatchDim
 
-_COMBINERS.update({
-    "add": ew.add_p.bind,
-    "sub": ew.sub_p.bind,
-    "mul": ew.mul_p.bind,
-    "min": ew.min_p.bind,
-    "max": ew.max_p.bind,
-})
 
-
-def _lax() -> Any:
-    # The rules use lax's wrappers (they stage exactly JAX's equations);
-    # minijax.lax imports this module, so it is imported when a rule runs.
-    from minijax import lax
-
-    return lax
+def _iota(dtype: Any, size: int) -> Any:
+    return sp.iota(dtype, (size,))
 
 
 def _aval_of(x: Any) -> ShapedArray:
@@ -561,7 +553,7 @@ def _gather_transpose(ct: Any, operand: Any, indices: Any, *, dimension_numbers:
         raise ValueError("gather transpose: only the operand is linear")
     if type(ct) is ad.Zero:
         return [ad.Zero(operand.aval), None]
-    zeros = _lax().full(operand.aval.shape, 0, get_aval(ct).dtype)
+    zeros = ew.full(operand.aval.shape, 0, get_aval(ct).dtype)
     dn = dimension_numbers
     scatter_dnums = ScatterDimensionNumbers(
         update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
@@ -633,10 +625,6 @@ batching.primitive_batchers[gather_p] = _gather_batcher
 ScatterParams = dict[str, Any]
 
 
-def _rebind(prim: Primitive, operand: Any, indices: Any, updates: Any, params: ScatterParams, **changes: Any) -> Any:
-    return prim.bind(operand, indices, updates, **{**params, **changes})
-
-
 def _scatter_addsub_jvp(prim: Primitive) -> ad.JvpRule:
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         operand, indices, updates = primals
@@ -669,7 +657,7 @@ def _scatter_addsub_transpose(prim: Primitive) -> ad.TransposeRule:
         if ad.is_undefined_primal(updates):
             update_t = _gather_back(ct, indices, updates.aval.shape, params)
             if prim is scatter_sub_p:
-                update_t = _lax().neg(update_t)
+                update_t = ew.neg_p.bind(update_t)
         return [operand_t, None, update_t]
 
     return transpose
@@ -686,10 +674,10 @@ def _scatter_mul_jvp_operand(g: Any, x: Any, i: Any, y: Any, **params: Any) -> A
 def _scatter_mul_jvp_updates(g: Any, x: Any, i: Any, y: Any, **params: Any) -> Any:
     if not params["unique_indices"]:
         raise NotImplementedError("scatter_mul gradients are only implemented if `unique_indices=True`")
-    zeros = _lax().full_like(x, 0)
+    zeros = ew.full_like(x, 0)
     added = scatter_op("add", zeros, i, g, params["dimension_numbers"], indices_are_sorted=params["indices_are_sorted"],
                        unique_indices=params["unique_indices"], mode=params["mode"])
-    return _lax().mul(x, added)
+    return ew.mul_p.bind(x, added)
 
 
 def _scatter_mul_transpose(ct: Any, operand: Any, indices: Any, updates: Any, **params: Any) -> list[Any]:
@@ -706,7 +694,7 @@ def _scatter_mul_transpose(ct: Any, operand: Any, indices: Any, updates: Any, **
     if ad.is_undefined_primal(updates):
         if not params["unique_indices"]:
             raise NotImplementedError("scatter_mul gradients are only implemented if `unique_indices=True`")
-        update_t = _gather_back(_lax().mul(ct, operand), indices, updates.aval.shape, params)
+        update_t = _gather_back(ew.mul_p.bind(ct, operand), indices, updates.aval.shape, params)
     return [operand_t, None, update_t]
 
 
@@ -716,7 +704,6 @@ def _scatter_mul_transpose(ct: Any, operand: Any, indices: Any, updates: Any, **
 
 def _scatter_extremal_jvp(prim: Primitive) -> ad.JvpRule:
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
-        lax = _lax()
         operand, indices, updates = primals
         g_operand, _, g_updates = tangents
         out = prim.bind(operand, indices, updates, **params)
@@ -740,16 +727,16 @@ def _scatter_extremal_jvp(prim: Primitive) -> ad.JvpRule:
 
         initial_vals = read(operand)
         target_vals = read(out)
-        successful_updates = lax.eq(updates, target_vals)
-        retained_values = lax.eq(initial_vals, target_vals)
-        num_updates = read(scatter_op("add", lax.full_like(operand, 0), indices,
-                                      lax.select(successful_updates, lax.full_like(updates, 1),
-                                                 lax.full_like(updates, 0)), dn, mode=count_mode))  # fmt: skip
-        num_refs = read(scatter_op("add", lax.full_like(operand, 0), indices, lax.full_like(updates, 1), dn,
+        successful_updates = ew.eq_p.bind(updates, target_vals)
+        retained_values = ew.eq_p.bind(initial_vals, target_vals)
+        num_updates = read(scatter_op("add", ew.full_like(operand, 0), indices,
+                                      ew.select(successful_updates, ew.full_like(updates, 1),
+                                                 ew.full_like(updates, 0)), dn, mode=count_mode))  # fmt: skip
+        num_refs = read(scatter_op("add", ew.full_like(operand, 0), indices, ew.full_like(updates, 1), dn,
                                    mode=count_mode))
-        updates_normalizer = lax.select(retained_values, 1.0 / (num_updates + 1), 1.0 / num_updates)
-        updates_coef = lax.select(successful_updates, updates_normalizer, lax.full_like(updates, 0))
-        operand_normalizer = lax.select(retained_values, 1.0 / (num_updates + 1), lax.full_like(num_updates, 0))
+        updates_normalizer = ew.select(retained_values, 1.0 / (num_updates + 1), 1.0 / num_updates)
+        updates_coef = ew.select(successful_updates, updates_normalizer, ew.full_like(updates, 0))
+        operand_normalizer = ew.select(retained_values, 1.0 / (num_updates + 1), ew.full_like(num_updates, 0))
         operand_coef = (-1.0 + operand_normalizer) / num_refs
         target_tangents = read(g_operand)
         tangent_updates = target_tangents * operand_coef + g_updates * updates_coef
@@ -767,7 +754,6 @@ def _scatter_extremal_jvp(prim: Primitive) -> ad.JvpRule:
 def _scatter_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
     if params["update_jaxpr"] is not None:
         raise NotImplementedError("scatter_apply JVP not implemented")
-    lax = _lax()
     operand, indices, updates = primals
     g_operand, _, g_updates = tangents
     dn: ScatterDimensionNumbers = params["dimension_numbers"]
@@ -790,16 +776,16 @@ def _scatter_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any)
         ids_shape[d] = 1
     num_ids = math.prod(ids_shape)
     id_dtype = np.dtype(np.uint32) if num_ids < 2**32 else np.dtype(np.uint64)
-    update_ids = lax.add(lax.reshape(lax.iota(id_dtype, num_ids), ids_shape), lax.full(updates_shape, 1, id_dtype))
-    scattered_ids = scatter(lax.full(get_aval(operand).shape, 0, id_dtype), indices, update_ids, dn,
+    update_ids = ew.add_p.bind(sp.reshape(_iota(id_dtype, num_ids), ids_shape), ew.full(updates_shape, 1, id_dtype))
+    scattered_ids = scatter(ew.full(get_aval(operand).shape, 0, id_dtype), indices, update_ids, dn,
                             indices_are_sorted=sorted_, unique_indices=unique, mode=mode)
     gather_dnums, slice_sizes = inverse_gather(dn, get_aval(scattered_ids).shape, updates_shape)
     gathered_update_ids = gather(scattered_ids, indices, gather_dnums, slice_sizes)
-    masked_operand = lax.select(lax.eq(scattered_ids, lax.full_like(scattered_ids, 0)), operand, lax.full_like(operand, 0))
-    masked_updates = lax.select(lax.eq(update_ids, gathered_update_ids), updates, lax.full_like(updates, 0))
-    masked_g_operand = lax.select(lax.eq(scattered_ids, lax.full_like(scattered_ids, 0)), g_operand,
-                                  lax.full_like(g_operand, 0))
-    masked_g_updates = lax.select(lax.eq(update_ids, gathered_update_ids), g_updates, lax.full_like(g_updates, 0))
+    masked_operand = ew.select(ew.eq_p.bind(scattered_ids, ew.full_like(scattered_ids, 0)), operand, ew.full_like(operand, 0))
+    masked_updates = ew.select(ew.eq_p.bind(update_ids, gathered_update_ids), updates, ew.full_like(updates, 0))
+    masked_g_operand = ew.select(ew.eq_p.bind(scattered_ids, ew.full_like(scattered_ids, 0)), g_operand,
+                                  ew.full_like(g_operand, 0))
+    masked_g_updates = ew.select(ew.eq_p.bind(update_ids, gathered_update_ids), g_updates, ew.full_like(g_updates, 0))
     out = scatter_op("add", masked_operand, indices, masked_updates, dn, indices_are_sorted=sorted_,
                      unique_indices=unique, mode=mode)
     t_out = scatter_op("add", masked_g_operand, indices, masked_g_updates, dn, indices_are_sorted=sorted_,
@@ -819,7 +805,7 @@ def _scatter_transpose(ct: Any, operand: Any, indices: Any, updates: Any, **para
     operand_t = update_t = None
     if ad.is_undefined_primal(operand):
         # The places the updates overwrite get no cotangent from the operand.
-        zeros = _lax().full(updates_aval.shape, 0, get_aval(ct).dtype)
+        zeros = ew.full(updates_aval.shape, 0, get_aval(ct).dtype)
         operand_t = scatter(ct, indices, zeros, params["dimension_numbers"],
                             indices_are_sorted=params["indices_are_sorted"], unique_indices=True, mode=params["mode"])
     if ad.is_undefined_primal(updates):
@@ -838,7 +824,7 @@ def _bdim_at_front(x: Any, bdim: BatchDim, size: int) -> Any:
     if bdim is not None:
         return batching.moveaxis(x, bdim, 0)
     shape = (size, *get_aval(x).shape)
-    return _lax().broadcast_in_dim(x, shape, tuple(np.delete(np.arange(len(shape)), 0)))
+    return sp.broadcast_in_dim(x, shape, tuple(np.delete(np.arange(len(shape)), 0)))
 
 
 def _scatter_batcher(prim: Primitive) -> Callable[..., tuple[Any, BatchDim]]:

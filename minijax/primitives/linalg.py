@@ -36,9 +36,12 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes
-from minijax.core import ShapedArray
+from minijax.core import ShapedArray, get_aval
+from minijax.interpreters import ad, batching
 from minijax.jaxpr_parse import param_constructors
+from minijax.primitives import elementwise as ew, reductions as red, slicing, structural as sp
 from minijax.primitives.common import standard_primitive
+from minijax.primitives.reductions import Precision
 
 Shape = tuple[int, ...]
 _I32 = np.dtype(np.int32)
@@ -276,32 +279,142 @@ svd_p = standard_primitive("svd", _svd_rule, multiple_results=True)
 
 
 # ===========================================================================
+# Bind helpers and matrix helpers, shared by the rules below, minijax.lax.linalg
+# and minijax.numpy.linalg. They work on the last two axes and keep the leading
+# ones, and emit JAX's equations where JAX has the same helper.
+
+
+def triangular_solve(
+    a: Any, b: Any, *, left_side: bool = False, lower: bool = False, transpose_a: bool = False,
+    conjugate_a: bool = False, unit_diagonal: bool = False,
+) -> Any:
+    """X with op(A) X = B (``left_side``) or X op(A) = B, A triangular, op(A) = A or Aᵀ.
+
+    ``b`` may have one axis fewer than ``a``: a single right-hand side.
+    """
+    conjugate_a = False  # no complex dtypes in minijax: conjugation is the identity
+    singleton = np.ndim(b) == np.ndim(a) - 1
+    if singleton:
+        b = sp.expand_dims(b, (np.ndim(b) if left_side else np.ndim(b) - 1,))
+    out = triangular_solve_p.bind(
+        a, b, left_side=bool(left_side), lower=bool(lower), transpose_a=bool(transpose_a), conjugate_a=conjugate_a,
+        unit_diagonal=bool(unit_diagonal),
+    )  # fmt: skip
+    if singleton:
+        out = sp.squeeze(out, (np.ndim(out) - 1 if left_side else np.ndim(out) - 2,))
+    return out
+
+
+def matrix_transpose(x: Any) -> Any:
+    """The transpose of each matrix (the last two axes swapped): JAX's ``_T``."""
+    nd = np.ndim(x)
+    return sp.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+def symmetrize(x: Any) -> Any:
+    """(x + xᵀ) / 2."""
+    total = ew.add_p.bind(x, matrix_transpose(x))
+    return ew.div_p.bind(total, ew.scalar_like(total, 2))
+
+
+def tri(shape: tuple[int, int], k: int) -> Any:
+    """The bool mask of ``numpy.tri``: True where column <= row + k."""
+    rows = sp.iota(np.int32, shape, 0)
+    return ew.ge_p.bind(ew.add_p.bind(rows, np.int32(k)), sp.iota(np.int32, shape, 1))
+
+
+def tril(x: Any, k: int = 0) -> Any:
+    """x with the elements above diagonal ``k`` zeroed."""
+    *batch, n, m = np.shape(x)
+    mask = sp.broadcast(tri((n, m), k), tuple(batch))
+    return ew.select(mask, x, ew.full_like(x, 0))
+
+
+def triu(x: Any, k: int = 0) -> Any:
+    """x with the elements below diagonal ``k`` zeroed."""
+    *batch, n, m = np.shape(x)
+    mask = sp.broadcast(tri((n, m), k - 1), tuple(batch))
+    return ew.select(mask, ew.full_like(x, 0), x)
+
+
+def eye(dtype: Any, shape: tuple[int, int]) -> Any:
+    """A (rectangular) identity matrix of ``dtype``."""
+    rows = ew.add_p.bind(sp.iota(np.int32, shape, 0), np.int32(0))  # (JAX's equations: an offset of 0)
+    return ew.convert_element_type(ew.eq_p.bind(rows, sp.iota(np.int32, shape, 1)), dtype)
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """Matrix products over the last two axes, batched over the (equal) leading ones, at HIGHEST precision."""
+    nd = np.ndim(a)
+    batch = tuple(range(nd - 2))
+    return red.dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)), precision=Precision.HIGHEST)
+
+
+def diagonal(x: Any) -> Any:
+    """The main diagonal of each matrix, read as a strided slice of the flattened matrix (exact and linear)."""
+    *batch, n, m = np.shape(x)
+    k = min(n, m)
+    if k == 0:
+        return ew.full((*batch, 0), 0, get_aval(x).dtype)
+    flat = sp.reshape(x, (*batch, n * m))
+    nb = len(batch)
+    return slicing.slice(flat, (0,) * (nb + 1), (*batch, (k - 1) * (m + 1) + 1), (1,) * nb + (m + 1,))
+
+
+def permutation_matrix(permutation: Any, n: int, dtype: Any) -> Any:
+    """P with P[..., i, j] = (permutation[..., i] == j), so P @ x is x[..., permutation, :]."""
+    perm = get_aval(permutation)
+    nb = perm.ndim - 1
+    m = perm.shape[-1]
+    rows = sp.broadcast_in_dim(permutation, (*perm.shape, n), tuple(range(nb + 1)))
+    cols = sp.iota(perm.dtype, (*perm.shape[:-1], m, n), nb + 1)
+    return ew.convert_element_type(ew.eq_p.bind(rows, cols), dtype)
+
+
+def permute_rows(x: Any, permutation: Any) -> Any:
+    """x[..., permutation, :], as a product with a permutation matrix.
+
+    JAX gathers here; minijax multiplies by the 0/1 matrix, which is exact
+    for finite values (an inf or NaN in x spreads NaN along its column).
+    """
+    aval = get_aval(x)
+    return matmul(permutation_matrix(permutation, aval.shape[-2], aval.dtype), x)
+
+
+def unpermute_rows(x: Any, permutation: Any) -> Any:
+    """y with y[..., permutation, :] = x: the inverse of ``permute_rows``."""
+    aval = get_aval(x)
+    p = permutation_matrix(permutation, aval.shape[-2], aval.dtype)
+    return matmul(matrix_transpose(p), x)
+
+
+def lu_solve(lu_: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
+    """Solve A x = b (``trans=0``) or Aᵀ x = b (``trans=1``) from A's LU factors.
+
+    ``b`` has the matrix axes (..., m, k) with the batch axes of ``lu_``.
+    """
+    if trans == 0:
+        x = permute_rows(b, permutation)
+        x = triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
+        return triangular_solve(lu_, x, left_side=True, lower=False)
+    if trans == 1:
+        x = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
+        x = triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
+        return unpermute_rows(x, permutation)
+    raise ValueError(f"'trans' value must be 0 or 1, got {trans}")
+
+
+# ===========================================================================
 # Transformation rules: jvp, transpose and batching
 #
 # The jvp rules are JAX's formulas (references in each), written with the
-# ``minijax.lax`` operations and the matrix helpers of ``minijax.lax.linalg``
-# (imported when a rule runs: lax imports this module). Products inside the
-# rules use Precision.HIGHEST, as JAX's do. Under linearize, every operation
-# that touches a tangent is linear in it, so the linear jaxpr holds only
-# triangular solves, products with residuals and structural operations.
-
-from minijax.core import get_aval  # noqa: E402
-from minijax.interpreters import ad, batching  # noqa: E402  (the rules need the primitives above)
+# helpers above. Products inside the rules use Precision.HIGHEST, as JAX's
+# do. Under linearize, every operation that touches a tangent is linear in
+# it, so the linear jaxpr holds only triangular solves, products with
+# residuals and structural operations.
 
 BatchDim = batching.BatchDim
-
-
-def _ops() -> Any:
-    """``minijax.lax.linalg``, where the matrix helpers live (imported late: lax imports this module)."""
-    from minijax.lax import linalg as lax_linalg
-
-    return lax_linalg
-
-
-def _lax() -> Any:
-    from minijax import lax
-
-    return lax
+_T = matrix_transpose
 
 
 def _read_triangle(t: Any, lower: bool) -> Any:
@@ -311,10 +424,9 @@ def _read_triangle(t: Any, lower: bool) -> Any:
     along ``t`` is its derivative along this matrix (``t`` itself when ``t``
     is symmetric).
     """
-    ops = _ops()
     if lower:
-        return _lax().add(ops._tril(t), ops._T(ops._tril(t, -1)))
-    return _lax().add(ops._triu(t), ops._T(ops._triu(t, 1)))
+        return ew.add_p.bind(tril(t), _T(tril(t, -1)))
+    return ew.add_p.bind(triu(t), _T(triu(t, 1)))
 
 
 # --- cholesky: L̇ = L·Φ(L⁻¹ Σ̇ L⁻ᵀ), Φ taking the lower triangle with the
@@ -323,16 +435,15 @@ def _read_triangle(t: Any, lower: bool) -> Any:
 
 
 def _cholesky_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    ops, lax = _ops(), _lax()
     (x,), (sigma_dot,) = primals, tangents
     chol = cholesky_p.bind(x)
     sigma_dot = _read_triangle(sigma_dot, lower=True)
-    tmp = ops.triangular_solve(chol, sigma_dot, left_side=False, transpose_a=True, lower=True)
-    inner = ops.triangular_solve(chol, tmp, left_side=True, transpose_a=False, lower=True)
+    tmp = triangular_solve(chol, sigma_dot, left_side=False, transpose_a=True, lower=True)
+    inner = triangular_solve(chol, tmp, left_side=True, transpose_a=False, lower=True)
     n = get_aval(x).shape[-1]
-    halve_diagonal = lax.add(lax.full((n, n), 1, get_aval(x).dtype), ops._eye(get_aval(x).dtype, (n, n)))
-    phi = lax.div(ops._tril(inner), lax.expand_dims(halve_diagonal, tuple(range(get_aval(x).ndim - 2))))
-    return chol, ops._matmul(chol, phi)
+    halve_diagonal = ew.add_p.bind(ew.full((n, n), 1, get_aval(x).dtype), eye(get_aval(x).dtype, (n, n)))
+    phi = ew.div_p.bind(tril(inner), sp.expand_dims(halve_diagonal, tuple(range(get_aval(x).ndim - 2))))
+    return chol, matmul(chol, phi)
 
 
 ad.primitive_jvps[cholesky_p] = _cholesky_jvp
@@ -345,13 +456,12 @@ ad.primitive_jvps[cholesky_p] = _cholesky_jvp
 def _triangular_solve_jvp_a(
     g_a: Any, ans: Any, a: Any, b: Any, *, left_side: bool, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
 ) -> Any:
-    ops, lax = _ops(), _lax()
     m, n = get_aval(b).shape[-2:]
     k = 1 if unit_diagonal else 0
-    g_a = ops._tril(g_a, -k) if lower else ops._triu(g_a, k)
-    g_a = lax.neg(g_a)
+    g_a = tril(g_a, -k) if lower else triu(g_a, k)
+    g_a = ew.neg_p.bind(g_a)
     if transpose_a:
-        g_a = ops._T(g_a)
+        g_a = _T(g_a)
 
     def a_inverse(rhs: Any) -> Any:
         return triangular_solve_p.bind(
@@ -361,8 +471,8 @@ def _triangular_solve_jvp_a(
 
     # A solve costs about as much as a product: order them as JAX does, the cheaper way round.
     if left_side:
-        return a_inverse(ops._matmul(g_a, ans)) if m > n else ops._matmul(a_inverse(g_a), ans)
-    return a_inverse(ops._matmul(ans, g_a)) if m < n else ops._matmul(ans, a_inverse(g_a))
+        return a_inverse(matmul(g_a, ans)) if m > n else matmul(a_inverse(g_a), ans)
+    return a_inverse(matmul(ans, g_a)) if m < n else matmul(ans, a_inverse(g_a))
 
 
 def _triangular_solve_jvp_b(g_b: Any, ans: Any, a: Any, b: Any, **params: Any) -> Any:
@@ -388,7 +498,6 @@ ad.transpose_rules[triangular_solve_p] = _triangular_solve_transpose
 
 
 def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    ops, lax = _ops(), _lax()
     (a,), (a_dot,) = primals, tangents
     lu, pivots, permutation = lu_p.bind(a)
     aval = get_aval(a)
@@ -400,15 +509,15 @@ def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     keep = [(0, 0, 0)] * nb
 
     def cut(x: Any, rows: int, cols: int) -> Any:
-        return lax.slice(x, (0,) * (nb + 2), (*batch, rows, cols))
+        return slicing.slice(x, (0,) * (nb + 2), (*batch, rows, cols))
 
-    eye_m = lax.broadcast(ops._eye(dtype, (m, m)), tuple(batch))
-    l_factor = lax.add(lax.pad(ops._tril(cut(lu, m, k), -1), zero, [*keep, (0, 0, 0), (0, m - k, 0)]), eye_m)
-    u_eye = lax.pad(ops._eye(dtype, (n - k, n - k)), zero, [(k, 0, 0), (k, 0, 0)])
-    u_factor = lax.add(lax.pad(ops._triu(cut(lu, k, n)), zero, [*keep, (0, n - k, 0), (0, 0, 0)]), lax.broadcast(u_eye, tuple(batch)))
-    la = ops.triangular_solve(l_factor, ops._permute_rows(a_dot, permutation), left_side=True, lower=True, unit_diagonal=True)
-    lau = ops.triangular_solve(u_factor, la, left_side=False, lower=False)
-    lu_dot = lax.add(ops._matmul(l_factor, ops._tril(lau, -1)), ops._matmul(ops._triu(lau), u_factor))
+    eye_m = sp.broadcast(eye(dtype, (m, m)), tuple(batch))
+    l_factor = ew.add_p.bind(slicing.pad(tril(cut(lu, m, k), -1), zero, [*keep, (0, 0, 0), (0, m - k, 0)]), eye_m)
+    u_eye = slicing.pad(eye(dtype, (n - k, n - k)), zero, [(k, 0, 0), (k, 0, 0)])
+    u_factor = ew.add_p.bind(slicing.pad(triu(cut(lu, k, n)), zero, [*keep, (0, n - k, 0), (0, 0, 0)]), sp.broadcast(u_eye, tuple(batch)))
+    la = triangular_solve(l_factor, permute_rows(a_dot, permutation), left_side=True, lower=True, unit_diagonal=True)
+    lau = triangular_solve(u_factor, la, left_side=False, lower=False)
+    lu_dot = ew.add_p.bind(matmul(l_factor, tril(lau, -1)), matmul(triu(lau), u_factor))
     return [lu, pivots, permutation], [lu_dot, ad.Zero.from_primal(pivots), ad.Zero.from_primal(permutation)]
 
 
@@ -422,30 +531,29 @@ ad.defjvp_zero(lu_pivots_to_permutation_p)
 
 
 def _qr_matmul(a: Any, b: Any) -> Any:
-    """``a @ b`` as JAX's qr rule writes it (jnp.matmul: default precision)."""
-    from minijax import numpy as jnp
-
-    return jnp.matmul(a, b)
+    """``a @ b`` as JAX's qr rule writes it: jnp.matmul of matrices with equal batch
+    axes, one dot_general at default precision accumulating in the operands' dtype."""
+    nd = np.ndim(a)
+    batch = tuple(range(nd - 2))
+    return red.dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)), preferred_element_type=dtypes.result_type(a, b))
 
 
 def _thin_qr_jvp(q: Any, r: Any, dx: Any) -> tuple[Any, Any]:
     """(dQ, dR) of X = Q R for m >= n and square R."""
-    ops, lax = _ops(), _lax()
-    dx_rinv = ops.triangular_solve(r, dx)  # X R⁻¹: a right-side solve
-    qt_dx_rinv = _qr_matmul(ops._T(q), dx_rinv)
-    lower = ops._tril(qt_dx_rinv, -1)
-    do = lax.sub(lower, ops._T(lower))  # skew-symmetric
+    dx_rinv = triangular_solve(r, dx)  # X R⁻¹: a right-side solve
+    qt_dx_rinv = _qr_matmul(_T(q), dx_rinv)
+    lower = tril(qt_dx_rinv, -1)
+    do = ew.sub_p.bind(lower, _T(lower))  # skew-symmetric
     # JAX's correction for complex matrices, I ∘ (X - re(X)): zero for real ones, kept so the jaxprs match.
     n = get_aval(r).shape[-1]
-    eye = lax.expand_dims(ops._eye(get_aval(do).dtype, (n, n)), tuple(range(get_aval(qt_dx_rinv).ndim - 2)))
-    do = lax.add(do, lax.mul(eye, lax.sub(qt_dx_rinv, qt_dx_rinv)))
-    dq = lax.add(_qr_matmul(q, lax.sub(do, qt_dx_rinv)), dx_rinv)
-    dr = _qr_matmul(lax.sub(qt_dx_rinv, do), r)
+    eye_n = sp.expand_dims(eye(get_aval(do).dtype, (n, n)), tuple(range(get_aval(qt_dx_rinv).ndim - 2)))
+    do = ew.add_p.bind(do, ew.mul_p.bind(eye_n, ew.sub_p.bind(qt_dx_rinv, qt_dx_rinv)))
+    dq = ew.add_p.bind(_qr_matmul(q, ew.sub_p.bind(do, qt_dx_rinv)), dx_rinv)
+    dr = _qr_matmul(ew.sub_p.bind(qt_dx_rinv, do), r)
     return dq, dr
 
 
 def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, pivoting: bool, full_matrices: bool, use_magma: Any) -> tuple[Any, Any]:
-    ops, lax = _ops(), _lax()
     (x,), (dx,) = primals, tangents
     q, r = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
     aval = get_aval(x)
@@ -454,17 +562,17 @@ def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, pivoting: bool, 
 
     def cols(v: Any, start: int, stop: int) -> Any:
         shape = get_aval(v).shape
-        return lax.slice(v, (0,) * (nd - 1) + (start,), (*shape[:-1], stop))
+        return slicing.slice(v, (0,) * (nd - 1) + (start,), (*shape[:-1], stop))
 
     def rows(v: Any, start: int, stop: int) -> Any:
         shape = get_aval(v).shape
-        return lax.slice(v, (0,) * (nd - 2) + (start, 0), (*shape[:-2], stop, shape[-1]))
+        return slicing.slice(v, (0,) * (nd - 2) + (start, 0), (*shape[:-2], stop, shape[-1]))
 
     if m < n:  # wide: X = Q [R1 R2] with R1 square; dR2 = dQᵀ X2 + Qᵀ dX2
         x2, dx1, dx2, r1 = cols(x, m, n), cols(dx, 0, m), cols(dx, m, n), cols(r, 0, m)
         dq, dr1 = _thin_qr_jvp(q, r1, dx1)
-        dr2 = lax.add(_qr_matmul(ops._T(dq), x2), _qr_matmul(ops._T(q), dx2))
-        return [q, r], [dq, lax.concatenate([dr1, dr2], nd - 1)]
+        dr2 = ew.add_p.bind(_qr_matmul(_T(dq), x2), _qr_matmul(_T(q), dx2))
+        return [q, r], [dq, sp.concatenate([dr1, dr2], nd - 1)]
     q_mn = cols(q, 0, n) if full_matrices else q
     r_nn = rows(r, 0, n) if full_matrices else r
     dq_mn, dr_nn = _thin_qr_jvp(q_mn, r_nn, dx)
@@ -473,15 +581,15 @@ def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, pivoting: bool, 
     # Tall with a full Q: the last m - n columns of Q move too (arXiv:2409.13374, eqs. 32-33).
     q_nn, q_pn, q_mp = rows(q_mn, 0, n), rows(q_mn, n, m), cols(q, n, m)
     dq_nn, dq_pn = rows(dq_mn, 0, n), rows(dq_mn, n, m)
-    eye_n = lax.expand_dims(ops._eye(aval.dtype, (n, n)), tuple(range(nd - 2)))
-    lu, _, perm = lu_p.bind(lax.sub(q_nn, eye_n))
-    z_pn_t = ops._lu_solve(lu, perm, ops._T(q_pn), trans=1)  # (Q_nn - I)ᵀ Zᵀ = Q_pnᵀ
-    z_pn = ops._T(z_pn_t)
-    correction = _qr_matmul(lax.add(q_mn, _qr_matmul(q_mp, z_pn)), ops._T(lax.sub(dq_pn, _qr_matmul(z_pn, dq_nn))))
-    dq_mp = lax.sub(_qr_matmul(dq_mn, z_pn_t), correction)
-    dq = lax.concatenate([dq_mn, dq_mp], nd - 1)
-    zeros = lax.full((*batch, m - n, n), 0, aval.dtype)
-    return [q, r], [dq, lax.concatenate([dr_nn, zeros], nd - 2)]
+    eye_n = sp.expand_dims(eye(aval.dtype, (n, n)), tuple(range(nd - 2)))
+    lu, _, perm = lu_p.bind(ew.sub_p.bind(q_nn, eye_n))
+    z_pn_t = lu_solve(lu, perm, _T(q_pn), trans=1)  # (Q_nn - I)ᵀ Zᵀ = Q_pnᵀ
+    z_pn = _T(z_pn_t)
+    correction = _qr_matmul(ew.add_p.bind(q_mn, _qr_matmul(q_mp, z_pn)), _T(ew.sub_p.bind(dq_pn, _qr_matmul(z_pn, dq_nn))))
+    dq_mp = ew.sub_p.bind(_qr_matmul(dq_mn, z_pn_t), correction)
+    dq = sp.concatenate([dq_mn, dq_mp], nd - 1)
+    zeros = ew.full((*batch, m - n, n), 0, aval.dtype)
+    return [q, r], [dq, sp.concatenate([dr_nn, zeros], nd - 2)]
 
 
 ad.primitive_jvps[qr_p] = _qr_jvp
@@ -496,7 +604,6 @@ ad.primitive_jvps[qr_p] = _qr_jvp
 def _eigh_jvp(
     primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool, sort_eigenvalues: bool, subset_by_index: Any, algorithm: Any
 ) -> tuple[Any, Any]:
-    ops, lax = _ops(), _lax()
     (a,), (a_dot,) = primals, tangents
     aval = get_aval(a)
     n = aval.shape[-1]
@@ -504,12 +611,12 @@ def _eigh_jvp(
         raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
     v, w = eigh_p.bind(a, lower=lower, sort_eigenvalues=sort_eigenvalues, subset_by_index=subset_by_index, algorithm=algorithm)
     a_dot = _read_triangle(a_dot, lower)
-    eye_n = lax.expand_dims(ops._eye(aval.dtype, (n, n)), tuple(range(aval.ndim - 2)))
-    gaps = lax.sub(lax.add(eye_n, lax.expand_dims(w, (aval.ndim - 2,))), lax.expand_dims(w, (aval.ndim - 1,)))
-    fmat = lax.sub(lax.integer_pow(gaps, -1), eye_n)
-    vt_adot_v = ops._matmul(ops._matmul(ops._T(v), a_dot), v)
-    dv = ops._matmul(v, lax.mul(fmat, vt_adot_v))
-    dw = ops._diagonal(vt_adot_v)
+    eye_n = sp.expand_dims(eye(aval.dtype, (n, n)), tuple(range(aval.ndim - 2)))
+    gaps = ew.sub_p.bind(ew.add_p.bind(eye_n, sp.expand_dims(w, (aval.ndim - 2,))), sp.expand_dims(w, (aval.ndim - 1,)))
+    fmat = ew.sub_p.bind(ew.integer_pow_p.bind(gaps, y=-1), eye_n)
+    vt_adot_v = matmul(matmul(_T(v), a_dot), v)
+    dv = matmul(v, ew.mul_p.bind(fmat, vt_adot_v))
+    dw = diagonal(vt_adot_v)
     return [v, w], [dv, dw]
 
 
@@ -528,7 +635,6 @@ ad.primitive_jvps[eigh_p] = _eigh_jvp
 def _svd_jvp(
     primals: Sequence[Any], tangents: Sequence[Any], *, full_matrices: bool, compute_uv: bool, subset_by_index: Any, algorithm: Any
 ) -> tuple[Any, Any]:
-    ops, lax = _ops(), _lax()
     (a,), (da,) = primals, tangents
     aval = get_aval(a)
     m, n = aval.shape[-2:]
@@ -539,29 +645,29 @@ def _svd_jvp(
         # The vectors' rule treats the columns left out as having singular value 0: not so for a partial SVD.
         raise NotImplementedError("Singular value decomposition JVP not implemented for a partial SVD (subset_by_index)")
     s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=subset_by_index, algorithm=algorithm)
-    ut, v = ops._T(u), ops._T(vt)
-    s_row = lax.expand_dims(s, (nd - 2,))  # s[..., None, :]
-    ds_mat = ops._matmul(ops._matmul(ut, da), v)
-    ds = ops._diagonal(ds_mat)
+    ut, v = _T(u), _T(vt)
+    s_row = sp.expand_dims(s, (nd - 2,))  # s[..., None, :]
+    ds_mat = matmul(matmul(ut, da), v)
+    ds = diagonal(ds_mat)
     if not compute_uv:
         return [s], [ds]
-    s_col = ops._T(s_row)
+    s_col = _T(s_row)
     k = get_aval(s).shape[-1]
-    eye_k = lax.expand_dims(ops._eye(aval.dtype, (k, k)), tuple(range(nd - 2)))
-    s_diffs = lax.mul(lax.add(s_row, s_col), lax.sub(s_row, s_col))
-    f = lax.sub(lax.div(np.ones((), aval.dtype), lax.add(s_diffs, eye_k)), eye_k)
-    dss = lax.mul(s_row, ds_mat)  # dS diag(s)
-    sds = lax.mul(s_col, ds_mat)  # diag(s) dS
+    eye_k = sp.expand_dims(eye(aval.dtype, (k, k)), tuple(range(nd - 2)))
+    s_diffs = ew.mul_p.bind(ew.add_p.bind(s_row, s_col), ew.sub_p.bind(s_row, s_col))
+    f = ew.sub_p.bind(ew.div_p.bind(np.ones((), aval.dtype), ew.add_p.bind(s_diffs, eye_k)), eye_k)
+    dss = ew.mul_p.bind(s_row, ds_mat)  # dS diag(s)
+    sds = ew.mul_p.bind(s_col, ds_mat)  # diag(s) dS
     # JAX adds ½ (dS - dSᴴ) ∘ diag(1/s) to dU's bracket: zero for real matrices, so left out.
-    du = ops._matmul(u, lax.mul(f, lax.add(dss, ops._T(dss))))
-    dv = ops._matmul(v, lax.mul(f, lax.add(sds, ops._T(sds))))
+    du = matmul(u, ew.mul_p.bind(f, ew.add_p.bind(dss, _T(dss))))
+    dv = matmul(v, ew.mul_p.bind(f, ew.add_p.bind(sds, _T(sds))))
     if m > n:
-        dav = ops._matmul(da, v)
-        du = lax.add(du, lax.div(lax.sub(dav, ops._matmul(u, ops._matmul(ut, dav))), s_row))
+        dav = matmul(da, v)
+        du = ew.add_p.bind(du, ew.div_p.bind(ew.sub_p.bind(dav, matmul(u, matmul(ut, dav))), s_row))
     if n > m:
-        dahu = ops._matmul(ops._T(da), u)
-        dv = lax.add(dv, lax.div(lax.sub(dahu, ops._matmul(v, ops._matmul(vt, dahu))), s_row))
-    return [s, u, vt], [ds, du, ops._T(dv)]
+        dahu = matmul(_T(da), u)
+        dv = ew.add_p.bind(dv, ew.div_p.bind(ew.sub_p.bind(dahu, matmul(v, matmul(vt, dahu))), s_row))
+    return [s, u, vt], [ds, du, _T(dv)]
 
 
 ad.primitive_jvps[svd_p] = _svd_jvp
@@ -588,7 +694,6 @@ for _prim in (cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, svd_p)
 
 def _triangular_solve_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, left_side: bool, **params: Any) -> tuple[Any, BatchDim]:
     """When only b is batched, the batch becomes more right-hand sides of one solve (as in JAX)."""
-    lax = _lax()
     a, b = vals
     a_dim, b_dim = dims
     if a_dim is None and b_dim is not None:
@@ -596,15 +701,15 @@ def _triangular_solve_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, 
         if left_side:  # b: (..., m, n): the batch joins the n columns
             b = batching.moveaxis(b, b_dim, -1)
             shape = get_aval(b).shape
-            flat = lax.reshape(b, (*shape[:-2], shape[-2] * shape[-1]))
+            flat = sp.reshape(b, (*shape[:-2], shape[-2] * shape[-1]))
             out_dim = b_aval.ndim - 1
         else:  # b: (..., m, n): the batch joins the m rows
             b = batching.moveaxis(b, b_dim, -2)
             shape = get_aval(b).shape
-            flat = lax.reshape(b, (*shape[:-3], shape[-3] * shape[-2], shape[-1]))
+            flat = sp.reshape(b, (*shape[:-3], shape[-3] * shape[-2], shape[-1]))
             out_dim = b_aval.ndim - 2
         out = triangular_solve_p.bind(a, flat, left_side=left_side, **params)
-        return lax.reshape(out, shape), out_dim
+        return sp.reshape(out, shape), out_dim
     size = batching.batch_size(vals, dims)
     a, b = batching.bdim_at_front(a, a_dim, size), batching.bdim_at_front(b, b_dim, size)
     return triangular_solve_p.bind(a, b, left_side=left_side, **params), 0

@@ -28,9 +28,11 @@ import numpy as np
 
 from minijax import dtypes
 from minijax.core import ShapedArray, get_aval
+from minijax.interpreters import ad, batching
 from minijax.jaxpr_parse import param_parsers
+from minijax.primitives import elementwise as ew
 from minijax.primitives.common import broadcasting_shape, standard_primitive
-from minijax.prng import KeyTy, PRNGImpl, is_key_dtype, prngs
+from minijax.prng import KeyTy, PRNGImpl, is_key_dtype, prngs, threefry_partitionable
 
 _U32 = np.dtype(np.uint32)
 UINT_DTYPES: dict[int, np.dtype[Any]] = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: np.dtype(np.uint64)}
@@ -172,34 +174,10 @@ def _random_gamma_rule(key: ShapedArray, a: ShapedArray, *, log_space: bool) -> 
     return a.strip_weak_type()
 
 
+# random_gamma's meaning is JAX's gamma sampler, a program written with the
+# other random functions (``minijax.random.random_gamma_jaxpr``): the backends
+# lower the primitive by running that program, as JAX lowers it.
 random_gamma_p = standard_primitive("random_gamma", _random_gamma_rule)
-
-_gamma_impl: Any = None  # set by minijax.random (which builds on these primitives)
-_gamma_jaxprs: dict[tuple[Any, ...], Any] = {}
-
-
-def set_gamma_impl(fn: Any) -> None:
-    global _gamma_impl
-    _gamma_impl = fn
-
-
-def random_gamma_jaxpr(key: ShapedArray, a: ShapedArray, log_space: bool) -> Any:
-    """The ClosedJaxpr computing random_gamma on these operand types (traced once per signature)."""
-    from minijax.config import x64_enabled
-    from minijax.interpreters.tracing import trace_to_jaxpr
-
-    cache_key = (key, a, bool(log_space), x64_enabled())
-    closed = _gamma_jaxprs.get(cache_key)
-    if closed is None:
-        import minijax.random  # noqa: F401  (sets _gamma_impl)
-
-        def fun(k: Any, alpha: Any) -> list[Any]:
-            return [_gamma_impl(k, alpha, log_space=log_space)]
-
-        closed, _ = trace_to_jaxpr(fun, [key, a])
-        _gamma_jaxprs[cache_key] = closed
-    return closed
-
 
 # Params print as JAX's (``impl=fry``: a PRNGImpl prints its tag) and read back.
 def _parse_impl(text: str, ctx: Any) -> PRNGImpl:
@@ -226,8 +204,6 @@ def random_seed(seeds: Any, impl: PRNGImpl) -> Any:
 
 
 def check_partitionable() -> None:
-    from minijax.prng import threefry_partitionable
-
     if not threefry_partitionable.value:
         raise NotImplementedError(
             "jax_threefry_partitionable=False (JAX's older way of generating threefry bits) is not "
@@ -275,9 +251,6 @@ def _aval_of(x: Any) -> ShapedArray:
 # everything batches without moving data, except random_wrap, whose batch axis
 # must not be the trailing key-data axis.
 
-from minijax.interpreters import ad, batching  # noqa: E402  (the rules need the primitives above)
-from minijax.primitives.elementwise import _broadcasting_batcher  # noqa: E402  (JAX's defbroadcasting)
-
 BatchDim = batching.BatchDim
 
 for _prim in (threefry2x32_p, random_seed_p, random_bits_p, random_split_p, random_fold_in_p,
@@ -317,7 +290,7 @@ ad.non_differentiable.add(random_gamma_p)
 for _prim in (random_seed_p, random_bits_p, random_split_p, random_unwrap_p, random_clone_p):
     batching.defvectorized(_prim)
 
-_threefry_broadcasting = _broadcasting_batcher(threefry2x32_p)
+_threefry_broadcasting = ew.broadcasting_batcher(threefry2x32_p)
 
 
 def _threefry2x32_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, list[BatchDim]]:
@@ -326,7 +299,7 @@ def _threefry2x32_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tupl
 
 
 batching.primitive_batchers[threefry2x32_p] = _threefry2x32_batcher
-batching.primitive_batchers[random_fold_in_p] = _broadcasting_batcher(random_fold_in_p)
+batching.primitive_batchers[random_fold_in_p] = ew.broadcasting_batcher(random_fold_in_p)
 
 
 def _random_wrap_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, impl: PRNGImpl) -> tuple[Any, BatchDim]:

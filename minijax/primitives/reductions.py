@@ -1,7 +1,9 @@
-"""Reductions and contractions: reduce_sum/max/min/prod/and/or/xor, argmax, argmin, dot_general.
+"""Reductions and contractions: reduce_max/min/prod/and/or/xor, argmax, argmin, dot_general.
 
 ``spec/primitives/reductions.md`` is the written specification; each check
-below cites its constraint label (``# dot_general C3``). Weak types: the
+below cites its constraint label (``# dot_general C3``). reduce_sum, the
+transpose of broadcast_in_dim, lives with it in ``structural.py``; it shares
+the monoid reductions' shape rule (``common.reduction_rule``). Weak types: the
 monoid reductions keep the operand's weak type, argmax/argmin results are
 never weak, dot_general is weak only when both operands are.
 """
@@ -15,72 +17,26 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes
-from minijax.core import Primitive, ShapedArray
+from minijax.core import Primitive, ShapedArray, get_aval
+from minijax.interpreters import ad, batching
+from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers, param_constructors
-from minijax.jaxpr_text import param_filters
-from minijax.primitives.common import standard_primitive
-from minijax.primitives.structural import check_no_sharding, int_tuple, long_str
+from minijax.primitives import elementwise as ew, slicing, structural as sp
+from minijax.primitives.common import check_no_sharding, int_tuple, reduction_rule, standard_primitive
 
 # ---------------------------------------------------------------------------
-# The monoid reductions
+# The monoid reductions (reduce_sum is in structural.py)
 
-
-def _is_number(dt: np.dtype[Any]) -> bool:
-    return dtypes.issubdtype(dt, np.integer) or dtypes.issubdtype(dt, np.floating)
-
-
-def _number_only(name: str, x: ShapedArray) -> None:
-    if not _is_number(x.dtype):
-        raise TypeError(f"{name} does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of number.")
-
-
-def _any_dtype(name: str, x: ShapedArray) -> None:
-    pass
-
-
-def _bool_or_int(name: str, x: ShapedArray) -> None:
-    if not (x.dtype == np.bool_ or dtypes.issubdtype(x.dtype, np.integer)):
-        raise TypeError(f"{name}: logical reduction requires operand dtype bool or int, got {x.dtype.name}.")
-
-
-# name -> the dtype check (C3 of each reduction). Only reduce_sum carries an
-# ``out_sharding`` param, as in JAX 0.10.2.
-_REDUCTIONS: dict[str, Callable[[str, ShapedArray], None]] = {
-    "reduce_sum": _number_only,
-    "reduce_prod": _number_only,
-    "reduce_max": _any_dtype,
-    "reduce_min": _any_dtype,
-    "reduce_and": _bool_or_int,
-    "reduce_or": _bool_or_int,
-    "reduce_xor": _bool_or_int,
+reduce_prod_p = standard_primitive("reduce_prod", reduction_rule("reduce_prod"))
+reduce_max_p = standard_primitive("reduce_max", reduction_rule("reduce_max"))
+reduce_min_p = standard_primitive("reduce_min", reduction_rule("reduce_min"))
+reduce_and_p = standard_primitive("reduce_and", reduction_rule("reduce_and"))
+reduce_or_p = standard_primitive("reduce_or", reduction_rule("reduce_or"))
+reduce_xor_p = standard_primitive("reduce_xor", reduction_rule("reduce_xor"))
+# Every monoid reduction by name, reduce_sum included.
+REDUCTION_PRIMITIVES: dict[str, Primitive] = {
+    p.name: p for p in (sp.reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p)
 }
-
-
-def _reduction_rule(name: str) -> Callable[..., ShapedArray]:
-    check_dtype = _REDUCTIONS[name]
-
-    def rule(x: ShapedArray, *, axes: Any, out_sharding: Any = None) -> ShapedArray:
-        check_no_sharding(name, out_sharding)
-        axes = int_tuple(name, "axes", axes)
-        if any(not 0 <= a < x.ndim for a in axes):  # reduce C1
-            raise ValueError(f"{name}: reduction axes {axes} contains out-of-bounds indices for {long_str(x)}.")
-        if len(set(axes)) != len(axes):  # reduce C2
-            raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {axes}")
-        check_dtype(name, x)  # reduce C3
-        shape = tuple(n for i, n in enumerate(x.shape) if i not in axes)
-        return ShapedArray(shape, x.dtype, x.weak_type)  # reduce C4
-
-    return rule
-
-
-REDUCTION_PRIMITIVES: dict[str, Primitive] = {name: standard_primitive(name, _reduction_rule(name)) for name in _REDUCTIONS}
-reduce_sum_p = REDUCTION_PRIMITIVES["reduce_sum"]
-reduce_prod_p = REDUCTION_PRIMITIVES["reduce_prod"]
-reduce_max_p = REDUCTION_PRIMITIVES["reduce_max"]
-reduce_min_p = REDUCTION_PRIMITIVES["reduce_min"]
-reduce_and_p = REDUCTION_PRIMITIVES["reduce_and"]
-reduce_or_p = REDUCTION_PRIMITIVES["reduce_or"]
-reduce_xor_p = REDUCTION_PRIMITIVES["reduce_xor"]
 
 
 # ---------------------------------------------------------------------------
@@ -342,6 +298,39 @@ def reduction_identity(name: str, dtype: np.dtype[Any]) -> Any:
 
 
 # ===========================================================================
+# Bind helpers (``minijax.lax`` checks the user's arguments, then calls these)
+
+
+def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None:
+    """None, or a (lhs, rhs) pair of ``Precision`` from any spelling JAX accepts."""
+    if precision is None:
+        return None
+    try:
+        if isinstance(precision, (str, Precision)):
+            return (Precision(precision), Precision(precision))
+        if isinstance(precision, (tuple, list)) and len(precision) == 2 and all(isinstance(p, (str, Precision)) for p in precision):
+            return (Precision(precision[0]), Precision(precision[1]))
+    except ValueError:
+        pass
+    raise ValueError(
+        "Precision argument must be one of: None, a string in ['highest', 'float32', 'high', 'bfloat16_3x', "
+        "'tensorfloat32', 'default', 'bfloat16', 'fastest'], a lax.Precision value, or a tuple of two "
+        f"lax.Precision values or strings; but got {precision!r}."
+    )
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    return dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=canonicalize_dimension_numbers(dimension_numbers),
+        precision=canonicalize_precision(precision),
+        preferred_element_type=preferred_element_type,
+        out_sharding=None,
+    )
+
+
+# ===========================================================================
 # Autodiff rules (jvp, and transpose for the linear primitives)
 #
 # The rules bind primitives directly, so that the equations they stage are
@@ -350,49 +339,13 @@ def reduction_identity(name: str, dtype: np.dtype[Any]) -> Any:
 # the split trace current: the primal-only work (comparisons, counts,
 # slices of the primal) must stay in applications of its own, apart from
 # the applications that touch the tangent. The other families' primitives
-# are reached through their modules (ew., sp.), so that this module's
+# are reached through their modules (ew., sp., slicing.), so that this module's
 # namespace holds only its own.
-
-from minijax.core import get_aval  # noqa: E402  (the rules need the primitives above)
-from minijax.interpreters import ad, batching  # noqa: E402
-from minijax.primitives import elementwise as ew, structural as sp  # noqa: E402
 
 
 def _kept_axes(ndim: int, removed: tuple[int, ...]) -> list[int]:
     """The axes of a rank-``ndim`` array that are not in ``removed``, in order."""
     return [i for i in range(ndim) if i not in removed]
-
-
-def _reshape(x: Any, shape: tuple[int, ...], dimensions: tuple[int, ...] | None = None) -> Any:
-    """reshape, staging nothing when it would be the identity (as JAX does)."""
-    if dimensions is not None and dimensions == tuple(range(len(dimensions))):
-        dimensions = None
-    if dimensions is None and get_aval(x).shape == shape:
-        return x
-    return sp.reshape_p.bind(x, new_sizes=shape, dimensions=dimensions, sharding=None)
-
-
-def _transpose(x: Any, perm: tuple[int, ...]) -> Any:
-    """transpose, staging nothing for the identity permutation (as JAX does)."""
-    return x if perm == tuple(range(len(perm))) else sp.transpose_p.bind(x, permutation=perm)
-
-
-# --- reduce_sum: linear; its transpose broadcasts the cotangent back
-
-
-def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...], out_sharding: Any = None) -> list[Any]:
-    aval = x.aval
-    if type(ct) is ad.Zero:
-        return [ad.Zero(ad.tangent_aval(aval))]
-    kept = _kept_axes(aval.ndim, tuple(axes))
-    if len(kept) == aval.ndim:  # nothing was reduced: the identity
-        return [ct]
-    # NumPy integers, as JAX computes them: its jaxpr text shows np.int64(i).
-    dims = tuple(np.int64(i) for i in kept)
-    return [sp.broadcast_in_dim_p.bind(ct, shape=aval.shape, broadcast_dimensions=dims, sharding=None)]
-
-
-ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
 
 
 # --- reduce_max, reduce_min: the tangent is averaged over the positions that
@@ -403,10 +356,10 @@ def _chooser_jvp(t: Any, ans: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
     aval = get_aval(x)
     keepdims = tuple(1 if i in axes else n for i, n in enumerate(aval.shape))
     t_dtype = get_aval(t).dtype
-    at_extremum = ew.eq_p.bind(x, _reshape(ans, keepdims))
+    at_extremum = ew.eq_p.bind(x, sp.reshape(ans, keepdims))
     indicator = ew.convert_element_type_p.bind(at_extremum, new_dtype=t_dtype, weak_type=False, sharding=None)
-    counts = reduce_sum_p.bind(indicator, axes=axes, out_sharding=None)
-    chosen = reduce_sum_p.bind(ew.mul_p.bind(t, indicator), axes=axes, out_sharding=None)
+    counts = sp.reduce_sum(indicator, axes)
+    chosen = sp.reduce_sum(ew.mul_p.bind(t, indicator), axes)
     return ew.div_p.bind(chosen, counts)
 
 
@@ -428,21 +381,17 @@ def _reduce_prod_jvp(primals: Any, tangents: Any, *, axes: tuple[int, ...]) -> t
     kept_shape = tuple(aval.shape[i] for i in kept)
     n = int(np.prod([aval.shape[a] for a in axes], dtype=np.int64))
     perm = tuple(int(a) for a in axes) + tuple(kept)  # plain ints, as JAX's reshape makes them
-    x = _reshape(x, (n, *kept_shape), perm)
-    t = _reshape(ad.instantiate_zeros(t), (n, *kept_shape), perm)
+    x = sp.reshape(x, (n, *kept_shape), perm)
+    t = sp.reshape(ad.instantiate_zeros(t), (n, *kept_shape), perm)
     if n == 0:  # an empty product: the constant 1, with a zero tangent (after the reshapes, as JAX)
-        from minijax import lax  # (lax imports this module)
-
-        ones = lax.full(kept_shape, 1, aval.dtype)
+        ones = ew.full(kept_shape, 1, aval.dtype)
         return ones, ad.Zero(ad.tangent_aval(get_aval(ones)))
     one, zero = np.ones((), aval.dtype), np.zeros((), get_aval(t).dtype)
     rank = 1 + len(kept_shape)
 
     def rows(v: Any, start: int, stop: int) -> Any:
         shape = get_aval(v).shape
-        return sp.slice_p.bind(
-            v, start_indices=(start, *[0] * (rank - 1)), limit_indices=(stop, *shape[1:]), strides=(1,) * rank
-        )
+        return slicing.slice(v, (start, *[0] * (rank - 1)), (stop, *shape[1:]), (1,) * rank)
 
     while n > 1:
         half = (n + 1) // 2
@@ -450,7 +399,7 @@ def _reduce_prod_jvp(primals: Any, tangents: Any, *, axes: tuple[int, ...]) -> t
         x2, t2 = rows(x, half, n), rows(t, half, n)
         if n % 2:  # odd: pad the second half with the product's identity
             config = ((0, 1, 0), *[(0, 0, 0)] * (rank - 1))
-            x2, t2 = sp.pad_p.bind(x2, one, padding_config=config), sp.pad_p.bind(t2, zero, padding_config=config)
+            x2, t2 = slicing.pad(x2, one, config), slicing.pad(t2, zero, config)
         # d(x1 * x2) = t1 * x2 + x1 * t2, in the order mul's jvp stages it.
         x = ew.mul_p.bind(x1, x2)
         t = ad.add_tangents(ew.mul_p.bind(t1, x2), ew.mul_p.bind(x1, t2))
@@ -501,7 +450,7 @@ def _dot_cotangent(ct: Any, target: ShapedArray, other: Any, numbers: DotDimensi
     out = dot_general_p.bind(ct, other, dimension_numbers=canonicalize_dimension_numbers(ct_numbers), **params)
     paired = [c for _, c in sorted(zip(o_contract, t_contract))]
     layout = [*t_batch, *t_free, *paired]  # the target axis each result axis is
-    out = _transpose(out, tuple(int(i) for i in np.argsort(layout)))
+    out = sp.transpose(out, tuple(int(i) for i in np.argsort(layout)))
     if get_aval(out).dtype != target.dtype:  # e.g. a preferred_element_type wider than the operand
         out = ew.convert_element_type_p.bind(out, new_dtype=target.dtype, weak_type=target.weak_type, sharding=None)
     return out
@@ -529,22 +478,9 @@ ad.transpose_rules[dot_general_p] = _dot_general_transpose
 # Batching rules
 
 
-def _reduction_batcher(prim: Primitive) -> Callable[..., tuple[Any, batching.BatchDim]]:
-    """Reductions and argmax/argmin: shift ``axes`` past the batch axis, which survives the reduction."""
-
-    def rule(vals: Any, dims: Any, *, axes: tuple[int, ...], **params: Any) -> tuple[Any, batching.BatchDim]:
-        (x,), (bdim,) = vals, dims
-        # NumPy integers, as JAX computes them: its jaxpr text shows np.int64(a).
-        shifted = tuple(np.int64(a if a < bdim else a + 1) for a in axes)
-        # The batch axis keeps its place among the axes that are not reduced.
-        out_dim = bdim - sum(1 for a in shifted if a < bdim)
-        return prim.bind(x, axes=shifted, **params), out_dim
-
-    return rule
-
-
 for _prim in (*REDUCTION_PRIMITIVES.values(), argmax_p, argmin_p):
-    batching.primitive_batchers[_prim] = _reduction_batcher(_prim)
+    if _prim is not sp.reduce_sum_p:  # (structural.py registers its rules)
+        batching.defreducer(_prim)
 
 
 def _dot_general_batcher(vals: Any, dims: Any, *, dimension_numbers: Any, **params: Any) -> tuple[Any, int]:

@@ -20,8 +20,12 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes
-from minijax.core import Primitive, ShapedArray
+from minijax.core import Primitive, ShapedArray, current_trace, get_aval
+from minijax.interpreters import ad, batching
+from minijax.primitives import elementwise as ew, slicing, structural as sp
+from minijax.primitives.calls import CustomJVPCall, NamedCallable
 from minijax.primitives.common import standard_primitive
+from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
 
 # ---------------------------------------------------------------------------
 # sort
@@ -135,11 +139,6 @@ def index_dtype_for_shape(shape: Sequence[int]) -> np.dtype[Any]:
 # cumulative reductions are differentiated as JAX does: as the jvp of a
 # parallel prefix scan (``associative_scan``) of their combining function.
 
-from minijax.core import get_aval  # noqa: E402
-from minijax.interpreters import ad, batching  # noqa: E402  (the rules need the primitives above)
-from minijax.primitives import elementwise as ew, structural as sp  # noqa: E402
-from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p  # noqa: E402
-
 BatchDim = batching.BatchDim
 
 
@@ -170,7 +169,7 @@ def _take_along(t: Any, idx: Any, axis: int, batch_dims: tuple[Any, ...]) -> Any
 
 def _sort_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension: int, is_stable: bool, num_keys: int) -> tuple[Any, Any]:
     shape = get_aval(primals[0]).shape
-    iota = sp.iota_p.bind(dtype=index_dtype_for_shape(shape), shape=shape, dimension=dimension, sharding=None)
+    iota = sp.iota(index_dtype_for_shape(shape), shape, dimension)
     *outs, positions = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
     # NumPy integers, as JAX computes the batching dims (its jaxprs print np.int64(i)).
     batch_dims = tuple(np.delete(np.arange(len(shape), dtype=np.int64), dimension))
@@ -212,14 +211,6 @@ ad.deflinear(cumsum_p, _cumsum_transpose)
 # --- cumprod, cummax, cummin, cumlogsumexp: the jvp of a prefix scan
 
 
-def _slice_along(x: Any, axis: int, start: int, limit: int, stride: int = 1) -> Any:
-    """``x[start:limit:stride]`` along ``axis``, written as JAX's slice_in_dim writes it (explicit strides)."""
-    shape = get_aval(x).shape
-    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], limits[axis], strides[axis] = start, limit, stride
-    return sp.slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=tuple(strides))
-
-
 def _interleave(a: Any, b: Any, axis: int) -> Any:
     """Elements of ``a`` at the even positions along ``axis``, of ``b`` at the odd ones.
 
@@ -232,9 +223,7 @@ def _interleave(a: Any, b: Any, axis: int) -> Any:
     b_pad[axis] = (1, 0 if same else 1, 1)
     zero = np.zeros((), a_aval.dtype)
     op = ew.or_p if a_aval.dtype == np.bool_ else ew.add_p
-    return op.bind(
-        sp.pad_p.bind(a, zero, padding_config=tuple(a_pad)), sp.pad_p.bind(b, zero, padding_config=tuple(b_pad))
-    )
+    return op.bind(slicing.pad(a, zero, a_pad), slicing.pad(b, zero, b_pad))
 
 
 def associative_scan(combine: Callable[[list[Any], list[Any]], list[Any]], elems: Sequence[Any], axis: int, reverse: bool = False) -> list[Any]:
@@ -256,24 +245,73 @@ def associative_scan(combine: Callable[[list[Any], list[Any]], list[Any]], elems
         n = get_aval(xs[0]).shape[axis]
         if n < 2:
             return xs
-        pairs = combine([_slice_along(x, axis, 0, n - 1, 2) for x in xs], [_slice_along(x, axis, 1, n, 2) for x in xs])
+        pairs = combine([slicing.slice_in_dim(x, 0, n - 1, 2, axis) for x in xs], [slicing.slice_in_dim(x, 1, n, 2, axis) for x in xs])
         odd = scan(pairs)
         if n % 2 == 0:  # the last odd result has no even element after it
-            odd_head = [_slice_along(o, axis, 0, get_aval(o).shape[axis] - 1) for o in odd]
+            odd_head = [slicing.slice_in_dim(o, 0, get_aval(o).shape[axis] - 1, 1, axis) for o in odd]
         else:
             odd_head = odd
-        even = combine(odd_head, [_slice_along(x, axis, 2, n, 2) for x in xs])
-        even = [sp.concatenate_p.bind(_slice_along(x, axis, 0, 1), e, dimension=axis) for x, e in zip(xs, even)]
+        even = combine(odd_head, [slicing.slice_in_dim(x, 2, n, 2, axis) for x in xs])
+        even = [sp.concatenate([slicing.slice_in_dim(x, 0, 1, 1, axis), e], axis) for x, e in zip(xs, even)]
         return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
     out = scan(elems)
     return [sp.rev_p.bind(o, dimensions=(axis,)) for o in out] if reverse else out
 
 
-def _logaddexp(a: Any, b: Any) -> Any:
-    from minijax.numpy import logaddexp  # (minijax.numpy imports lax, which imports this module)
+def logaddexp_function(name: str, exp: Primitive, log_base: float) -> Callable[[Any, Any], Any]:
+    """``log(exp(x1) + exp(x2))`` (``exp`` is ``exp_p`` or ``exp2_p``, ``log_base`` e or 2)
+    of two arrays of one inexact dtype, with JAX's custom derivative: the
+    formula's derivative is NaN where both inputs are infinite, so the rule
+    ``t1 * exp(x1 - out) + t2 * exp(x2 - out)`` (+inf read as 0) is stated
+    instead. ``jnp.logaddexp`` is this function (after promotion), and so is
+    the combining function whose prefix scan cumlogsumexp's jvp differentiates.
+    """
 
-    return logaddexp(a, b)
+    def formula(x1: Any, x2: Any) -> list[Any]:
+        amax = ew.max_p.bind(x1, x2)
+        delta = ew.sub_p.bind(x1, x2)
+        # Where delta is NaN (inf - inf of the same sign, or a NaN input) the sum is right.
+        nan_delta = ew.ne_p.bind(delta, delta)
+        total = ew.add_p.bind(x1, x2)
+        tail = ew.log1p_p.bind(exp.bind(ew.neg_p.bind(ew.abs_p.bind(delta)), accuracy=None), accuracy=None)
+        if log_base != 1.0:
+            tail = ew.mul_p.bind(_const(amax, 1 / log_base), tail)
+        return [ew.select_n_p.bind(nan_delta, ew.add_p.bind(amax, tail), total)]
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        (x1, x2), (t1, t2) = primals, tangents
+        out = apply(x1, x2)
+
+        def times_exp(t: Any, x: Any) -> Any:
+            return ew.mul_p.bind(t, exp.bind(ew.sub_p.bind(_replace_inf(x), _replace_inf(out)), accuracy=None))
+
+        return [out], [ew.add_p.bind(times_exp(t1, x1), times_exp(t2, x2))]
+
+    formula.__name__ = formula.__qualname__ = name
+    rule.__name__ = rule.__qualname__ = f"_{name}_jvp"
+    jvp = NamedCallable(rule, rule.__name__)
+
+    def apply(x1: Any, x2: Any) -> Any:
+        call = CustomJVPCall(formula, jvp, name, symbolic_zeros=False)
+        return current_trace().process_custom_jvp_call(call, [x1, x2])[0]
+
+    apply.__name__ = apply.__qualname__ = name
+    return apply
+
+
+def _replace_inf(x: Any) -> Any:
+    """``x`` with +inf replaced by 0."""
+    return ew.select_n_p.bind(ew.eq_p.bind(x, _const(x, np.inf)), x, ew.full_like(x, 0, get_aval(x).dtype))
+
+
+def _const(x: Any, value: float) -> Any:
+    """``value`` in ``x``'s dtype, weakly typed only when ``x`` is a weak scalar (JAX's ``lax._const``)."""
+    aval = get_aval(x)
+    return ew.scalar_like(x, value) if aval.weak_type and not aval.shape else np.array(value, aval.dtype)
+
+
+logaddexp = logaddexp_function("logaddexp", ew.exp_p, 1.0)
 
 
 def _combiner(prim: Primitive) -> Callable[[Any, Any], Any]:
@@ -289,7 +327,7 @@ _COMBINERS: dict[str, Callable[[Any, Any], Any]] = {
     "cumprod": _combiner(ew.mul_p),
     "cummax": _combiner(ew.max_p),
     "cummin": _combiner(ew.min_p),
-    "cumlogsumexp": _logaddexp,
+    "cumlogsumexp": logaddexp,
 }
 
 
@@ -322,7 +360,7 @@ def _sort_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, dimension: i
     for v, d in zip(vals, dims):
         if d is None:
             kept = tuple(i for i in range(len(shape)) if i != bdim)
-            operands.append(sp.broadcast_in_dim_p.bind(v, shape=shape, broadcast_dimensions=kept, sharding=None))
+            operands.append(sp.broadcast_in_dim(v, shape, kept))
         else:
             operands.append(batching.moveaxis(v, d, bdim))
     new_dimension = dimension + (1 if bdim <= dimension else 0)

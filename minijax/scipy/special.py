@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.interpreters.custom import custom_jvp
+from minijax.custom_derivatives import custom_jvp
 from minijax.nn.functions import log_softmax as log_softmax, logsumexp as logsumexp, softmax as softmax
 from minijax.numpy.util import promote_args_inexact
 from minijax.typing import ArrayLike
@@ -78,7 +79,6 @@ def digamma(x: ArrayLike) -> Array:
 
 def _x_is_not_zero(x: Any, y: Any) -> Any:
     """Where the product is computed: x != 0, or y is NaN (elsewhere the scipy functions define 0)."""
-    import minijax.numpy as jnp
 
     return jnp.logical_or(lax.ne(x, _zero(x)), lax.ne(y, y))
 
@@ -87,7 +87,6 @@ def _x_is_not_zero(x: Any, y: Any) -> Any:
 def xlogy(x: ArrayLike, y: ArrayLike) -> Array:
     """``x * log(y)``, defined as 0 where x == 0 (unless y is NaN)."""
     x, y = promote_args_inexact("xlogy", x, y)
-    import minijax.numpy as jnp
 
     safe = _x_is_not_zero(x, y)
     out: Array = jnp.where(safe, lax.mul(x, lax.log(y)), 0.0)
@@ -105,7 +104,6 @@ def _xlogy_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
 def xlog1py(x: ArrayLike, y: ArrayLike) -> Array:
     """``x * log1p(y)``, defined as 0 where x == 0 (unless y is NaN)."""
     x, y = promote_args_inexact("xlog1py", x, y)
-    import minijax.numpy as jnp
 
     safe = _x_is_not_zero(x, y)
     out: Array = jnp.where(safe, lax.mul(x, lax.log1p(y)), 0.0)

@@ -13,7 +13,8 @@
   (hypothesis strategies of random programs) and ``assert_backends_agree``.
 * ``minijax.testing.conformance``: the suite behind ``minijax conformance``
   (``docs/conformance.md``), also a pytest entry point; ``checks`` (one check
-  and its reproducer), ``laws``, ``corpus`` (``spec/cases/``), ``report``.
+  and its reproducer), ``runner`` (``run_check`` and ``replay``: running one),
+  ``laws``, ``corpus`` (``spec/cases/``), ``report``.
 
 Everything but ``gradients`` and ``tolerances`` needs ``hypothesis``
 (installed with the ``dev`` extra); those modules and names are imported on
@@ -36,7 +37,7 @@ from minijax.testing.gradients import (
 )
 
 _LAZY_SUBMODULES = (
-    "strategies", "samplers", "tolerances", "programs", "conformance", "checks", "laws", "corpus", "report", "suite",
+    "strategies", "samplers", "tolerances", "programs", "conformance", "checks", "runner", "laws", "corpus", "report", "suite",
 )  # fmt: skip
 # Public names that live in a submodule needing hypothesis: imported when first asked for.
 _LAZY_NAMES = {

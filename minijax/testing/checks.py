@@ -15,7 +15,7 @@ input), the input arrays, the x64 flag, and its ``kind``:
 * ``nested``: a random nesting of jit/jvp/grad/vmap/cond against its plain
   meaning (``minijax.testing.programs``).
 
-``run_check`` returns an ``Outcome``; ``write_reproducer`` stores a check as a
+``minijax.testing.runner.run_check`` returns an ``Outcome``; ``write_reproducer`` stores a check as a
 directory (``jaxpr.txt``, ``inputs.npz``, ``check.json``, ``README.md``) that
 ``load_reproducer`` reads back, so that ``minijax replay DIR`` re-runs it and
 prints the same verdict.
@@ -23,19 +23,25 @@ prints the same verdict.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
+import importlib
 import json
 import pathlib
-from collections.abc import Callable, Sequence
+import pkgutil
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+import minijax.primitives
 from minijax import dtypes
 from minijax.backend import Backend, backend_names, get_backend
 from minijax.config import enable_x64
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, subjaxprs
+from minijax.jaxpr_parse import parse_jaxpr
 from minijax.testing.tolerances import compare_primitive, compare_program
 
 NDArray = np.ndarray[Any, Any]
@@ -191,27 +197,56 @@ def one_primitive(closed: ClosedJaxpr) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# Running checks
+# Families: which module of minijax.primitives defines a primitive
 
 
-def run_check(check: Check, backend: Backend, reference: Backend) -> Outcome:
-    """Judge ``backend`` on ``check`` (see the module doc); never raises for the backend's failures."""
-    with enable_x64(check.x64):
-        try:
-            require_support(backend, check.jaxpr.jaxpr)
-            return _RUNNERS[check.kind](check, backend, reference)
-        except Unsupported as e:
-            return Outcome("unsupported", message=str(e))
-        except Exception as e:  # the backend (or a rule it exercised) raised: a failure, with its message
-            return Outcome("error", np.inf, f"raised {type(e).__name__}: {_first_line(e)}")
+@functools.cache
+@functools.cache
+def families() -> dict[str, str]:
+    """primitive name -> the module of ``minijax.primitives`` that defines it.
+
+    Modules re-export primitives of the families below them (``reductions``
+    lists ``reduce_sum_p``, defined in ``structural``): a name a module
+    imports does not make the primitive its own, and tables (dicts) count
+    only for primitives defined nowhere else.
+    """
+    found: dict[str, str] = {}
+    tables: list[tuple[str, dict[Any, Any]]] = []
+    for info in pkgutil.iter_modules(minijax.primitives.__path__):
+        module = importlib.import_module(f"minijax.primitives.{info.name}")
+        imported = _imported_names(pathlib.Path(str(module.__file__)))
+        for name, value in vars(module).items():
+            if isinstance(value, dict):
+                tables.append((info.name, value))
+            elif isinstance(value, Primitive) and name not in imported:
+                found.setdefault(value.name, info.name)
+    for module_name, table in tables:
+        for item in table.values():
+            if isinstance(item, Primitive):
+                found.setdefault(item.name, module_name)
+    return found
 
 
-def _first_line(e: BaseException) -> str:
+def _imported_names(path: pathlib.Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    return {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+
+
+def family(name: str) -> str:
+    return families().get(name, "")
+
+
+# ---------------------------------------------------------------------------
+# Running the checks that need nothing but a backend (the others are in
+# minijax.testing.laws and programs; minijax.testing.runner dispatches)
+
+
+def first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else "(no message)"
 
 
-def _run_primitive(check: Check, backend: Backend, reference: Backend) -> Outcome:
+def run_primitive(check: Check, backend: Backend, reference: Backend) -> Outcome:
     (eqn,) = check.jaxpr.jaxpr.eqns
     ref = Eager(reference, check.jaxpr)
     expected = ref(*check.args)
@@ -220,7 +255,7 @@ def _run_primitive(check: Check, backend: Backend, reference: Backend) -> Outcom
     return Outcome("pass" if got.ok else "fail", got.worst_ulps, got.detail)
 
 
-def _run_program(check: Check, backend: Backend, reference: Backend) -> Outcome:
+def run_program(check: Check, backend: Backend, reference: Backend) -> Outcome:
     ref = Compiled(reference, check.jaxpr)
     expected = ref(*check.args)
     actual = Compiled(backend, check.jaxpr)(*check.args)
@@ -232,33 +267,8 @@ def _run_program(check: Check, backend: Backend, reference: Backend) -> Outcome:
     return Outcome("pass" if got.ok else "fail", got.worst_ulps, got.detail)
 
 
-def _run_law(check: Check, backend: Backend, reference: Backend) -> Outcome:
-    from minijax.testing import laws
-
-    return laws.run_law(check, backend)
-
-
-def _run_nested(check: Check, backend: Backend, reference: Backend) -> Outcome:
-    from minijax.testing import programs
-
-    return programs.run_nested(check, backend, reference)
-
-
-_RUNNERS: dict[str, Callable[[Check, Backend, Backend], Outcome]] = {
-    "primitive": _run_primitive,
-    "program": _run_program,
-    "jvp": _run_law,
-    "vjp": _run_law,
-    "transpose": _run_law,
-    "vmap": _run_law,
-    "nested": _run_nested,
-}
-
-
 def import_modules(names: Sequence[str]) -> None:
     """Import each module (one that registers a backend with ``register_backend``, say)."""
-    import importlib
-
     for name in names:
         if name:
             importlib.import_module(name)
@@ -318,8 +328,6 @@ def _jsonable(value: Any) -> Any:
 
 def load_reproducer(directory: pathlib.Path) -> tuple[Check, dict[str, Any]]:
     """The check stored in ``directory`` and its metadata (``check.json``)."""
-    from minijax.jaxpr_parse import parse_jaxpr
-
     missing = [f for f in REPRODUCER_FILES[1:] if not (directory / f).exists()]
     if missing:
         raise FileNotFoundError(f"{directory} is not a reproducer: {', '.join(missing)} missing")
@@ -338,17 +346,6 @@ def load_reproducer(directory: pathlib.Path) -> tuple[Check, dict[str, Any]]:
     return check, meta
 
 
-def replay(
-    directory: pathlib.Path, backend: str | None = None, reference: str | None = None
-) -> tuple[Outcome, str]:
-    """Re-run the reproducer in ``directory`` (on the backends it names unless given): the outcome and verdict."""
-    check, meta = load_reproducer(directory)
-    backend_name = backend or str(meta["backend"])
-    reference_name = reference or str(meta["reference"])
-    outcome = run_check(check, backend_named(backend_name), backend_named(reference_name))
-    return outcome, verdict(check, outcome, backend_name, reference_name)
-
-
 __all__ = [
     "KINDS",
     "REPRODUCER_FILES",
@@ -362,9 +359,12 @@ __all__ = [
     "load_reproducer",
     "one_primitive",
     "primitives_in",
-    "replay",
     "require_support",
-    "run_check",
+    "run_primitive",
+    "run_program",
+    "families",
+    "family",
+    "first_line",
     "unsupported_by",
     "verdict",
     "write_reproducer",

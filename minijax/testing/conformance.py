@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 from hypothesis import strategies as st
 
+import minijax
 from minijax.backend import Backend
 from minijax.core import primitive_registry
 from minijax.interpreters import ad
@@ -204,8 +205,6 @@ def run(options: Options, out: TextIO | None = None, err: TextIO | None = None) 
             report.reproducers[i] = str(directory)
     print(report.table(), file=out)
     if options.report is not None:
-        import minijax
-
         options.report.parent.mkdir(parents=True, exist_ok=True)
         options.report.write_text(json.dumps(report.to_json(minijax.__version__), indent=2) + "\n")
         print(f"report written to {options.report}", file=out)

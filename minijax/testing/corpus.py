@@ -36,7 +36,8 @@ import numpy as np
 from minijax import dtypes
 from minijax.config import enable_x64
 from minijax.jaxpr import ClosedJaxpr
-from minijax.testing.checks import Check
+from minijax.jaxpr_parse import parse_jaxpr
+from minijax.testing.checks import Check, primitives_in
 
 NDArray = np.ndarray[Any, Any]
 
@@ -119,8 +120,6 @@ class CorpusCase:
     inputs: tuple[dict[str, Any], ...]
 
     def jaxpr(self) -> ClosedJaxpr:
-        from minijax.jaxpr_parse import parse_jaxpr
-
         with enable_x64(self.x64):
             parsed = parse_jaxpr(self.jaxpr_path.read_text())
         if not isinstance(parsed, ClosedJaxpr):
@@ -158,8 +157,6 @@ def load_corpus(directory: pathlib.Path | None = None, only: Sequence[str] | Non
         return []
     cases = [load_case(p, root) for p in sorted(root.rglob("*.jaxpr"))]
     if only:
-        from minijax.testing.checks import primitives_in
-
         wanted = set(only)
         cases = [c for c in cases if wanted & {p.name for p in primitives_in(c.jaxpr().jaxpr)}]
     return cases

@@ -41,11 +41,10 @@ from minijax.config import config_context, enable_x64
 from minijax.core import ShapedArray
 from minijax.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from minijax.testing.cases import Case
-from minijax.testing.checks import Check, Compiled, Outcome, backend_named
+from minijax.testing.checks import Check, Compiled, Outcome, backend_named, family
 from minijax.testing.laws import as_function
 from minijax.testing.samplers import SAMPLERS, sampled_primitive_names
 from minijax.testing.samplers_elementwise import ACCURACY_NAMES, BINARY_DOMAINS, UNARY_DOMAINS
-from minijax.testing.suite import family
 from minijax.testing.tolerances import BOUND_OF, compare_program, tolerance
 
 NDArray = np.ndarray[Any, Any]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, update_jaxpr
 from minijax.testing.cases import (
     ANY,
     NUMBER,
@@ -185,8 +185,6 @@ def _scatter_case(draw: Draw, dtype: np.dtype[Any], name: str, unique: bool) -> 
         scatter_dims_to_operand_dims=layout.index_map, operand_batching_dims=layout.batching,
         scatter_indices_batching_dims=layout.index_batching,
     )  # fmt: skip
-    from minijax.primitives.indexing import update_jaxpr
-
     told_unique = unique and (name != "scatter" or draw(st.booleans()))
     jaxpr, consts = (None, ()) if name == "scatter" else update_jaxpr(name.removeprefix("scatter-"), dtype)
     params = {"dimension_numbers": dn, "indices_are_sorted": False, "unique_indices": told_unique, "mode": layout.mode,

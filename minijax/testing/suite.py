@@ -24,9 +24,6 @@ inf is unspecified.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
-import pkgutil
 import time
 from collections.abc import Callable
 from typing import Any
@@ -39,7 +36,8 @@ from minijax.config import enable_x64
 from minijax.core import Primitive
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from minijax.testing.cases import Case, Sampler, is_float
-from minijax.testing.checks import Check, Outcome, run_check
+from minijax.testing.checks import Check, Outcome, families, family
+from minijax.testing.runner import run_check
 from minijax.testing.strategies import dtype_list, edge_values, seeds
 
 NDArray = np.ndarray[Any, Any]
@@ -49,30 +47,6 @@ F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 # Share of elements replaced by edge values in the second value set.
 EDGE_SHARE = 0.3
-
-
-# ---------------------------------------------------------------------------
-# Families: which module of minijax.primitives defines a primitive
-
-
-@functools.cache
-def families() -> dict[str, str]:
-    """primitive name -> the module of ``minijax.primitives`` that defines it."""
-    import minijax.primitives as package
-
-    found: dict[str, str] = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"minijax.primitives.{info.name}")
-        for value in vars(module).values():
-            items = value.values() if isinstance(value, dict) else [value]
-            for item in items:
-                if isinstance(item, Primitive):
-                    found.setdefault(item.name, info.name)
-    return found
-
-
-def family(name: str) -> str:
-    return families().get(name, "")
 
 
 # ---------------------------------------------------------------------------

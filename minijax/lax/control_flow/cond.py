@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from minijax import config as config_module, dtypes, tree_util
-from minijax.array import Array
 from minijax.core import ShapedArray, Tracer, get_aval, is_array_like
-from minijax.dispatch import device_put_value
 from minijax.interpreters.tracing import DebugInfo, arg_names_of, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Var
+from minijax.lax.control_flow.common import asarray, is_concrete, keep_outputs, listed, mismatch, operand_aval
+from minijax.primitives import elementwise as ew
 from minijax.primitives.cond import cond_p
 
 # ``operand=`` (the old single-operand calling convention) is told apart from
@@ -60,7 +60,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         if pred_dtype.kind not in "iuf":
             raise TypeError(f"Pred type must be either boolean or number, got {pred_dtype}.")
         pred = pred != 0
-    if config_module.read("jax_disable_jit") and _is_concrete(pred):
+    if config_module.read("jax_disable_jit") and is_concrete(pred):
         return true_fun(*operands) if pred else false_fun(*operands)
     index = _int32_index(pred)
     # Traced true_fun first (its output structure is the result's; its
@@ -93,10 +93,8 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any, o
         raise ValueError("Empty branch sequence")
     if len(branches) == 1:
         return branches[0](*operands)
-    from minijax import lax
-
-    index = lax.clamp(np.int32(0), _int32_index(index), np.int32(len(branches) - 1))
-    if config_module.read("jax_disable_jit") and _is_concrete(index):
+    index = ew.clamp_p.bind(np.int32(0), _int32_index(index), np.int32(len(branches) - 1))
+    if config_module.read("jax_disable_jit") and is_concrete(index):
         return branches[int(index)](*operands)
     named = [("branch 0" if i == 0 else f"branch{i}", b) for i, b in enumerate(branches)]
     jaxprs, consts, out_tree, fwd = _trace_branches("switch", named, operands)
@@ -118,17 +116,11 @@ def _with_operand_keyword(operands: tuple[Any, ...], operand: Any) -> tuple[Any,
     return (operand,)
 
 
-def _is_concrete(x: Any) -> bool:
-    return not isinstance(x, Tracer) or x.to_concrete_value() is not None
-
-
 def _int32_index(x: Any) -> Any:
     """``x`` as an int32 scalar: on the host when it is a concrete value (so a
     literal in a jaxpr, as JAX folds it), else a ``convert_element_type``."""
-    from minijax import lax
-
     if isinstance(x, Tracer):
-        return lax.convert_element_type(x, np.int32)
+        return ew.convert_element_type(x, np.int32)
     return np.asarray(x).astype(np.int32)[()]
 
 
@@ -147,7 +139,7 @@ def _trace_branches(
     (None when it is computed): those outputs are left out of the jaxprs.
     """
     flat, in_tree = tree_util.tree_flatten((operands, {}))
-    avals = [_operand_aval(x) for x in flat]
+    avals = [operand_aval(x) for x in flat]
     traced = [_trace_branch(api, fun, in_tree, avals, operands) for _, fun in named]
     (name0, fun0), (_, tree0, outs0) = named[0], traced[0]
     for (name, fun), (_, tree, outs) in zip(named[1:], traced[1:]):
@@ -157,14 +149,8 @@ def _trace_branches(
     fwds = [_forwarding(j.jaxpr) for j in jaxprs]
     fwd = [f[0] if len(set(f)) == 1 else None for f in zip(*fwds)]
     keep = [f is None for f in fwd]
-    pruned = [ClosedJaxpr(_keep_outputs(j.jaxpr, keep), j.consts) for j in jaxprs]
+    pruned = [ClosedJaxpr(keep_outputs(j.jaxpr, keep), j.consts) for j in jaxprs]
     return pruned, consts, tree0, fwd
-
-
-def _operand_aval(x: Any) -> ShapedArray:
-    if not is_array_like(x):
-        raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
-    return get_aval(x)
 
 
 def _trace_branch(
@@ -234,12 +220,6 @@ def _forwarding(jaxpr: Jaxpr) -> list[int | None]:
     return [where.get(v) if isinstance(v, Var) else None for v in jaxpr.outvars]
 
 
-def _keep_outputs(jaxpr: Jaxpr, keep: Sequence[bool]) -> Jaxpr:
-    if all(keep):
-        return jaxpr
-    return Jaxpr(jaxpr.constvars, jaxpr.invars, [v for v, k in zip(jaxpr.outvars, keep) if k], jaxpr.eqns)
-
-
 def _bind(
     index: Any,
     branches: tuple[ClosedJaxpr, ...],
@@ -251,15 +231,8 @@ def _bind(
     flat = tree_util.tree_leaves((operands, {}))
     outs = iter(cond_p.bind(index, *consts, *flat, branches=branches))
     inputs = [*consts, *flat]
-    results = [next(outs) if f is None else _asarray(inputs[f]) for f in fwd]
+    results = [next(outs) if f is None else asarray(inputs[f]) for f in fwd]
     return tree_util.tree_unflatten(out_tree, results)
-
-
-def _asarray(x: Any) -> Any:
-    """An operand passed straight through, as an array (a Python scalar keeps its weak type)."""
-    if isinstance(x, (Array, Tracer)):
-        return x
-    return device_put_value(np.asarray(x, dtype=get_aval(x).dtype), weak_type=dtypes.is_weakly_typed(x))
 
 
 # ---------------------------------------------------------------------------
@@ -293,104 +266,31 @@ def _check_branch_outputs(
     if tree1 != tree2:
         diffs = [
             f"{name1} output{_at(path)} is a {thing1} but {name2} output{_at(path)} is a {thing2}, so {why}"
-            for path, thing1, thing2, why in _structure_differences(tree1, tree2)
+            for path, thing1, thing2, why in tree_util.equality_errors_pytreedef(tree1, tree2)
         ]
         if diffs:  # (JAX's layout, blank lines between bullets included)
-            listed = f"{diffs[0]}.\n" if len(diffs) == 1 else "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
             raise TypeError(
-                f"{api} branch outputs must have the same pytree structure, but they differ:\n\n{heading}{listed}\n"
+                f"{api} branch outputs must have the same pytree structure, but they differ:\n\n{heading}{listed(diffs, capitalize=False)}\n"
                 f"Revise {name1} and/or {name2} so that they have the same pytree structure."
             )
     paths = [p for p, _ in tree_util.tree_flatten_with_path(tree_util.tree_unflatten(tree1, avals1))[0]]
     diffs = [
         f"the output of {name1}{_at(p)} has type {a1.str_short(short_dtypes=False)} but the corresponding "
-        f"output of {name2} has type {a2.str_short(short_dtypes=False)}{_mismatch(a1, a2)}"
+        f"output of {name2} has type {a2.str_short(short_dtypes=False)}{mismatch(a1, a2)}"
         for p, a1, a2 in zip(paths, avals1, avals2)
         if (a1.shape, a1.dtype) != (a2.shape, a2.dtype)
     ]
     if diffs:
-        listed = f"{diffs[0][0].upper()}{diffs[0][1:]}.\n" if len(diffs) == 1 else "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
+        # (JAX's layout: here without blank lines between bullets)
+        bullets = listed(diffs) if len(diffs) == 1 else "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
         raise TypeError(
-            f"{api} branches must have equal output types but they differ.\n\n{heading}{listed}\n"
+            f"{api} branches must have equal output types but they differ.\n\n{heading}{bullets}\n"
             f"Revise {name1} and/or {name2} so that all output types match."
         )
 
 
 def _at(path: tuple[Any, ...]) -> str:
     return f" at path {tree_util.keystr(path)}" if path else ""
-
-
-def _mismatch(a1: ShapedArray, a2: ShapedArray) -> str:
-    problems = []
-    if a1.dtype != a2.dtype:
-        problems.append("the dtypes do not match")
-    if a1.shape != a2.shape:
-        problems.append("the shapes do not match")
-    if not problems:
-        return ""
-    if len(problems) == 1:
-        return ", so " + problems[0]
-    return ", so " + ", ".join(problems[:-1]) + ", and " + problems[-1]
-
-
-class _Leaf:
-    """Stands for every leaf when comparing two structures (prints as JAX does)."""
-
-    def __repr__(self) -> str:
-        return "pytree leaf"
-
-
-def _structure_differences(tree1: tree_util.PyTreeDef, tree2: tree_util.PyTreeDef) -> list[tuple[tuple[Any, ...], str, str, str]]:
-    leaf = _Leaf()
-    t1 = tree_util.tree_unflatten(tree1, [leaf] * tree1.num_leaves)
-    t2 = tree_util.tree_unflatten(tree2, [leaf] * tree2.num_leaves)
-    found: list[tuple[tuple[Any, ...], str, str, str]] = []
-    _differences((), t1, t2, leaf, found)
-    return found
-
-
-def _kind(x: Any, leaf: _Leaf) -> str:
-    return "pytree leaf" if x is leaf else str(type(x))
-
-
-def _differences(path: tuple[Any, ...], t1: Any, t2: Any, leaf: _Leaf, found: list[tuple[tuple[Any, ...], str, str, str]]) -> None:
-    if t1 is leaf and t2 is leaf:
-        return
-    if t1 is leaf or t2 is leaf or type(t1) is not type(t2):
-        found.append((path, _kind(t1, leaf), _kind(t2, leaf), "their Python types differ"))
-        return
-    if isinstance(t1, (list, tuple)) and len(t1) != len(t2):
-        found.append((path, f"{type(t1).__name__} of length {len(t1)}", f"{type(t2).__name__} of length {len(t2)}", "the lengths do not match"))
-        return
-    kids1, meta1 = tree_util.flatten_one_level(t1)
-    kids2, meta2 = tree_util.flatten_one_level(t2)
-    kids1, kids2 = list(kids1), list(kids2)
-    if len(kids1) != len(kids2):
-        # Only dict keys are listed (JAX reads each key's ``.key``).
-        keys = set(_child_keys(t1)) ^ set(_child_keys(t2))
-        extra = " ".join(sorted(repr(k.key) for k in keys)) if all(hasattr(k, "key") for k in keys) else ""
-        found.append((
-            path,
-            f"{type(t1)} with {len(kids1)} child{'ren' if len(kids1) > 1 else ''}",
-            f"{type(t2)} with {len(kids2)} child{'ren' if len(kids2) > 1 else ''}",
-            "the numbers of children do not match" + (f", with the symmetric difference of key sets: {{{extra}}}" if extra else ""),
-        ))
-        return
-    if meta1 != meta2:
-        found.append((path, f"{type(t1)} with pytree metadata {_meta(meta1)}", f"{type(t2)} with pytree metadata {_meta(meta2)}", "the pytree node metadata does not match"))
-        return
-    for key, k1, k2 in zip(_child_keys(t1), kids1, kids2):
-        _differences((*path, key), k1, k2, leaf, found)
-
-
-def _child_keys(tree: Any) -> list[Any]:
-    """The key of each child of ``tree``'s root (``SequenceKey(0)``, ``DictKey('a')``, ...)."""
-    pairs = tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: x is not tree)[0]
-    return [path[0] for path, _ in pairs]
-
-
-def _meta(meta: Any) -> str:
-    return str(tuple(meta)) if isinstance(meta, list) else str(meta)
 
 
 __all__ = ["cond", "switch"]

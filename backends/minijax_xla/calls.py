@@ -1,27 +1,22 @@
-"""Lowerings of the primitives autodiff adds: add_any, stop_gradient, and the
-call-like ones (custom_jvp_call, custom_vjp_call, remat2), which become calls
-of their jaxpr as nested ``jit`` does (the custom rules matter only to
-transformations, never to execution)."""
+"""Lowering of the call primitives: ``jit``, ``custom_jvp_call``, ``custom_vjp_call``
+and ``remat2`` each become a call to a private function computing their jaxpr.
+
+A nested ``jit`` keeps its own ``func.func`` (as JAX does) instead of being
+inlined: the module mirrors the jaxpr's structure, and the same inner jaxpr
+used twice is emitted once. XLA inlines the calls when it compiles. The
+custom rules of custom_jvp_call / custom_vjp_call and remat2's policy matter
+only to transformations, never to execution, so those lower as ``jit`` does.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func, stablehlo as hlo
+from jaxlib.mlir.dialects import func
 
 from minijax.jaxpr import ClosedJaxpr
 from minijax_xla.lowering import LoweringRuleContext, ModuleContext, ir_type, register
-
-
-@register("add_any")
-def _add_any(ctx: LoweringRuleContext, x: ir.Value[Any], y: ir.Value[Any]) -> list[ir.Value[Any]]:
-    return [hlo.add(x, y)]
-
-
-@register("stop_gradient")
-def _stop_gradient(ctx: LoweringRuleContext, x: ir.Value[Any]) -> list[ir.Value[Any]]:
-    return [x]
 
 
 def _call(ctx: LoweringRuleContext, operands: tuple[ir.Value[Any], ...], closed: ClosedJaxpr, name: str) -> list[ir.Value[Any]]:
@@ -29,6 +24,11 @@ def _call(ctx: LoweringRuleContext, operands: tuple[ir.Value[Any], ...], closed:
     symbol = mctx.lower_nested(closed, name)
     call = func.CallOp([ir_type(a) for a in ctx.avals_out], ir.FlatSymbolRefAttr.get(symbol), list(operands))
     return list(call.results)
+
+
+@register("jit")
+def _jit_lowering(ctx: LoweringRuleContext, *operands: ir.Value[Any], jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[ir.Value[Any]]:
+    return _call(ctx, operands, jaxpr, name)
 
 
 @register("custom_jvp_call")
@@ -44,8 +44,3 @@ def _custom_vjp_call(ctx: LoweringRuleContext, *operands: ir.Value[Any], call_ja
 @register("remat2")
 def _remat(ctx: LoweringRuleContext, *operands: ir.Value[Any], jaxpr: ClosedJaxpr, **_: Any) -> list[ir.Value[Any]]:
     return _call(ctx, operands, jaxpr, "checkpoint")
-
-
-@register("custom_lin")
-def _custom_lin(ctx: LoweringRuleContext, *operands: ir.Value[Any], **_: Any) -> list[ir.Value[Any]]:
-    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")

@@ -44,7 +44,7 @@ def _add_host_callback(module_context: Any, fn: HostFunction) -> int:
         # Compiling the call without handing XLA the function would crash the process.
         raise NotImplementedError(
             "the xla backend cannot compile host callbacks here: its module context has no "
-            "host_callbacks list to hand to XLA (see rules_callbacks.py)"
+            "host_callbacks list to hand to XLA (see callbacks.py)"
         )
     callbacks.append(fn)
     return len(callbacks) - 1

@@ -2,19 +2,17 @@
 
 Most structural primitives have a StableHLO op of the same meaning; the rest
 (squeeze, split, tile, stack) are short compositions of reshape, slice,
-broadcast_in_dim and concatenate. The NumPy backend
+broadcast_in_dim and concatenate. reduce_sum is here, as in
+``minijax/primitives/structural.py`` (it is broadcast_in_dim's transpose); it
+lowers as the other monoid reductions do (``reductions.py``). The slicing
+primitives are in ``slicing.py``. The NumPy backend
 (``backends/minijax_numpy/structural.py``) is the reference every rule here
 agrees with, exactly.
 
-Two facts checked against XLA CPU (jaxlib 0.10.2) that the rules rely on:
-
-- ``stablehlo.dynamic_slice`` / ``dynamic_update_slice`` clamp each start index
-  to ``[0, operand_dim - window_dim]`` themselves, as minijax's semantics ask,
-  reading unsigned indices as unsigned and 64-bit indices at full width; so
-  the indices are passed through untouched.
-- ``stablehlo.iota`` of a float type rounds each count to nearest (ties to
-  even) and of a narrow integer type wraps around, as counting in int64 and
-  converting does in the reference.
+A fact checked against XLA CPU (jaxlib 0.10.2) that the rules rely on:
+``stablehlo.iota`` of a float type rounds each count to nearest (ties to even)
+and of a narrow integer type wraps around, as counting in int64 and
+converting does in the reference.
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax_xla.jaxlib_api import tensor_type
 from minijax_xla.lowering import LoweringRuleContext, ir_type, register
+from minijax_xla.reductions import monoid_rule
 
 
 def _ints(values: Sequence[int]) -> list[int]:
@@ -68,35 +67,9 @@ def _rev(ctx: LoweringRuleContext, x: ir.Value[Any], *, dimensions: Any) -> list
     return [hlo.reverse(x, _ints(dimensions))]
 
 
-@register("slice")
-def _slice(
-    ctx: LoweringRuleContext, x: ir.Value[Any], *, start_indices: Any, limit_indices: Any, strides: Any
-) -> list[ir.Value[Any]]:
-    steps = [1] * len(start_indices) if strides is None else _ints(strides)
-    return [hlo.slice(x, _ints(start_indices), _ints(limit_indices), steps)]
-
-
-@register("dynamic_slice")
-def _dynamic_slice(ctx: LoweringRuleContext, x: ir.Value[Any], *indices: ir.Value[Any], slice_sizes: Any) -> list[ir.Value[Any]]:
-    # stablehlo clamps the starts exactly as the semantics ask (module docstring).
-    return [hlo.dynamic_slice(x, list(indices), _ints(slice_sizes))]
-
-
-@register("dynamic_update_slice")
-def _dynamic_update_slice(ctx: LoweringRuleContext, x: ir.Value[Any], update: ir.Value[Any], *indices: ir.Value[Any]) -> list[ir.Value[Any]]:
-    return [hlo.dynamic_update_slice(x, update, list(indices))]
-
-
 @register("concatenate")
 def _concatenate(ctx: LoweringRuleContext, *xs: ir.Value[Any], dimension: Any) -> list[ir.Value[Any]]:
     return [hlo.concatenate(list(xs), int(dimension))]
-
-
-@register("pad")
-def _pad(ctx: LoweringRuleContext, x: ir.Value[Any], padding_value: ir.Value[Any], *, padding_config: Any) -> list[ir.Value[Any]]:
-    # stablehlo.pad has the same (low, high, interior) meaning, negative low/high included.
-    lows, highs, interiors = (list(column) for column in zip(*padding_config)) if padding_config else ([], [], [])
-    return [hlo.pad(x, padding_value, _ints(lows), _ints(highs), _ints(interiors))]
 
 
 @register("iota")
@@ -139,3 +112,10 @@ def _stack(ctx: LoweringRuleContext, *xs: ir.Value[Any], axis: Any) -> list[ir.V
     axis = int(axis)
     with_axis = tensor_type(aval.shape[:axis] + (1,) + aval.shape[axis:], aval.dtype)
     return [hlo.concatenate([hlo.reshape(with_axis, x) for x in xs], axis)]
+
+
+# ---------------------------------------------------------------------------
+# reduce_sum
+
+# float16/bfloat16 sums accumulate in float32, as the spec asks (reductions.py).
+register("reduce_sum")(monoid_rule("reduce_sum", hlo.add, widen=True))

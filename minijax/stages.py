@@ -1,13 +1,19 @@
-"""``jit``: trace once per signature, compile on the backend, replay.
+"""``jit`` and its stages: trace once per signature, compile on the backend, replay.
 
 The cache key is (pytree structure, avals incl. weak types, static argument
 values, backend, x64 flag); each entry keeps one executable per device. With
 no transformation active a call goes straight to the cached executable; under
 a transformation (make_jaxpr, grad, vmap) the call is bound as the ``jit``
-primitive, which carries the traced jaxpr.
+primitive (minijax/primitives/calls.py), which carries the traced jaxpr.
+``jit(f).trace(...)``, ``.lower(...)`` and ``.compile()`` expose the stages
+(``Traced``, ``Lowered``, ``Compiled``: JAX's ``jax.stages``).
 
 A call runs where its committed arguments are, else on the default device,
-like an eager operation (``dispatch.placement``).
+like an eager operation (``minijax.placement``).
+
+``Jitted._call`` is the plain path of a call, the one to read.
+``Jitted.__call__`` is a fast path in front of it, for the common case: see
+its banner (``tests/test_jit.py`` checks that the two agree).
 """
 
 from __future__ import annotations
@@ -15,17 +21,19 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from minijax import config as config_module, core, tree_util
+from minijax.api import ShapeDtypeStruct
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, get_backend
-from minijax.config import BoundedCache, global_values as global_flag_values, thread_overrides, trace_cache_size
-from minijax.core import Primitive, ShapedArray, abstract_eval_rules
-from minijax.dispatch import call_primitives, compiled_for, eager_rules, placement, run_compiled, to_device
-from minijax.interpreters.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
+from minijax.caching import BoundedCache
+from minijax.config import global_values as global_flag_values, thread_overrides, trace_cache_size
+from minijax.core import ShapedArray
+from minijax.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
+from minijax.dispatch import aval_key, compiled_for
+from minijax.interpreters.batching import current_axis_env
 from minijax.interpreters.tracing import (
     DebugInfo,
     abstractify_flat,
@@ -35,28 +43,10 @@ from minijax.interpreters.tracing import (
     trace_to_jaxpr,
 )
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
-from minijax.jaxpr_text import param_filters
-from minijax.primitives.collectives import current_axis_env
+from minijax.placement import placement, to_device
+from minijax.primitives.calls import jit_p
 
-jit_p = Primitive("jit", multiple_results=True)
-
-
-def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[ShapedArray]:
-    core.typecheck_avals(jaxpr.in_avals, avals, f"jit of {name}")
-    return jaxpr.out_avals
-
-
-abstract_eval_rules[jit_p] = _jit_abstract_eval
-# JAX shows jit's name first, then its jaxpr, and hides the bookkeeping params.
-param_filters["jit"] = lambda params: [("name", params["name"]), ("jaxpr", params["jaxpr"])]
-
-
-def _jit_eager(backend: Backend, arrays: Sequence[Any], params: dict[str, Any]) -> list[Any]:
-    return run_compiled(backend, params["jaxpr"], arrays)
-
-
-eager_rules[jit_p] = _jit_eager
-call_primitives.add(jit_p)
+__all__ = ["Compiled", "Jitted", "Lowered", "Traced", "jit"]
 
 
 class _CacheEntry:
@@ -370,18 +360,34 @@ class Jitted:
                 static_roots.add(positional[i].split("[")[0].split(".")[0])
         return [n for n in names if n.split("[")[0].split(".")[0] not in static_roots]
 
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call off the hot path: tracing, placement, static or keyword arguments, disabled jit."""
+        if config_module.read("jax_disable_jit"):
+            return self.fun(*args, **kwargs)
+        eager = core.current_trace() is core.eval_trace
+        entry, flat, device, committed = self._entry(args, kwargs)
+        if not eager:
+            outs = jit_p.bind(*entry.tracer_consts, *flat, jaxpr=entry.closed, name=fun_name(self.fun))
+            return tree_util.tree_unflatten(entry.out_tree, outs)
+        if self._fast_ok and args and not kwargs:
+            self._remember_fast(args, entry, device)
+        outs = entry.run([to_device(x, device) for x in flat], device, committed)
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    # =================================================================================
+    # Fast path. An optimisation of ``_call`` above, which is what it computes:
+    # read that one. It takes the common call -- positional arguments only, all
+    # live Arrays on one device that is committed or the default one, outside
+    # any transformation, with an entry cached by an earlier call -- and does
+    # its work flat, reading flags and state without calls: this is most of
+    # the Python time of a cached call. Anything else goes to ``_call``, which
+    # also enters the entry here (``_remember_fast``).
+    # =================================================================================
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # The hot path of a jitted call: positional arguments only, all live
-        # Arrays on one device that is committed or the default one, outside
-        # any transformation, with a cached entry. Anything else takes
-        # ``_call``, the general path (which also fills this path's cache).
-        # Written out flat, reading flags and state without calls: this is most
-        # of the Python time of a cached call, and work before the execute is
-        # paid again when the previous run has just evicted the caches.
-        state = thread_overrides  # this thread's trace and flag overrides, one object
-        if kwargs or not self._fast_ok or not args or state.trace is not core.eval_trace:
+        if kwargs or not self._fast_ok or not args or core.trace_state.trace is not core.eval_trace:
             return self._call(args, kwargs)
-        if state.values:  # some flag overridden in this thread: read through config
+        if thread_overrides.values:  # some flag overridden in this thread: read through config
             disable_jit, x64 = config_module.read("jax_disable_jit"), config_module.x64_enabled()
         else:
             disable_jit, x64 = global_flag_values["jax_disable_jit"], global_flag_values["jax_enable_x64"]
@@ -392,8 +398,7 @@ class Jitted:
             return self._call(args, kwargs)
         device = first._device
         committed = False
-        # Avals enter the key as (shape, dtype, weak_type) tuples, which hash
-        # in C (an aval's __hash__ is a Python call).
+        # Avals enter the key as ints (``aval_key``), as in eager dispatch's fast path.
         key: list[Any] = [x64, device]
         bufs: list[Any] = []
         for a in args:
@@ -402,7 +407,9 @@ class Jitted:
                 return self._call(args, kwargs)
             if a._committed:
                 committed = True
-            key.append(a.aval.key)
+            aval = a.aval
+            k = aval.fast_key
+            key.append(aval_key(aval) if k is None else k)
             bufs.append(buf)
         if not committed and device is not default_device():
             return self._call(args, kwargs)  # placement moves the arguments first
@@ -420,20 +427,6 @@ class Jitted:
             outs = [Array(b, aval, backend, device, committed) for b, aval in zip(hot(bufs), entry.out_avals)]
         return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
 
-    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """A call off the hot path: tracing, placement, static or keyword arguments, disabled jit."""
-        if config_module.read("jax_disable_jit"):
-            return self.fun(*args, **kwargs)
-        eager = core.trace_state.trace is core.eval_trace
-        entry, flat, device, committed = self._entry(args, kwargs)
-        if not eager:
-            outs = jit_p.bind(*entry.tracer_consts, *flat, jaxpr=entry.closed, name=fun_name(self.fun))
-            return tree_util.tree_unflatten(entry.out_tree, outs)
-        if self._fast_ok and args and not kwargs:
-            self._remember_fast(args, entry, device)
-        outs = entry.run([to_device(x, device) for x in flat], device, committed)
-        return tree_util.tree_unflatten(entry.out_tree, outs)
-
     def _remember_fast(self, args: tuple[Any, ...], entry: _CacheEntry, device: Device) -> None:
         """Enter ``entry`` in the hot path's cache when ``args`` are what that path takes:
         live Arrays all on ``device`` (where the call ran), keyed as ``__call__`` keys them."""
@@ -441,7 +434,7 @@ class Jitted:
             return
         if self._backend_name is not None and device.backend.name != self._backend_name:
             return
-        key = (config_module.x64_enabled(), device, *(a.aval.key for a in args))
+        key = (config_module.x64_enabled(), device, *(aval_key(a.aval) for a in args))
         # The runner of a plain call (no donation) is called by __call__ itself.
         hot = None if entry.consumed else entry.runner(device)
         self._fast_cache.put(key, (entry, hot))
@@ -456,8 +449,6 @@ class Jitted:
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         entry = self._entry(args, kwargs)[0]
-        from minijax.api import ShapeDtypeStruct
-
         shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.closed.out_avals]
         return tree_util.tree_unflatten(entry.out_tree, shapes)
 
@@ -574,5 +565,3 @@ def jit(
 
     return wrap if fun is None else wrap(fun)
 
-
-_all_jitted: weakref.WeakSet[Jitted] = weakref.WeakSet()

@@ -1,8 +1,8 @@
 """Lowering of the collectives (spec/primitives/collectives.md).
 
 Over positional axes psum, pmax and pmin are reductions: they lower exactly
-as reduce_sum, reduce_max and reduce_min do (the reductions' rules, with the
-same accumulation). A named axis is never bound on a backend -- the vmap
+as reduce_sum, reduce_max and reduce_min do (those primitives' rules, with
+the same accumulation). A named axis is never bound on a backend -- the vmap
 binding a name rewrites its collectives before anything is lowered -- so a
 named axis here is an unbound name: NameError, as JAX raises. (minijax runs
 on one device: there is no cross-device all-reduce to emit.)
@@ -16,7 +16,7 @@ from typing import Any
 from jaxlib.mlir import ir
 
 from minijax.primitives.collectives import positional_reduction, unbound_axis_error
-from minijax_xla import rules_reductions  # noqa: F401  (registers the reductions' rules first)
+from minijax_xla import reductions, structural  # noqa: F401  (register reduce_sum/max/min, which psum/pmax/pmin use)
 from minijax_xla.lowering import LOWERINGS, LoweringRuleContext, register
 
 Values = Sequence[ir.Value[Any]]

@@ -18,9 +18,10 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax.core import ShapedArray
+from minijax.random import random_gamma_jaxpr
 from minijax_xla import jaxlib_api
 from minijax_xla.jaxlib_api import tensor_type
-from minijax_xla.lowering import LoweringRuleContext, constant, register
+from minijax_xla.lowering import LoweringRuleContext, constant, emit_jaxpr, register
 
 Value = Any  # an ir.Value
 
@@ -239,9 +240,6 @@ def _random_clone(ctx: LoweringRuleContext, keys: Value) -> list[Value]:
 @register("random_gamma")
 def _random_gamma(ctx: LoweringRuleContext, key: Value, a: Value, *, log_space: bool) -> list[Value]:
     # The program of the primitive's meaning (minijax.random), emitted in place.
-    from minijax.primitives.random import random_gamma_jaxpr
-    from minijax_xla.lowering import emit_jaxpr
-
     closed = random_gamma_jaxpr(ctx.avals_in[0], ctx.avals_in[1], log_space)
     consts = [jaxlib_api.dense_constant(np.asarray(c, dtype=v.aval.dtype)) for v, c in zip(closed.jaxpr.constvars, closed.consts)]
     return emit_jaxpr(ctx.module_context, closed.jaxpr, consts, [key, a])

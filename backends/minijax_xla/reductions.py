@@ -2,8 +2,10 @@
 
 Every reduction becomes a ``stablehlo.reduce`` whose region combines two
 scalars; the init value is the monoid's identity, which is also what reducing
-an empty axis gives. The NumPy backend (``backends/minijax_numpy/reductions.py``)
-is the reference.
+an empty axis gives. reduce_sum belongs to the structural family (as in
+``minijax/primitives/``) and is registered by ``structural.py``, with the
+rule ``monoid_rule`` below builds. The NumPy backend
+(``backends/minijax_numpy/reductions.py``) is the reference.
 
 Accumulation follows the spec's conventions, not XLA's defaults: XLA CPU adds
 float16/bfloat16 in the narrow type, so sums and products of those dtypes are
@@ -70,22 +72,10 @@ def _reduce(
 # The monoid reductions
 
 
-# name -> (the scalar combiner, whether float16/bfloat16 accumulate in float32).
-_MONOIDS: dict[str, tuple[Combiner, bool]] = {
-    "reduce_sum": (hlo.add, True),
-    "reduce_prod": (hlo.multiply, True),
-    # stablehlo.maximum/minimum propagate NaN and order -0.0 below +0.0 (and
-    # on i1 they are or/and), which is the reference's meaning.
-    "reduce_max": (hlo.maximum, False),
-    "reduce_min": (hlo.minimum, False),
-    "reduce_and": (hlo.and_, False),
-    "reduce_or": (hlo.or_, False),
-    "reduce_xor": (hlo.xor, False),
-}
-
-
-def _monoid_rule(name: str) -> Callable[..., list[ir.Value[Any]]]:
-    combiner, widen = _MONOIDS[name]
+def monoid_rule(name: str, combiner: Combiner, widen: bool) -> Callable[..., list[ir.Value[Any]]]:
+    """The rule of the monoid reduction ``name``: a reduce whose region applies
+    the scalar ``combiner``; with ``widen``, float16/bfloat16 accumulate in
+    float32. (structural.py uses it for reduce_sum.)"""
 
     def rule(ctx: LoweringRuleContext, x: ir.Value[Any], *, axes: Any, out_sharding: Any = None) -> list[ir.Value[Any]]:
         aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
@@ -100,8 +90,20 @@ def _monoid_rule(name: str) -> Callable[..., list[ir.Value[Any]]]:
     return rule
 
 
-for _name in _MONOIDS:
-    register(_name)(_monoid_rule(_name))
+# name -> (the scalar combiner, whether float16/bfloat16 accumulate in float32).
+_MONOIDS: dict[str, tuple[Combiner, bool]] = {
+    "reduce_prod": (hlo.multiply, True),
+    # stablehlo.maximum/minimum propagate NaN and order -0.0 below +0.0 (and
+    # on i1 they are or/and), which is the reference's meaning.
+    "reduce_max": (hlo.maximum, False),
+    "reduce_min": (hlo.minimum, False),
+    "reduce_and": (hlo.and_, False),
+    "reduce_or": (hlo.or_, False),
+    "reduce_xor": (hlo.xor, False),
+}
+
+for _name, (_combiner, _widen) in _MONOIDS.items():
+    register(_name)(monoid_rule(_name, _combiner, _widen))
 
 
 # ---------------------------------------------------------------------------

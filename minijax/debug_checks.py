@@ -30,7 +30,7 @@ import numpy as np
 from minijax import core, dtypes
 from minijax.config import generation, global_value, overridden_anywhere, read, register_listener
 from minijax.core import Trace, Tracer
-from minijax.errors import docs_link, see_docs
+from minijax.errors import UnexpectedTracerError, docs_link, see_docs
 
 DEBUGGING_PAGE = "debugging.md"
 
@@ -225,8 +225,6 @@ def _check(traces: list[Trace], held: Sequence[Any]) -> None:
             leaked.append(f"  {t!r}, created by {t._trace.describe()}, is referred to by {_describe(root, t)}")
     if not leaked:
         return
-    from minijax.errors import UnexpectedTracerError
-
     raise UnexpectedTracerError(
         f"Leaked trace: a transformation ended, but {len(leaked)} of its tracers "
         "are still referenced from outside it:\n" + "\n".join(leaked) + "\n"

@@ -1,0 +1,29 @@
+"""Lowerings of the primitives autodiff adds: add_any, stop_gradient and custom_lin.
+
+(The call-like primitives of custom derivatives and checkpointing --
+custom_jvp_call, custom_vjp_call, remat2 -- are in ``calls.py``, with jit.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from minijax_xla.lowering import LoweringRuleContext, register
+
+
+@register("add_any")
+def _add_any(ctx: LoweringRuleContext, x: ir.Value[Any], y: ir.Value[Any]) -> list[ir.Value[Any]]:
+    return [hlo.add(x, y)]
+
+
+@register("stop_gradient")
+def _stop_gradient(ctx: LoweringRuleContext, x: ir.Value[Any]) -> list[ir.Value[Any]]:
+    return [x]
+
+
+@register("custom_lin")
+def _custom_lin(ctx: LoweringRuleContext, *operands: ir.Value[Any], **_: Any) -> list[ir.Value[Any]]:
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")

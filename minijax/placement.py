@@ -1,0 +1,120 @@
+"""Where values live and where a computation runs.
+
+Placement follows JAX (its FAQ, "Controlling data and computation placement
+on devices"): an array is *committed* to its device when it was put there
+explicitly (``device_put(x, device)``) or computed from committed arrays.
+A computation runs on the device of its committed operands (arrays committed
+to two different devices are an error), else on the default device
+(``backend.default_device``); operands elsewhere are moved there first.
+Results are committed when any operand was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from minijax import core, tree_util
+from minijax.array import Array, device_put_value, put_on
+from minijax.backend import Backend, Device, default_device, default_device_of, resolve_device
+
+__all__ = ["deleted_error", "device_put", "placement", "to_device"]
+
+
+def deleted_error(x: Array) -> RuntimeError:
+    return RuntimeError(f"Array has been deleted with shape={x.aval.str_short(short_dtypes=False)}.")
+
+
+def to_device(x: Any, device: Device, committed: bool = False) -> Array:
+    """``x`` (an Array anywhere, or a host value) as an Array on ``device``."""
+    if type(x) is Array:
+        if x._buf is None:
+            raise deleted_error(x)
+        if x._device is device and (x._committed or not committed):
+            return x
+        if x._device is device:  # same buffer, now committed
+            return Array(x._buf, x.aval, x._backend, device, True)
+        # Between devices through the host: simple, and devices here are CPUs.
+        return Array(put_on(device, np.asarray(x._value)), x.aval, device.backend, device, committed)
+    if isinstance(x, core.Tracer):  # nothing is being traced here: it escaped its transformation
+        core.raise_leaked_tracer(x)
+    return device_put_value(x, device=device)
+
+
+def placement(
+    values: Sequence[Any], what: str, names: Callable[[], Sequence[str]], backend: Backend | None = None
+) -> tuple[Device, bool]:
+    """The device a computation on ``values`` runs on, and whether its results
+    are committed. ``what`` and ``names`` (the operands' names) are for the
+    error when operands are committed to different devices. With ``backend``
+    given (``jit(backend=...)``) the computation stays on that backend.
+    """
+    first = -1
+    for i, x in enumerate(values):
+        if type(x) is Array and x._committed:
+            if first < 0:
+                first = i
+            elif x._device is not values[first]._device:
+                raise _incompatible_devices(what, names(), values, first, i)
+    if first >= 0:
+        device: Device = values[first]._device
+        if backend is None or device.backend is backend:
+            return device, True
+    return (default_device() if backend is None else default_device_of(backend)), False
+
+
+def _incompatible_devices(what: str, names: Sequence[str], values: Sequence[Any], i: int, j: int) -> ValueError:
+    def describe(k: int) -> str:
+        x: Array = values[k]
+        name = names[k] if k < len(names) else f"args[{k}]"
+        return (
+            f"argument {name} of {what} with shape {x.aval.str_short(short_dtypes=False)} and with device ids "
+            f"[{x._device.id}] on platform {x._device.platform.upper()}"
+        )
+
+    return ValueError(
+        f"Received incompatible devices for jitted computation. Got {describe(i)} and {describe(j)}\n"
+        "(arrays committed to different devices cannot be combined: move one with jax.device_put(x, device) first)"
+    )
+
+
+def device_put(
+    x: Any, device: Any = None, *, src: Any = None, donate: bool = False, may_alias: bool | None = None
+) -> Any:
+    """``minijax.device_put``: place a pytree of values on a device.
+
+    With a device (a Device, or a platform name like "cpu") the results are
+    committed to it. Without one, arrays stay where they are (committed or
+    not) and host values go, uncommitted, to the default device.
+    ``donate=True`` deletes an input Array that was copied; ``may_alias=False``
+    always copies. ``src`` is accepted for JAX compatibility (arrays know
+    where they are).
+    """
+    del src
+    target = None if device is None else resolve_device(device)
+
+    def put(leaf: Any) -> Any:
+        if isinstance(leaf, core.Tracer):
+            return leaf
+        if type(leaf) is Array:
+            if leaf._buf is None:
+                raise deleted_error(leaf)
+            if target is None and may_alias is not False:
+                return leaf
+            where = leaf._device if target is None else target
+            if may_alias is False:
+                out = Array(put_on(where, np.array(leaf._value)), leaf.aval, where.backend, where, target is not None)
+            else:
+                out = to_device(leaf, where, committed=target is not None)
+            if donate and out._buf is not leaf._buf:
+                leaf.delete()
+            return out
+        if target is None:
+            return device_put_value(leaf)
+        placed = device_put_value(leaf, device=target)
+        placed._committed = True
+        return placed
+
+    return tree_util.tree_map(put, x)

@@ -1,0 +1,393 @@
+"""The call primitives: ``jit``, ``remat2`` (checkpoint), ``custom_jvp_call`` and ``custom_vjp_call``.
+
+Each carries a closed jaxpr and, applied to operands, evaluates it. They
+differ in what the transformations do with them (``spec/primitives/calls.md``):
+
+- ``jit``: a jit of a derivative is a derivative of a jit. jvp is one
+  ``jit`` of the jvp of the inner jaxpr; linearize makes two, as JAX does: a
+  *known* one on the primal side returns the primal outputs and the
+  residuals (residuals that are just its inputs are passed through rather
+  than returned); a *tangent* one, staged on the tangent side, maps
+  (residuals, tangents) to output tangents. Transpose and batching give a
+  ``jit`` of the transposed, the batched inner jaxpr.
+- ``remat2``: recompute on the backward pass instead of storing. Under
+  linearize the primal computation runs inline and the tangent side records
+  a ``remat2`` (``differentiated=True``) of the jvp whose only residuals are
+  the inputs -- nothing the function computes is stored; its transpose
+  re-evaluates the primal equations first (the recomputation).
+- ``custom_jvp_call`` / ``custom_vjp_call``: a ``custom_jvp`` / ``custom_vjp``
+  function staged with its rule. The JVP trace calls the rule instead of
+  differentiating the jaxpr (``JVPTrace.process_custom_jvp_call``); batching
+  batches the jaxpr and wraps the rule so that it runs batched too.
+
+The public functions that build them are ``minijax.jit`` (minijax/stages.py),
+``minijax.checkpoint`` (minijax/ad_checkpoint.py) and ``minijax.custom_jvp`` /
+``custom_vjp`` (minijax/custom_derivatives.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from minijax import core
+from minijax.core import ShapedArray, get_aval, set_current_trace
+from minijax.dispatch import call_primitives, eager_rules, run_compiled
+from minijax.interpreters import ad, batching
+from minijax.interpreters.ad import JVPTrace, Zero
+from minijax.interpreters.tracing import DebugInfo, DynamicJaxprTracer, hoist_tracer_consts, trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr, eval_closed_jaxpr, eval_jaxpr, name_sharing_params, param_filters
+from minijax.jaxpr_passes import consts_as_inputs, dce_jaxpr
+from minijax.primitives.common import standard_primitive
+from minijax.primitives.structural import reduce_sum
+
+__all__ = [
+    "CustomJVPCall",
+    "CustomVJPCall",
+    "NamedCallable",
+    "custom_jvp_call_p",
+    "custom_vjp_call_p",
+    "jit_p",
+    "remat_p",
+]
+
+
+# ===========================================================================
+# jit
+
+
+def _jit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[ShapedArray]:
+    core.typecheck_avals(jaxpr.in_avals, avals, f"jit of {name}")  # jit C1, C2
+    return jaxpr.out_avals
+
+
+jit_p = standard_primitive("jit", _jit_abstract_eval, multiple_results=True)
+# JAX shows jit's name first, then its jaxpr, and hides the bookkeeping params.
+param_filters["jit"] = lambda params: [("name", params["name"]), ("jaxpr", params["jaxpr"])]
+name_sharing_params["jit"] = "jaxpr"  # its jaxpr's binders print with the names of the call's operands
+eager_rules[jit_p] = lambda backend, arrays, params: run_compiled(backend, params["jaxpr"], arrays)
+call_primitives.add(jit_p)
+
+
+def _jit_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    closed: ClosedJaxpr = params["jaxpr"]
+    name: str = params["name"]
+    nonzeros = [type(t) is not Zero for t in tangents]
+    if trace.linearizing:
+        return _jit_linearize(trace, closed, name, primals, tangents, nonzeros)
+    jvp_closed, out_nonzeros = ad.jvp_jaxpr(closed, nonzeros)
+    with set_current_trace(trace.parent):
+        outs = jit_p.bind(*primals, *(t for t in tangents if type(t) is not Zero), jaxpr=jvp_closed, name=name)
+    n_out = len(closed.out_avals)
+    out_tangents = iter(outs[n_out:])
+    return [
+        trace.wrap(p, next(out_tangents) if nz else Zero(ad.tangent_aval(a)))
+        for p, a, nz in zip(outs[:n_out], closed.out_avals, out_nonzeros)
+    ]
+
+
+def _jit_linearize(
+    trace: JVPTrace, closed: ClosedJaxpr, name: str, primals: Sequence[Any], tangents: Sequence[Any], nonzeros: list[bool]
+) -> list[Any]:
+    n_out = len(closed.out_avals)
+    box: dict[str, Any] = {}
+
+    def known(*xs: Any) -> list[Any]:
+        outs, lin = ad.linearize_flat(functools.partial(eval_closed_jaxpr, closed), xs, linear=nonzeros)
+        # Each residual is an input of this jit (forwarded), a value computed
+        # here (returned), or a constant from outside (passed directly).
+        input_pos = {id(x): i for i, x in enumerate(xs)}
+        sources: list[tuple[str, Any]] = []
+        computed: list[Any] = []
+        for r in lin.jaxpr.consts:
+            if id(r) in input_pos:
+                sources.append(("input", input_pos[id(r)]))
+            elif isinstance(r, DynamicJaxprTracer):
+                sources.append(("output", n_out + len(computed)))
+                computed.append(r)
+            else:
+                sources.append(("const", r))
+        box["lin"], box["sources"] = lin, sources
+        return list(outs) + computed
+
+    known_closed, _ = trace_to_jaxpr(known, [get_aval(p) for p in primals])
+    with set_current_trace(trace.parent):
+        known_outs = jit_p.bind(*primals, jaxpr=known_closed, name=name)
+    lin: ad.LinearFunction = box["lin"]
+    residuals = [
+        primals[where] if kind == "input" else known_outs[where] if kind == "output" else where
+        for kind, where in box["sources"]
+    ]
+    tangent_closed, _ = consts_as_inputs(lin.jaxpr)
+    lin_tangents = [t for t, use in zip(tangents, lin.in_linear) if use]
+    with set_current_trace(trace.tangent_side):
+        tangent_outs = iter(
+            jit_p.bind(*residuals, *(ad.instantiate_zeros(t) for t in lin_tangents), jaxpr=tangent_closed, name=name)
+        )
+    return [
+        trace.wrap(p, Zero(a) if z else next(tangent_outs))
+        for p, a, z in zip(known_outs[:n_out], lin.out_avals, lin.out_zeros)
+    ]
+
+
+def _jit_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, name: str, **unused: Any) -> list[Any]:
+    return ad.transpose_call(jaxpr, args, cts, lambda xs, t: jit_p.bind(*xs, jaxpr=t, name=name))
+
+
+def _jit_batch(
+    trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[batching.BatchDim], params: dict[str, Any]
+) -> tuple[Any, Any]:
+    # A rule with the trace, so that collectives inside the jaxpr find the vmap's axis name.
+    closed: ClosedJaxpr = params["jaxpr"]
+    batched, out_dims = batching.batch_jaxpr(closed, trace.axis_size, dims, axis_name=trace.axis_name)
+    return jit_p.bind(*vals, **{**params, "jaxpr": batched}), out_dims
+
+
+ad.trace_jvp_rules[jit_p] = _jit_jvp
+ad.transpose_rules[jit_p] = _jit_transpose
+batching.trace_batch_rules[jit_p] = _jit_batch
+
+
+# ===========================================================================
+# remat2 (checkpoint)
+
+
+def _remat_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, **_: Any) -> list[ShapedArray]:
+    core.typecheck_avals(jaxpr.in_avals, avals, "checkpoint")  # remat2 C1
+    return jaxpr.out_avals
+
+
+remat_p = standard_primitive("remat2", _remat_abstract_eval, multiple_results=True)
+param_filters["remat2"] = lambda params: [(k, params[k]) for k in ("differentiated", "jaxpr", "policy", "prevent_cse")]
+eager_rules[remat_p] = lambda backend, arrays, params: run_compiled(backend, params["jaxpr"], arrays)
+call_primitives.add(remat_p)
+
+
+def _remat_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    closed: ClosedJaxpr = params["jaxpr"]
+    nonzeros = [type(t) is not Zero for t in tangents]
+    n_out = len(closed.out_avals)
+    jvp_closed, out_nonzeros = ad.jvp_jaxpr(closed, nonzeros)
+    nz_tangents = [t for t in tangents if type(t) is not Zero]
+    differentiated = {**params, "differentiated": True}
+    if not trace.linearizing:
+        with set_current_trace(trace.parent):
+            outs = remat_p.bind(*primals, *nz_tangents, **{**differentiated, "jaxpr": jvp_closed})
+        primal_outs, tangent_outs = outs[:n_out], iter(outs[n_out:])
+    else:
+        # The primal runs inline; the tangent side keeps only the inputs.
+        with set_current_trace(trace.parent):
+            primal_outs = eval_jaxpr(closed.jaxpr, closed.consts, *primals)
+        tangent_only, _ = dce_jaxpr(jvp_closed.jaxpr, [False] * n_out + [True] * sum(out_nonzeros))
+        tangent_closed = ClosedJaxpr(tangent_only, jvp_closed.consts)
+        with set_current_trace(trace.tangent_side):
+            tangent_outs = iter(remat_p.bind(*primals, *nz_tangents, **{**differentiated, "jaxpr": tangent_closed}))
+    return [
+        trace.wrap(p, next(tangent_outs) if nz else Zero(ad.tangent_aval(a)))
+        for p, a, nz in zip(primal_outs, closed.out_avals, out_nonzeros)
+    ]
+
+
+def _remat_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
+    def bind(xs: Sequence[Any], t: ClosedJaxpr) -> Sequence[Any]:
+        return remat_p.bind(*xs, **{**params, "jaxpr": t, "differentiated": True})  # type: ignore[no-any-return]
+
+    return ad.transpose_call(jaxpr, args, cts, bind)
+
+
+def _remat_batch(
+    trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[batching.BatchDim], params: dict[str, Any]
+) -> tuple[Any, Any]:
+    batched, out_dims = batching.batch_jaxpr(params["jaxpr"], trace.axis_size, dims, axis_name=trace.axis_name)
+    return remat_p.bind(*vals, **{**params, "jaxpr": batched}), out_dims
+
+
+ad.trace_jvp_rules[remat_p] = _remat_jvp
+ad.transpose_rules[remat_p] = _remat_transpose
+batching.trace_batch_rules[remat_p] = _remat_batch
+
+
+# ===========================================================================
+# custom_jvp_call, custom_vjp_call
+
+
+class NamedCallable:
+    """A function stored in an equation's params: prints as its name, like JAX."""
+
+    __slots__ = ("fun", "name")
+
+    def __init__(self, fun: Callable[..., Any], name: str) -> None:
+        self.fun = fun
+        self.name = name
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fun(*args)
+
+    def __str__(self) -> str:
+        return self.name
+
+    __repr__ = __str__
+
+
+def _trace_flat(fun: Callable[..., Sequence[Any]], args: Sequence[Any], name: str) -> tuple[ClosedJaxpr, list[Any]]:
+    closed, _ = trace_to_jaxpr(lambda *xs: list(fun(*xs)), [get_aval(x) for x in args], DebugInfo(fun, [], name))
+    return hoist_tracer_consts(closed)
+
+
+class CustomJVPCall:
+    """One application of a ``custom_jvp`` function, flattened.
+
+    ``fun``: flat primals -> flat outputs; ``jvp``: (primals, tangents) ->
+    (outs, tangent outs). A trace handles it (``trace.process_custom_jvp_call``):
+    the eval trace runs ``fun``, a staging trace records ``custom_jvp_call``,
+    the JVP trace calls ``jvp``.
+    """
+
+    def __init__(self, fun: Callable[..., Sequence[Any]], jvp: NamedCallable, name: str, symbolic_zeros: bool, num_consts: int = 0) -> None:
+        self.fun = fun  # takes the num_consts constants first, then the arguments
+        self.jvp = jvp  # sees the arguments only
+        self.name = name
+        self.symbolic_zeros = symbolic_zeros
+        self.num_consts = num_consts
+
+    def run(self, args: Sequence[Any]) -> list[Any]:
+        return list(self.fun(*args))
+
+    def bind(self, args: Sequence[Any]) -> list[Any]:
+        closed, consts = _trace_flat(self.fun, args, "custom_jvp")
+        return custom_jvp_call_p.bind(  # type: ignore[no-any-return]
+            *consts, *args, call_jaxpr=closed, jvp=self.jvp, name=self.name,
+            num_consts=len(consts) + self.num_consts, symbolic_zeros=self.symbolic_zeros,
+        )  # fmt: skip
+
+
+class CustomVJPCall:
+    """One application of a ``custom_vjp`` function, flattened.
+
+    ``fwd``: flat primals -> (flat outs, flat residuals); ``bwd``: (residuals,
+    cts) -> cts. Handled by the traces as ``CustomJVPCall`` is.
+    """
+
+    def __init__(self, fun: Callable[..., Sequence[Any]], fwd: NamedCallable, bwd: NamedCallable, name: str, symbolic_zeros: bool, num_consts: int = 0) -> None:
+        self.fun = fun  # takes the num_consts constants first, then the arguments
+        self.fwd = fwd  # fwd and bwd see the arguments only
+        self.bwd = bwd
+        self.name = name
+        self.symbolic_zeros = symbolic_zeros
+        self.num_consts = num_consts
+
+    def run(self, args: Sequence[Any]) -> list[Any]:
+        return list(self.fun(*args))
+
+    def bind(self, args: Sequence[Any]) -> list[Any]:
+        closed, consts = _trace_flat(self.fun, args, "custom_vjp")
+        return custom_vjp_call_p.bind(  # type: ignore[no-any-return]
+            *consts, *args, call_jaxpr=closed, fwd=self.fwd, bwd=self.bwd, name=self.name,
+            num_consts=len(consts) + self.num_consts, symbolic_zeros=self.symbolic_zeros,
+        )  # fmt: skip
+
+
+def _custom_call_abstract_eval(*avals: ShapedArray, call_jaxpr: ClosedJaxpr, **_: Any) -> list[ShapedArray]:
+    return call_jaxpr.out_avals
+
+
+custom_jvp_call_p = standard_primitive("custom_jvp_call", _custom_call_abstract_eval, multiple_results=True)
+custom_vjp_call_p = standard_primitive("custom_vjp_call", _custom_call_abstract_eval, multiple_results=True)
+
+
+def _num_consts_if_any(params: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [("num_consts", params["num_consts"])] if params["num_consts"] else []
+
+
+param_filters["custom_jvp_call"] = lambda params: [
+    ("name", params["name"]), ("call_jaxpr", params["call_jaxpr"]), ("jvp", params["jvp"]),
+    *_num_consts_if_any(params), ("symbolic_zeros", params["symbolic_zeros"]),
+]  # fmt: skip
+param_filters["custom_vjp_call"] = lambda params: [
+    ("name", params["name"]), ("bwd", params["bwd"]), ("call_jaxpr", params["call_jaxpr"]), ("fwd", params["fwd"]),
+    *_num_consts_if_any(params), ("symbolic_zeros", params["symbolic_zeros"]),
+]  # fmt: skip
+
+
+def _call_of(params: dict[str, Any]) -> Callable[..., list[Any]]:
+    """The function an equation's ``call_jaxpr`` is (its leading num_consts inputs are constants)."""
+    return functools.partial(eval_closed_jaxpr, params["call_jaxpr"])
+
+
+def _custom_jvp_call_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    # A replayed equation (a jit's jaxpr under grad) does what the call did.
+    call = CustomJVPCall(_call_of(params), params["jvp"], params["name"], params["symbolic_zeros"], params["num_consts"])
+    return trace.process_custom_jvp_call(call, [trace.wrap(p, t) for p, t in zip(primals, tangents)])
+
+
+def _custom_vjp_call_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    call = CustomVJPCall(
+        _call_of(params), params["fwd"], params["bwd"], params["name"], params["symbolic_zeros"], params["num_consts"]
+    )
+    return trace.process_custom_vjp_call(call, [trace.wrap(p, t) for p, t in zip(primals, tangents)])
+
+
+# Batching: the function's jaxpr is batched, and the rules are wrapped so
+# that they run batched too (outputs, residuals and cotangents at axis 0).
+
+
+def _custom_jvp_call_batch(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[batching.BatchDim], params: dict[str, Any]) -> tuple[Any, Any]:
+    size, axis_name = trace.axis_size, trace.axis_name
+    closed: ClosedJaxpr = params["call_jaxpr"]
+    n_out = len(closed.out_avals)
+    batched, _ = batching.batch_jaxpr(closed, size, dims, out_dims=[0] * n_out, axis_name=axis_name)
+    old_jvp: NamedCallable = params["jvp"]
+    arg_dims = list(dims[params["num_consts"]:])
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        n = len(primals)
+
+        def one(*xs: Any) -> list[Any]:
+            outs, out_tangents = old_jvp(list(xs[:n]), list(xs[n:]))
+            return list(outs) + [ad.instantiate_zeros(t) for t in out_tangents]
+
+        args = list(primals) + [ad.instantiate_zeros(t) for t in tangents]
+        res = batching.vmap_flat(one, args, arg_dims * 2, size, axis_name, [0] * (2 * n_out))
+        return res[:n_out], res[n_out:]
+
+    new_params = {**params, "call_jaxpr": batched, "jvp": NamedCallable(jvp, old_jvp.name)}
+    return custom_jvp_call_p.bind(*vals, **new_params), [0] * n_out
+
+
+def _custom_vjp_call_batch(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[batching.BatchDim], params: dict[str, Any]) -> tuple[Any, Any]:
+    size, axis_name = trace.axis_size, trace.axis_name
+    closed: ClosedJaxpr = params["call_jaxpr"]
+    n_out = len(closed.out_avals)
+    batched, _ = batching.batch_jaxpr(closed, size, dims, out_dims=[0] * n_out, axis_name=axis_name)
+    old_fwd: NamedCallable = params["fwd"]
+    old_bwd: NamedCallable = params["bwd"]
+    arg_dims = list(dims[params["num_consts"]:])
+
+    def fwd(*primals: Any) -> tuple[list[Any], list[Any]]:
+        def one(*xs: Any) -> list[Any]:
+            outs, res = old_fwd(*xs)
+            return list(outs) + list(res)
+
+        res = batching.vmap_flat(one, list(primals), arg_dims, size, axis_name, lambda n: [0] * n)
+        return res[:n_out], res[n_out:]
+
+    def bwd(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+        n_res = len(res)
+
+        def one(*xs: Any) -> list[Any]:
+            return [ad.instantiate_zeros(c) for c in old_bwd(list(xs[:n_res]), list(xs[n_res:]))]
+
+        cts = [ad.instantiate_zeros(c) for c in cts]
+        cts_in = batching.vmap_flat(one, list(res) + cts, [0] * (n_res + len(cts)), size, axis_name, lambda n: [0] * n)
+        # An argument that was not batched receives the sum over the batch.
+        return [reduce_sum(c, (0,)) if d is None else batching.moveaxis(c, 0, d) for c, d in zip(cts_in, arg_dims)]
+
+    new_params = {**params, "call_jaxpr": batched, "fwd": NamedCallable(fwd, old_fwd.name), "bwd": NamedCallable(bwd, old_bwd.name)}
+    return custom_vjp_call_p.bind(*vals, **new_params), [0] * n_out
+
+
+ad.trace_jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+ad.trace_jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+batching.trace_batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+batching.trace_batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch

@@ -1,0 +1,90 @@
+"""Eager dispatch: the fast path (what runs) agrees with the plain path (what the docs tell you to read)."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as jnp
+from minijax import dispatch, lax
+from minijax.array import Array
+from minijax.core import ShapedArray
+
+
+def test_aval_keys_name_the_triple() -> None:
+    # The fast paths' caches key on aval_key: equal avals share it, different ones
+    # never do, and a pickled aval gets this process's key.
+    a, b = ShapedArray((2, 3), np.float32), ShapedArray([2, 3], "float32")
+    assert dispatch.aval_key(a) == dispatch.aval_key(b)
+    others = [ShapedArray((2, 3), np.float32, weak_type=True), ShapedArray((3, 2), np.float32),
+              ShapedArray((2, 3), np.int32), ShapedArray((), np.float32)]
+    assert len({dispatch.aval_key(a), *(dispatch.aval_key(o) for o in others)}) == 1 + len(others)
+    assert dispatch.aval_key(pickle.loads(pickle.dumps(a))) == dispatch.aval_key(a)
+
+
+def test_aval_key_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past its bound the table starts afresh; equal avals may then hold two keys,
+    # which costs the caches a miss but never gives a wrong answer.
+    monkeypatch.setattr(dispatch, "_AVAL_KEYS_MAX", 4)
+    f = minijax.jit(lambda x: x * 2)
+    for n in [1, 2, 3, 4, 5, 6, 1, 2, 7, 1]:
+        x = np.arange(n * 7, dtype=np.float32).reshape(n, 7, 1, 1)  # shapes no other test makes
+        np.testing.assert_array_equal(np.asarray(f(jnp.asarray(x))), x * 2)
+        np.testing.assert_array_equal(np.asarray(jnp.asarray(x) + 1.0), x + 1)
+    assert len(dispatch._aval_keys) <= 4
+
+
+def _operations() -> list[tuple[str, Any, list[Any], dict[str, Any]]]:
+    """(name, primitive, operands, params): eager operations of every kind the fast path meets."""
+    x = jnp.arange(6.0).reshape(2, 3)
+    i = jnp.arange(6, dtype=np.int32).reshape(2, 3)
+    committed = minijax.device_put(jnp.ones((2, 3)), minijax.devices()[0])
+    return [
+        ("unary", lax.sin_p, [x], {"accuracy": None}),
+        ("binary", lax.add_p, [x, x], {}),
+        ("weak scalar", lax.mul_p, [x, 2.0], {}),
+        ("host operand", lax.add_p, [np.ones((2, 3), np.float32), x], {}),
+        ("committed", lax.mul_p, [committed, x], {}),
+        ("integers", lax.max_p, [i, i], {}),
+        ("params", lax.reduce_sum_p, [x], {"axes": (1,), "out_sharding": None}),
+        ("no operands", lax.iota_p, [], {"dtype": np.dtype(np.int32), "shape": (4,), "dimension": 0, "sharding": None}),
+        ("multiple results", lax.split_p, [x], {"sizes": (1, 2), "axis": 1}),
+    ]
+
+
+@pytest.mark.parametrize("case", _operations(), ids=lambda c: c[0])
+def test_the_fast_path_agrees_with_the_plain_path(case: tuple[str, Any, list[Any], dict[str, Any]]) -> None:
+    _, prim, args, params = case
+    plain = dispatch.apply_primitive(prim, args, params)
+    fast = dispatch.apply_primitive_fast(prim, args, params)
+    again = dispatch.apply_primitive_fast(prim, args, params)  # (now from the fast path's cache)
+    outs = [plain, fast, again] if not prim.multiple_results else [list(plain), list(fast), list(again)]
+    flat = [o if isinstance(o, list) else [o] for o in outs]
+    for results in flat[1:]:
+        for want, got in zip(flat[0], results):
+            assert type(got) is Array
+            assert got.aval == want.aval
+            assert got.device == want.device and got.committed == want.committed
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_the_fast_path_is_what_binding_runs() -> None:
+    from minijax import core
+
+    assert core.eval_trace.process_primitive is dispatch.apply_primitive_fast
+
+
+def test_deleted_operands_and_leaked_tracers_take_the_plain_path_errors() -> None:
+    x = jnp.ones(3)
+    y = x + 0.0
+    y.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        dispatch.apply_primitive_fast(lax.add_p, [x, y], {})
+    leaked: list[Any] = []
+    minijax.jit(lambda a: leaked.append(a) or a)(x)
+    with pytest.raises(minijax.errors.UnexpectedTracerError):
+        dispatch.apply_primitive_fast(lax.add_p, [x, leaked[0]], {})
