@@ -124,6 +124,34 @@ def test_a_backend_may_flush_subnormals_except_where_it_moves_bits() -> None:
     assert not judge("mul", [np.array([1e-5], np.float16)], np.array([0.0], np.float16), np.array([6e-8], np.float16)).ok
 
 
+def test_a_flushed_decomposition_matches_its_vectors_signs_to_the_flushed_reference() -> None:
+    # svd of [[0, 0, tiny]]: the reference picks the vector of the tiny element;
+    # XLA reads the operand as zero and picks another one, with a sign of its own.
+    x = np.array([[0.0, 0.0, 1e-40]], np.float32)
+    params = {"full_matrices": False, "compute_uv": True, "subset_by_index": None, "algorithm": None}
+
+    def reference(ops: list[Any]) -> list[Any]:
+        u, s, vt = np.linalg.svd(ops[0], full_matrices=False)
+        return [s.astype(np.float32), u.astype(np.float32), vt.astype(np.float32)]  # the primitive's order
+
+    expected = reference([x])
+    flushed = reference([np.zeros_like(x)])
+    negated = [flushed[0], -flushed[1], -flushed[2]]  # the same decomposition, both vectors flipped
+    assert compare_primitive("svd", params, [x], negated, expected, reference).ok
+    assert not compare_primitive("svd", params, [x], negated, expected).ok  # (no reference to re-run)
+
+
+def test_a_flushing_sort_may_keep_subnormals_beside_zero_in_place() -> None:
+    # XLA compares -1e-44 as -0 == 0: the unstable sort leaves the pair as it is.
+    x = np.array([0.0, -1e-44], np.float32)
+    params = {"dimension": 0, "is_stable": False, "num_keys": 1}
+    reference = lambda ops: [np.sort(ops[0], kind="stable")]  # noqa: E731
+    assert compare_primitive("sort", params, [x], [x], [np.sort(x)], reference).ok
+    assert not compare_primitive("sort", params, [x], [x], [np.sort(x)]).ok  # (no reference to re-run)
+    y = np.array([1.0, -1e-44], np.float32)  # out of order even with the subnormal flushed
+    assert not compare_primitive("sort", params, [y], [y], [np.sort(y)], reference).ok
+
+
 def test_sums_may_be_reordered_within_their_bound() -> None:
     x = np.array([1e8, 1.0, -1e8, 1.0], np.float32)
     params = {"axes": (0,)}
