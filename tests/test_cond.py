@@ -121,6 +121,19 @@ def test_closed_over_constants_become_operands_shared_by_the_branches() -> None:
     np.testing.assert_array_equal(lax.cond(True, lambda x: x * c, lambda x: x + c, X), X * c)
 
 
+def test_two_equal_constants_of_one_branch_keep_their_own_operands() -> None:
+    # Each call makes two distinct NumPy arrays with the same contents; the
+    # branch closes over both, and neither may be left unbound.
+    def branch(x: Any) -> Any:
+        return jnp.sin(x) * np.asarray([0.5, 0.5, 0.5], np.float32) + np.asarray([0.5, 0.5, 0.5], np.float32) * x
+
+    closed = jax.make_jaxpr(lambda p, x: lax.cond(p, branch, lambda x: branch(x) * 2.0, x))(True, X)
+    check_jaxpr(closed.jaxpr)
+    (eqn,) = cond_eqns(closed)
+    assert len(eqn.invars) == 4  # index, the two constants (shared by the branches), x
+    np.testing.assert_allclose(lax.cond(True, branch, branch, X), np.sin(X) * 0.5 + 0.5 * X, rtol=1e-6)
+
+
 def test_a_branch_may_close_over_a_tracer_of_an_enclosing_jit() -> None:
     @jax.jit
     def f(x: Any, y: Any) -> Any:

@@ -187,24 +187,37 @@ def _merge_consts(closeds: Sequence[ClosedJaxpr]) -> tuple[list[ClosedJaxpr], li
     """
     consts: list[Any] = []
     position: dict[Any, int] = {}
-    for closed in closeds:
-        for c in closed.consts:
-            key = _const_key(c)
+    keyed = [_occurrence_keys(closed.consts) for closed in closeds]
+    for closed, keys in zip(closeds, keyed):
+        for c, key in zip(closed.consts, keys):
             if key not in position:
                 position[key] = len(consts)
                 consts.append(c)
     merged = []
-    for closed in closeds:
+    for closed, keys in zip(closeds, keyed):
         jaxpr = closed.jaxpr
         leading: list[Var] = [Var(get_aval(c)) for c in consts]
-        for v, c in zip(jaxpr.constvars, closed.consts):
-            leading[position[_const_key(c)]] = v
+        for v, key in zip(jaxpr.constvars, keys):
+            leading[position[key]] = v
         merged.append(ClosedJaxpr(Jaxpr([], [*leading, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns), []))
     return merged, consts
 
 
 # Constants larger than this are shared by identity only (comparing costs a copy).
 _COMPARED_CONST_SIZE = 1 << 16
+
+
+def _occurrence_keys(consts: Sequence[Any]) -> list[Any]:
+    # One branch may hold two equal constants under two constvars (two NumPy
+    # arrays with the same contents): the second of them is a different key,
+    # so that each constvar keeps its own input.
+    seen: dict[Any, int] = {}
+    keys = []
+    for c in consts:
+        key = _const_key(c)
+        seen[key] = seen.get(key, -1) + 1
+        keys.append((key, seen[key]))
+    return keys
 
 
 def _const_key(c: Any) -> Any:
