@@ -9,6 +9,7 @@ is installed:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -264,7 +265,10 @@ def test_errors_equal_jax(program: Program) -> None:
     with pytest.raises(Exception) as got:
         program(MINI)
     assert type(got.value).__name__ == type(want.value).__name__
-    assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0] or "Concretization" in type(want.value).__name__
+    # Where JAX's message does not name the operation, minijax puts its name in
+    # front ("cumsum: XLA operations do not allow negative axes"); the rest is JAX's text.
+    mine, theirs = str(got.value).split("\n")[0], str(want.value).split("\n")[0]
+    assert theirs in (mine, re.sub(r"^[a-z_]+: ", "", mine)) or "Concretization" in type(want.value).__name__
 
 
 X64_PROGRAMS: list[Program] = [
