@@ -228,12 +228,12 @@ def subjaxprs(params: dict[str, Any]) -> list[Jaxpr]:
 
 
 # ===========================================================================
-# The text form: printing jaxprs in JAX's text format, byte for byte.
-#
-# Printing jaxprs in JAX's text format, byte for byte.
+# The text form: printing jaxprs in JAX's text format, byte for byte. (A
+# reader following the transformations can stop here: nothing above this
+# line depends on what follows but ``__str__``.)
 #
 # ``spec/jaxpr.md`` states the grammar, the naming rules and the layout rules
-# this module implements. In short:
+# this section implements. In short:
 #
 # * Layout comes from a document of text, breaks and groups (``minijax.pretty``)
 #   whose shape copies the one JAX builds, so that the same width logic (80
