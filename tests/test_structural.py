@@ -162,6 +162,14 @@ def test_transpose(shape: tuple[int, ...], dtype: np.dtype[Any], seed: int, data
     check(lambda x: sp.transpose_p.bind(x, permutation=perm), [x], np.transpose(x, perm))
 
 
+def test_a_short_permutation_is_refused_under_jit_too() -> None:
+    # (0,) is the identity of a rank-1 array, not of this rank-2 one: no shortcut.
+    x = np.zeros((3, 1), np.float32)
+    for run in (lambda f: f(x), lambda f: jax.jit(f)(x)):
+        with pytest.raises(TypeError, match="isn't a permutation of operand dimensions"):
+            run(lambda a: lax.transpose(a, (0,)))
+
+
 @given(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=2), st.sampled_from(ALL_DTYPES), seeds, st.data())
 def test_squeeze(shape: tuple[int, ...], dtype: np.dtype[Any], seed: int, data: Any) -> None:
     ones = [i for i, n in enumerate(shape) if n == 1]

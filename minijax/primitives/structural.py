@@ -335,7 +335,7 @@ def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | 
 
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
     perm = tuple(operator.index(p) for p in permutation)
-    if isinstance(operand, (Array, Tracer)) and perm == tuple(range(len(perm))):
+    if isinstance(operand, (Array, Tracer)) and perm == tuple(range(np.ndim(operand))):
         return operand
     return transpose_p.bind(operand, permutation=perm)
 
