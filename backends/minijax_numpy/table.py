@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from minijax.core import ShapedArray
 from minijax.jaxpr import Jaxpr
+from minijax.primitives import FAMILIES
 
 
 class JaxprCompiler(Protocol):
@@ -38,26 +39,8 @@ HIGHER_ORDER: dict[str, Callable[[JaxprCompiler, dict[str, Any]], Callable[..., 
 # specialisation must compute exactly what IMPLS[name] computes.
 SPECIALIZERS: dict[str, Callable[[Sequence[ShapedArray]], Callable[..., Any] | None]] = {}
 
-# The family modules, named as the primitive families in minijax/primitives/
-# (and as the XLA backend's), so that a primitive's implementation is found
-# under the name of the module that defines it.
-FAMILIES = (
-    "elementwise",
-    "structural",
-    "slicing",
-    "reductions",
-    "indexing",
-    "sorting",
-    "random",
-    "linalg",
-    "autodiff",
-    "callbacks",
-    "collectives",
-    "calls",
-    "cond",
-    "while_loop",
-    "scan",
-)
+# One module per primitive family, named as the module of minijax/primitives/
+# that defines its primitives (minijax.primitives.FAMILIES).
 
 _loaded = False
 

@@ -38,6 +38,7 @@ from minijax.caching import BoundedCache
 from minijax.config import executable_cache_size, read as read_flag, x64_enabled
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from minijax.primitives import FAMILIES
 from minijax_xla import jaxlib_api
 from minijax_xla.lowering import LOWERINGS, lower_jaxpr, module_text
 
@@ -46,27 +47,9 @@ Runner = Callable[[Sequence[Any]], list[Any]]
 logger = logging.getLogger("minijax_xla")
 
 
-# The modules that fill LOWERINGS, one per primitive family, named as the
-# families in minijax/primitives/ (where a primitive's definition lives, its
-# lowering lives in the module of the same name). Listed rather than
-# discovered, so the package's helper modules are never taken for families.
-FAMILIES = (
-    "elementwise",
-    "structural",
-    "slicing",
-    "reductions",
-    "indexing",
-    "sorting",
-    "random",
-    "linalg",
-    "autodiff",
-    "callbacks",
-    "collectives",
-    "calls",
-    "cond",
-    "while_loop",
-    "scan",
-)
+# The modules that fill LOWERINGS: one per primitive family, named as the
+# module of minijax/primitives/ that defines its primitives
+# (minijax.primitives.FAMILIES), never the package's helper modules.
 
 
 def load_rules() -> None:
@@ -416,4 +399,4 @@ def _argument_type_error(i: int, buf: Any, expected: ShapedArray) -> TypeError:
     )
 
 
-__all__ = ["FAMILIES", "XlaBackend", "cache_directory", "cache_key", "donation_aliases", "gpu_client", "load_rules"]
+__all__ = ["XlaBackend", "cache_directory", "cache_key", "donation_aliases", "gpu_client", "load_rules"]

@@ -2,7 +2,7 @@
 
 Every primitive's lowering rule is registered in ``LOWERINGS`` (one table for
 this backend) by the family modules, one per primitive family and named as in
-``minijax/primitives/`` (``backend.FAMILIES`` lists them). A rule has the signature
+``minijax/primitives/`` (``minijax.primitives.FAMILIES`` lists them). A rule has the signature
 
     rule(ctx: LoweringRuleContext, *operands: ir.Value, **params) -> Sequence[ir.Value]
 

@@ -1,16 +1,32 @@
-"""Every primitive, one module per family, each with all of its rules."""
+"""Every primitive, one module per family, each with all of its rules.
+
+``FAMILIES`` names the family modules. A backend implements a family in a
+module of the same name (``backends/minijax_numpy/slicing.py``,
+``backends/minijax_xla/slicing.py``), and ``spec/primitives/<family>.md``
+specifies it.
+"""
 
 from minijax.primitives import (
     autodiff as autodiff,
     callbacks as callbacks,
+    calls as calls,
     collectives as collectives,
+    cond as cond,
     elementwise as elementwise,
     indexing as indexing,
     linalg as linalg,
     random as random,
     reductions as reductions,
+    scan as scan,
+    slicing as slicing,
     sorting as sorting,
     structural as structural,
+    while_loop as while_loop,
 )
 
-__all__ = ["autodiff", "callbacks", "collectives", "elementwise", "indexing", "linalg", "random", "reductions", "sorting", "structural"]
+FAMILIES = (
+    "structural", "elementwise", "indexing", "slicing", "reductions", "sorting", "linalg", "random",
+    "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop",
+)  # fmt: skip
+
+__all__ = ["FAMILIES", *FAMILIES]

@@ -29,7 +29,6 @@ import functools
 import importlib
 import json
 import pathlib
-import pkgutil
 from collections.abc import Sequence
 from typing import Any
 
@@ -212,14 +211,14 @@ def families() -> dict[str, str]:
     """
     found: dict[str, str] = {}
     tables: list[tuple[str, dict[Any, Any]]] = []
-    for info in pkgutil.iter_modules(minijax.primitives.__path__):
-        module = importlib.import_module(f"minijax.primitives.{info.name}")
+    for family in minijax.primitives.FAMILIES:
+        module = importlib.import_module(f"minijax.primitives.{family}")
         imported = _imported_names(pathlib.Path(str(module.__file__)))
         for name, value in vars(module).items():
             if isinstance(value, dict):
-                tables.append((info.name, value))
+                tables.append((family, value))
             elif isinstance(value, Primitive) and name not in imported:
-                found.setdefault(value.name, info.name)
+                found.setdefault(value.name, family)
     for module_name, table in tables:
         for item in table.values():
             if isinstance(item, Primitive):
