@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from minijax import core
-from minijax.core import ShapedArray, get_aval, set_current_trace
+from minijax.core import Primitive, ShapedArray, get_aval, set_current_trace
 from minijax.dispatch import call_primitives, eager_rules, run_compiled
 from minijax.interpreters import ad, batching
 from minijax.interpreters.ad import JVPTrace, Zero
@@ -235,57 +235,78 @@ def _trace_flat(fun: Callable[..., Sequence[Any]], args: Sequence[Any], name: st
     return hoist_tracer_consts(closed)
 
 
-class CustomJVPCall:
+class _CustomCall:
+    """What the two kinds of call share: the function (taking ``num_consts``
+    constants first, then the arguments), its name, and the flag that says
+    whether its rules see symbolic zeros."""
+
+    kind = ""
+
+    def __init__(self, fun: Callable[..., Sequence[Any]], name: str, symbolic_zeros: bool, num_consts: int) -> None:
+        self.fun = fun
+        self.name = name
+        self.symbolic_zeros = symbolic_zeros
+        self.num_consts = num_consts
+
+    def run(self, args: Sequence[Any]) -> list[Any]:
+        return list(self.fun(*args))
+
+    def primitive(self) -> Primitive:
+        raise NotImplementedError
+
+    def rule_params(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def bind(self, args: Sequence[Any]) -> list[Any]:
+        closed, consts = _trace_flat(self.fun, args, self.kind)
+        return self.primitive().bind(  # type: ignore[no-any-return]
+            *consts, *args, call_jaxpr=closed, **self.rule_params(), name=self.name,
+            num_consts=len(consts) + self.num_consts, symbolic_zeros=self.symbolic_zeros,
+        )  # fmt: skip
+
+
+class CustomJVPCall(_CustomCall):
     """One application of a ``custom_jvp`` function, flattened.
 
     ``fun``: flat primals -> flat outputs; ``jvp``: (primals, tangents) ->
-    (outs, tangent outs). A trace handles it (``trace.process_custom_jvp_call``):
-    the eval trace runs ``fun``, a staging trace records ``custom_jvp_call``,
-    the JVP trace calls ``jvp``.
+    (outs, tangent outs), seeing the arguments only. A trace handles it
+    (``trace.process_custom_jvp_call``): the eval trace runs ``fun``, a
+    staging trace records ``custom_jvp_call``, the JVP trace calls ``jvp``.
     """
 
+    kind = "custom_jvp"
+
     def __init__(self, fun: Callable[..., Sequence[Any]], jvp: NamedCallable, name: str, symbolic_zeros: bool, num_consts: int = 0) -> None:
-        self.fun = fun  # takes the num_consts constants first, then the arguments
-        self.jvp = jvp  # sees the arguments only
-        self.name = name
-        self.symbolic_zeros = symbolic_zeros
-        self.num_consts = num_consts
+        super().__init__(fun, name, symbolic_zeros, num_consts)
+        self.jvp = jvp
 
-    def run(self, args: Sequence[Any]) -> list[Any]:
-        return list(self.fun(*args))
+    def primitive(self) -> Primitive:
+        return custom_jvp_call_p
 
-    def bind(self, args: Sequence[Any]) -> list[Any]:
-        closed, consts = _trace_flat(self.fun, args, "custom_jvp")
-        return custom_jvp_call_p.bind(  # type: ignore[no-any-return]
-            *consts, *args, call_jaxpr=closed, jvp=self.jvp, name=self.name,
-            num_consts=len(consts) + self.num_consts, symbolic_zeros=self.symbolic_zeros,
-        )  # fmt: skip
+    def rule_params(self) -> dict[str, Any]:
+        return {"jvp": self.jvp}
 
 
-class CustomVJPCall:
+class CustomVJPCall(_CustomCall):
     """One application of a ``custom_vjp`` function, flattened.
 
     ``fwd``: flat primals -> (flat outs, flat residuals); ``bwd``: (residuals,
-    cts) -> cts. Handled by the traces as ``CustomJVPCall`` is.
+    cts) -> cts; both see the arguments only. Handled by the traces as
+    ``CustomJVPCall`` is.
     """
 
+    kind = "custom_vjp"
+
     def __init__(self, fun: Callable[..., Sequence[Any]], fwd: NamedCallable, bwd: NamedCallable, name: str, symbolic_zeros: bool, num_consts: int = 0) -> None:
-        self.fun = fun  # takes the num_consts constants first, then the arguments
-        self.fwd = fwd  # fwd and bwd see the arguments only
+        super().__init__(fun, name, symbolic_zeros, num_consts)
+        self.fwd = fwd
         self.bwd = bwd
-        self.name = name
-        self.symbolic_zeros = symbolic_zeros
-        self.num_consts = num_consts
 
-    def run(self, args: Sequence[Any]) -> list[Any]:
-        return list(self.fun(*args))
+    def primitive(self) -> Primitive:
+        return custom_vjp_call_p
 
-    def bind(self, args: Sequence[Any]) -> list[Any]:
-        closed, consts = _trace_flat(self.fun, args, "custom_vjp")
-        return custom_vjp_call_p.bind(  # type: ignore[no-any-return]
-            *consts, *args, call_jaxpr=closed, fwd=self.fwd, bwd=self.bwd, name=self.name,
-            num_consts=len(consts) + self.num_consts, symbolic_zeros=self.symbolic_zeros,
-        )  # fmt: skip
+    def rule_params(self) -> dict[str, Any]:
+        return {"fwd": self.fwd, "bwd": self.bwd}
 
 
 def _custom_call_abstract_eval(*avals: ShapedArray, call_jaxpr: ClosedJaxpr, **_: Any) -> list[ShapedArray]:
