@@ -34,7 +34,7 @@ their rules in the tables below -- so they are named rather than imported
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -463,6 +463,32 @@ class LinearFunction:
         cts_out = [ct for ct, z in zip(cts, self.out_zeros) if not z]
         cts_in = iter(backward_pass(jaxpr, self.jaxpr.consts, linear_in, cts_out))
         return [next(cts_in) if lin else Zero(a) for a, lin in zip(self.in_avals, self.in_linear)]
+
+
+def instantiated_zeros(lin: LinearFunction, instantiate: Sequence[bool]) -> list[Any]:
+    """For each output of ``lin``: its zero tangent made now when it is
+    identically zero and ``instantiate`` asks for it, else None.
+
+    The linearize rules of control flow make these on the primal side, as JAX
+    does: an array of zeros is then a residual, a scalar zero a literal.
+    """
+    return [zeros_like_aval(a) if z and i else None for a, z, i in zip(lin.out_avals, lin.out_zeros, instantiate)]
+
+
+def tangent_outputs(out_zeros: Sequence[bool], made: Sequence[Any], computed: Iterator[Any], zero_residuals: Iterator[Any]) -> list[Any]:
+    """The output tangents of a linearized part, in order: the next ``computed``
+    one where the tangent is nonzero; where it is zero and was instantiated
+    (``made``, from ``instantiated_zeros``), that zero, read back from
+    ``zero_residuals`` when it was a residual; nothing where it was not."""
+    outs = []
+    for zero, zeros in zip(out_zeros, made):
+        if not zero:
+            outs.append(next(computed))
+        elif isinstance(zeros, Tracer):
+            outs.append(next(zero_residuals))
+        elif zeros is not None:
+            outs.append(zeros)
+    return outs
 
 
 def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any], linear: Sequence[bool] | None = None) -> tuple[list[Any], LinearFunction]:

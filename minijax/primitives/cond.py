@@ -219,7 +219,7 @@ class _LinearizedBranch:
         def known(*xs: Any) -> list[Any]:
             outs, lin = ad.linearize_flat(functools.partial(eval_closed_jaxpr, branch), xs, linear=nonzeros)
             tangent = dce_closed_jaxpr(lin.jaxpr)
-            zeros = [ad.zeros_like_aval(a) if z and i else None for a, z, i in zip(lin.out_avals, lin.out_zeros, inst)]
+            zeros = ad.instantiated_zeros(lin, inst)
             box.append((lin, tangent, zeros))
             # Every residual is an output, even one that is just an input
             # (JAX's branches forward nothing).
@@ -270,16 +270,7 @@ def _tangent_branch(part: _LinearizedBranch, all_res: Sequence[ShapedArray], min
     def tangent(*args: Any) -> list[Any]:
         res = [args[slot] for slot in mine]
         computed = iter(eval_jaxpr(jaxpr, res[:n_consts], *args[n_res:]))
-        zero_residuals = iter(res[n_consts:])
-        outs = []
-        for zero, made in zip(part.lin.out_zeros, part.zeros):
-            if not zero:
-                outs.append(next(computed))
-            elif isinstance(made, Tracer):
-                outs.append(next(zero_residuals))
-            elif made is not None:
-                outs.append(made)
-        return outs
+        return ad.tangent_outputs(part.lin.out_zeros, part.zeros, computed, iter(res[n_consts:]))
 
     closed, _ = trace_to_jaxpr(tangent, [*all_res, *tangent_avals])
     return closed

@@ -313,7 +313,7 @@ class _LinearizedBody:
             known_trace = core.current_trace()
             outs, lin = ad.linearize_flat(functools.partial(eval_jaxpr, body.jaxpr, body.consts), xs, linear=nonzeros)
             tangent = dce_closed_jaxpr(lin.jaxpr)
-            zeros = [ad.zeros_like_aval(a) if z and i else None for a, z, i in zip(lin.out_avals, lin.out_zeros, instantiate)]
+            zeros = ad.instantiated_zeros(lin, instantiate)
             residuals = [*tangent.consts, *(z for z in zeros if isinstance(z, Tracer))]
             position = {id(x): i for i, x in enumerate(xs)}
             sources: list[tuple[str, Any]] = []
@@ -349,16 +349,7 @@ class _LinearizedBody:
             for (kind, i), x in zip(in_order, args):
                 (res if kind == "res" else tangents)[i] = x
             computed = iter(eval_jaxpr(lin_jaxpr, res[:n_lin_res], *tangents))
-            zero_residuals = iter(res[n_lin_res:])
-            outs = []
-            for zero, made in zip(self.out_zeros, self.zeros):
-                if not zero:
-                    outs.append(next(computed))
-                elif isinstance(made, Tracer):
-                    outs.append(next(zero_residuals))
-                elif made is not None:
-                    outs.append(made)
-            return outs
+            return ad.tangent_outputs(self.out_zeros, self.zeros, computed, iter(res[n_lin_res:]))
 
         closed, _ = trace_to_jaxpr(tangent, avals)
         return closed

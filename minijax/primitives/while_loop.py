@@ -214,9 +214,7 @@ def _primal_body(body: ClosedJaxpr, nonzeros: list[bool], instantiate: list[bool
 
     def known(*xs: Any) -> list[Any]:
         outs, lin = ad.linearize_flat(functools.partial(eval_closed_jaxpr, body), xs, linear=nonzeros)
-        for a, zero, inst in zip(lin.out_avals, lin.out_zeros, instantiate):
-            if zero and inst:
-                ad.zeros_like_aval(a)  # the instantiated zero tangent is primal-side work in JAX too
+        ad.instantiated_zeros(lin, instantiate)  # primal-side work in JAX too (the tangents themselves are unused here)
         return outs
 
     closed, _ = trace_to_jaxpr(known, body.in_avals)
