@@ -22,15 +22,51 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-# Every BoundedCache alive: when a size flag shrinks, the caches it bounds trim
-# themselves at once rather than at their next insertion.
-_bounded_caches: weakref.WeakSet[BoundedCache[Any, Any]] = weakref.WeakSet()
+class _Trimmable:
+    """The caches that a shrinking size flag must trim at once (rather than at
+    their next insertion), for one size flag.
+
+    Only a cache holding two entries or more enters: one entry is within any
+    legal size, and most caches (one per jitted function, called with one
+    signature) never hold more, so a size change walks few caches however many
+    functions are jitted. Weak references without callbacks, read and pruned
+    under a lock: a callback (a WeakSet's) would change the set from the
+    garbage collector, in any thread, while another thread walks it.
+    """
+
+    def __init__(self) -> None:
+        self.refs: dict[int, weakref.ref[BoundedCache[Any, Any]]] = {}
+        self.prune_at = 64
+
+    def add(self, cache: BoundedCache[Any, Any]) -> None:
+        with _trimmable_lock:
+            self.refs[id(cache)] = weakref.ref(cache)
+            if len(self.refs) >= self.prune_at:  # dead ones dropped in amortized O(1)
+                self._prune()
+                self.prune_at = max(64, 2 * len(self.refs))
+
+    def alive(self) -> list[BoundedCache[Any, Any]]:
+        with _trimmable_lock:
+            self._prune()
+            return [c for c in (r() for r in self.refs.values()) if c is not None]
+
+    def _prune(self) -> None:
+        for key in [key for key, ref in self.refs.items() if ref() is None]:
+            del self.refs[key]
+
+
+# Size flag name -> its trimmable caches. Any other flag's change walks nothing.
+_trimmable: dict[str, _Trimmable] = {}
+_trimmable_lock = threading.Lock()
 _NOTHING = object()
 
 
 def _trim_bounded_caches(name: str, value: Any) -> None:
-    for cache in list(_bounded_caches):
-        if cache._size_flag.name == name:
+    caches = _trimmable.get(name)
+    if caches is None:  # not a cache size: nothing to do, whatever the number of caches
+        return
+    for cache in caches.alive():
+        if len(cache.entries) > value:
             cache.trim()
 
 
@@ -73,7 +109,7 @@ class BoundedCache(Generic[K, V]):
     def __init__(self, name: str, size_flag: Flag[int]) -> None:
         self.name = name
         self._size_flag = size_flag
-        _bounded_caches.add(self)
+        self._trimmable = False  # entered in _trimmable yet
         # key -> [value, used since it last came round for eviction]. The
         # eager hot path reads it directly: ``entry = cache.entries.get(key)``,
         # then ``entry[1] = True`` on a hit (what ``get`` does, minus a call).
@@ -112,6 +148,14 @@ class BoundedCache(Generic[K, V]):
         data = self.entries
         data[key] = [value, False]
         data.move_to_end(key)
+        if not self._trimmable and len(data) > 1:
+            self._trimmable = True
+            name = self._size_flag.name
+            caches = _trimmable.get(name)
+            if caches is None:
+                with _trimmable_lock:
+                    caches = _trimmable.setdefault(name, _Trimmable())
+            caches.add(self)
         self._trim(keep=key)
 
     def trim(self) -> None:

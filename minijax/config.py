@@ -177,7 +177,9 @@ def register_listener(fn: Callable[[str, Any], None]) -> None:
 
     Used by modules that cache values derived from flags (e.g. promotion
     tables keyed on nothing but the flag). Called for ``config.update`` and
-    on entering and leaving a context manager.
+    on entering and leaving a context manager, in whichever thread did it,
+    for every flag: a listener must be thread-safe, and cheap for the flags
+    it does not follow (a context entry costs the sum of the listeners).
     """
     _listeners.append(fn)
 
@@ -204,10 +206,24 @@ def invalidate_derived() -> None:
     generation.value += 1
 
 
-def _notify(name: str, value: Any) -> None:
+def _notify(changed: dict[str, Any]) -> None:
+    """Tell every listener of each flag in ``changed`` (name -> value now in force).
+
+    Every listener hears of every change even when one raises (the first
+    error is raised afterwards): a listener left out would keep a value
+    derived from the old flag, such as NaN checks switched off.
+    """
     invalidate_derived()
-    for fn in tuple(_listeners):
-        fn(name, value)
+    error: BaseException | None = None
+    for name, value in changed.items():
+        for fn in tuple(_listeners):
+            try:
+                fn(name, value)
+            except BaseException as e:  # noqa: PERF203 - each listener must run
+                if error is None:
+                    error = e
+    if error is not None:
+        raise error
 
 
 def read(name: str) -> Any:
@@ -409,10 +425,11 @@ def config_context(**new_values: object) -> Iterator[None]:
     local = _overrides.values
     saved = {name: local.get(name, _UNSET) for name in parsed}
     _count_overrides(parsed, +1)  # before _notify moves the generation (see overridden_anywhere)
-    local.update(parsed)
-    for name, value in parsed.items():
-        _notify(name, value)
+    # From here on every way out, a listener raising on entry included, puts
+    # the flags back: a failed entry must not leave an override in force.
     try:
+        local.update(parsed)
+        _notify(parsed)
         yield
     finally:
         _count_overrides(parsed, -1)
@@ -421,7 +438,7 @@ def config_context(**new_values: object) -> Iterator[None]:
                 local.pop(name, None)
             else:
                 local[name] = old
-            _notify(name, read(name))
+        _notify({name: read(name) for name in saved})
 
 
 # flag name -> how many config_context overrides of it are in force, in all threads.
@@ -452,7 +469,7 @@ class Config:
         """Set a flag's global value (thread-local overrides still win)."""
         flag = _lookup(name)
         _global_values[name] = flag.parse(name, value)
-        _notify(name, read(name))
+        _notify({name: read(name)})
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails, i.e. for flag names.
