@@ -78,12 +78,18 @@ class _Switch:
 fp_switch = _Switch()
 
 
+_fp_switch_lock = threading.Lock()
+
+
 def _update_fp_switch(name: str = "", value: Any = None) -> None:
     if name and name not in _fp_flags.names:
         return
     # A thread's override is counted before the listeners hear of it, so a
-    # check switched on anywhere is seen here.
-    fp_switch.on = any(bool(global_value(n)) for n in _fp_flags.names) or overridden_anywhere(_fp_flags.names)
+    # check switched on anywhere is seen here. Read and stored under a lock: a
+    # thread leaving a context could otherwise read "none anywhere", let
+    # another thread enter one and switch on, then store its stale "off".
+    with _fp_switch_lock:
+        fp_switch.on = any(bool(global_value(n)) for n in _fp_flags.names) or overridden_anywhere(_fp_flags.names)
 
 
 register_listener(_update_fp_switch)

@@ -219,3 +219,46 @@ def test_shrinking_the_trace_cache_size_trims_a_jitted_function_at_once() -> Non
         assert len(f._cache) == 2 and len(g._cache) == 1
         np.testing.assert_allclose(np.asarray(f(np.ones(5, np.float32))), 2.0)  # the most recent: kept
     assert f._cache.misses == 5 and f._cache.evictions == 3
+
+
+@pytest.mark.single_backend
+def test_nan_checks_stay_on_for_a_thread_entering_while_another_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One thread leaves a debug_nans context while another enters one.
+
+    The leaver reads "no override anywhere" and is paused before it stores
+    the switch; the enterer then turns it on. The leaver's late store must not
+    switch NaN checks off under the enterer.
+    """
+    debug_checks = importlib.import_module("minijax.debug_checks")
+    real = debug_checks.overridden_anywhere
+    armed = threading.Event()  # set by the leaver just before it leaves
+    leaver_read, enterer_in, leaver_done = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def paused(names: Any) -> bool:
+        result = real(names)
+        if threading.current_thread() is leaver and armed.is_set() and not leaver_read.is_set():
+            leaver_read.set()
+            enterer_in.wait(0.5)  # once fixed, the enterer waits for this store: time out
+        return result
+
+    def leave() -> None:
+        with config_context(jax_debug_nans=True):
+            armed.set()
+        leaver_done.set()
+
+    def enter() -> None:
+        leaver_read.wait(10)
+        with config_context(jax_debug_nans=True):
+            enterer_in.set()
+            leaver_done.wait(10)
+            seen.append(fp_switch.on)
+
+    monkeypatch.setattr(debug_checks, "overridden_anywhere", paused)
+    leaver, enterer = threading.Thread(target=leave), threading.Thread(target=enter)
+    leaver.start()
+    enterer.start()
+    leaver.join()
+    enterer.join()
+    assert leaver_read.is_set() and seen == [True], "NaN checks were off inside a debug_nans context"
+    assert fp_switch.on is bool(config.jax_debug_nans or config.jax_debug_infs)
