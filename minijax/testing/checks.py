@@ -38,7 +38,6 @@ import numpy as np
 import minijax.primitives
 from minijax import dtypes
 from minijax.backend import Backend, backend_names, get_backend
-from minijax.config import enable_x64
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, subjaxprs
 from minijax.testing.loading import (

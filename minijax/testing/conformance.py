@@ -46,7 +46,13 @@ from minijax.core import primitive_registry
 from minijax.interpreters import ad
 from minijax.testing.checks import Check, backend_named, import_modules, write_reproducer
 from minijax.testing.corpus import load_corpus
-from minijax.testing.defaults import DEFAULT_EXAMPLES, DEFAULT_MAX_BYTES, DEFAULT_PROGRAM_EXAMPLES, DEFAULT_SEED, SECTIONS
+from minijax.testing.defaults import (
+    DEFAULT_EXAMPLES,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_PROGRAM_EXAMPLES,
+    DEFAULT_SEED,
+    SECTIONS,
+)
 from minijax.testing.programs import nested_programs, random_jaxprs, random_program_check
 from minijax.testing.report import Progress, Report
 from minijax.testing.samplers import SAMPLERS, sampled_primitive_names

@@ -25,7 +25,6 @@ tolerances (``minijax.testing.tolerances``). ``spec/cases/generate.py``
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pathlib
 from collections.abc import Sequence
@@ -42,13 +41,13 @@ from minijax.testing.defaults import DEFAULT_MAX_BYTES
 from minijax.testing.loading import (
     Fields,
     ReproducerError,
-    within,
     check_options,
     dtype_field,
     nbytes,
-    read_json_object,
     read_jaxpr,
+    read_json_object,
     shape_field,
+    within,
 )
 
 NDArray = np.ndarray[Any, Any]

@@ -46,7 +46,7 @@ from minijax.core import ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from minijax.jaxpr_check import JaxprTypeError, check_jaxpr
 from minijax.jaxpr_parse import JaxprSyntaxError, parse_jaxpr
-from minijax.testing.defaults import DEFAULT_MAX_BYTES
+from minijax.testing.defaults import DEFAULT_MAX_BYTES, TRANSFORMS
 
 NDArray = np.ndarray[Any, Any]
 
@@ -347,8 +347,6 @@ def check_options(where: str, kind: str, options: dict[str, Any], closed: Closed
         f.integer("out_axes", -rank - 1, rank)
         _same_inputs(where, avals, specs, shapes)
     elif kind == "nested":
-        from minijax.testing.programs import TRANSFORMS  # programs imports this module's users
-
         f.only(["transforms"])
         transforms = f.array("transforms", MAX_NESTING)
         for i, t in enumerate(transforms):

@@ -15,7 +15,6 @@ import numpy as np
 from minijax.backend import Backend
 from minijax.config import enable_x64
 from minijax.testing import laws, programs
-from minijax.testing.loading import DEFAULT_MAX_BYTES
 from minijax.testing.checks import (
     Check,
     Outcome,
@@ -28,6 +27,7 @@ from minijax.testing.checks import (
     run_program,
     verdict,
 )
+from minijax.testing.loading import DEFAULT_MAX_BYTES
 
 __all__ = ["RUNNERS", "replay", "run_check"]
 
