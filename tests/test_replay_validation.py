@@ -192,6 +192,16 @@ def _truncate(d: pathlib.Path, name: str, keep: float) -> None:
     (d / name).write_bytes(data[: int(len(data) * keep)])
 
 
+def _flag_bits(d: pathlib.Path, bits: int) -> None:
+    """Set general-purpose flag bits in every central-directory entry of inputs.npz."""
+    data = bytearray((d / "inputs.npz").read_bytes())
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        data[at + 8] |= bits
+        at = data.find(b"PK\x01\x02", at + 4)
+    (d / "inputs.npz").write_bytes(bytes(data))
+
+
 def _loop(d: pathlib.Path) -> None:
     (d / "jaxpr.txt").unlink()
     os.symlink(d / "jaxpr.txt", d / "jaxpr.txt")
@@ -240,6 +250,7 @@ MALFORMED: dict[str, tuple[Callable[[pathlib.Path], None], str]] = {
                          "arg0.npy: shape (1099511627776,), but check.json says (3,)"),
     "npz header lies about size": (lambda d: _raw_npy(d, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"),
                                    "the header says 12 bytes of data, but the member holds 0"),
+    "npz strongly encrypted": (lambda d: _flag_bits(d, 0x40), "the member 'arg0.npy' is encrypted"),
     "file missing": (lambda d: (d / "inputs.npz").unlink(), "is not a reproducer: inputs.npz missing"),
 }
 
