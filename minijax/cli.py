@@ -32,7 +32,13 @@ import numpy as np
 import minijax
 from minijax import backend as backend_module
 from minijax.config import config, config_context
-from minijax.testing.defaults import DEFAULT_EXAMPLES, DEFAULT_PROGRAM_EXAMPLES, DEFAULT_SEED, SECTIONS
+from minijax.testing.defaults import (
+    DEFAULT_EXAMPLES,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_PROGRAM_EXAMPLES,
+    DEFAULT_SEED,
+    SECTIONS,
+)
 
 # One tour step: a title, a sentence saying what to notice, and the code.
 _TOUR: list[tuple[str, str, str]] = [
@@ -203,6 +209,7 @@ def conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             reproducers=pathlib.Path(args.reproducers),
             report=pathlib.Path(args.report) if args.report else None,
             cases=pathlib.Path(args.cases) if args.cases else None,
+            max_bytes=args.max_bytes,
             progress=not args.quiet,
         )
         report = suite.run(options, out, err)
@@ -222,7 +229,7 @@ def replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 2
     try:
         checks.import_modules(args.imports)
-        outcome, line = runner.replay(pathlib.Path(args.directory), args.backend, args.reference)
+        outcome, line = runner.replay(pathlib.Path(args.directory), args.backend, args.reference, args.max_bytes)
     except (ValueError, ImportError, FileNotFoundError) as e:
         print(f"minijax replay: {e}", file=err)
         return 2
@@ -252,6 +259,7 @@ def _add_conformance_parsers(commands: Any) -> None:
     p.add_argument("--reproducers", metavar="DIR", default="minijax-reproducers",
                    help="where failing checks are written (default: ./minijax-reproducers)")
     p.add_argument("--cases", metavar="DIR", default=None, help="the case corpus (default: spec/cases)")
+    _add_max_bytes(p, "a case")
     p.add_argument("--import", metavar="MODULE", dest="imports", action="append", default=[],
                    help="import this module first, e.g. one that calls register_backend (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -261,6 +269,24 @@ def _add_conformance_parsers(commands: Any) -> None:
     r.add_argument("--reference", metavar="NAME", default=None, help="compare with this backend (default: as written)")
     r.add_argument("--import", metavar="MODULE", dest="imports", action="append", default=[],
                    help="import this module first, e.g. one that calls register_backend (repeatable)")
+    _add_max_bytes(r, "the reproducer")
+
+
+def _max_bytes(text: str) -> int:
+    """``--max-bytes``: a positive whole number of bytes."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of bytes, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def _add_max_bytes(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--max-bytes", metavar="N", type=_max_bytes, default=DEFAULT_MAX_BYTES,
+                        help=f"refuse {what} whose files, arrays or program values would need more than N bytes "
+                             f"(default: {DEFAULT_MAX_BYTES}, 1 GiB)")  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import importlib
 import json
+import os
 import pathlib
 from collections.abc import Sequence
 from typing import Any
@@ -37,10 +38,18 @@ import numpy as np
 import minijax.primitives
 from minijax import dtypes
 from minijax.backend import Backend, backend_names, get_backend
-from minijax.config import enable_x64
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, subjaxprs
-from minijax.jaxpr_parse import parse_jaxpr
+from minijax.testing.loading import (
+    DEFAULT_MAX_BYTES,
+    Fields,
+    check_options,
+    dtype_field,
+    read_jaxpr,
+    read_json_object,
+    read_npz,
+    shape_field,
+)
 from minijax.testing.tolerances import compare_primitive, compare_program
 
 NDArray = np.ndarray[Any, Any]
@@ -279,6 +288,7 @@ def import_modules(names: Sequence[str]) -> None:
 # NumPy's .npz keeps the standard dtypes; bfloat16 is stored as its bits.
 _BITS_OF = {np.dtype(dtypes.bfloat16): np.dtype(np.uint16)}
 REPRODUCER_FILES = ("README.md", "check.json", "jaxpr.txt", "inputs.npz")
+MAX_INPUTS = 1024  # inputs of one check (a program of the suite takes a handful)
 
 
 def write_reproducer(check: Check, outcome: Outcome, directory: pathlib.Path, backend: str, reference: str) -> pathlib.Path:
@@ -325,24 +335,48 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"check options: {value!r} is not JSON-serializable")
 
 
-def load_reproducer(directory: pathlib.Path) -> tuple[Check, dict[str, Any]]:
-    """The check stored in ``directory`` and its metadata (``check.json``)."""
-    missing = [f for f in REPRODUCER_FILES[1:] if not (directory / f).exists()]
+def load_reproducer(directory: pathlib.Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Check, dict[str, Any]]:
+    """The check stored in ``directory`` and its metadata (``check.json``).
+
+    The directory may come from anyone: every file is validated before it is
+    acted on (``minijax.testing.loading``), and a reproducer whose arrays or
+    program would need more than ``max_bytes`` is refused. Raises
+    FileNotFoundError when it is not a reproducer directory and
+    ``ReproducerError`` (a ValueError) saying what is wrong otherwise.
+    """
+    if not directory.is_dir():
+        raise FileNotFoundError(f"{directory} is not a reproducer: it is not a directory")
+    missing = [f for f in REPRODUCER_FILES[1:] if not os.path.lexists(directory / f)]
     if missing:
         raise FileNotFoundError(f"{directory} is not a reproducer: {', '.join(missing)} missing")
-    meta: dict[str, Any] = json.loads((directory / "check.json").read_text())
-    with enable_x64(bool(meta["x64"])):
-        parsed = parse_jaxpr((directory / "jaxpr.txt").read_text())
-    if not isinstance(parsed, ClosedJaxpr):
-        raise ValueError(f"{directory / 'jaxpr.txt'}: the jaxpr has constvars; a reproducer's jaxpr takes inputs only")
-    with np.load(directory / "inputs.npz") as stored:
-        args = []
-        for item in meta["inputs"]:
-            raw = stored[item["name"]]
-            dt = np.dtype(dtypes.bfloat16) if item["dtype"] == "bfloat16" else np.dtype(item["dtype"])
-            args.append(np.asarray(raw.view(dt) if raw.dtype != dt else raw))
-    check = Check(meta["kind"], meta["subject"], meta["dtype"], parsed, args, bool(meta["x64"]), meta["options"])
-    return check, meta
+    where = str(directory / "check.json")
+    meta = read_json_object(directory / "check.json", max_bytes)
+    f = Fields(meta, where)
+    f.only(["kind", "subject", "dtype", "x64", "options", "inputs", "backend", "reference", "verdict"])
+    kind = f.string("kind")
+    if kind not in KINDS:
+        raise f.fail(f"'kind' is {kind!r}, not a kind of check ({', '.join(KINDS)})")
+    for key in ("subject", "dtype", "backend", "reference", "verdict"):
+        f.string(key)
+    x64 = f.boolean("x64")
+    options = f.object("options")
+    stored: list[tuple[str, np.dtype[Any], tuple[int, ...]]] = []
+    specs = []
+    for i, item in enumerate(f.array("inputs", MAX_INPUTS)):
+        if not isinstance(item, dict):
+            raise f.fail(f"'inputs'[{i}] must be an object {{\"name\", \"dtype\", \"shape\"}}")
+        g = Fields(item, f"{where}: inputs[{i}]")
+        g.only(["name", "dtype", "shape"])
+        name, dt, shape = g.string("name"), dtype_field(g, "dtype"), shape_field(g, "shape")
+        if any(name == n for n, _, _ in stored):
+            raise g.fail(f"the name {name!r} is used twice")
+        stored.append((name, _BITS_OF.get(dt, dt), shape))
+        specs.append((dt, shape))
+    closed = read_jaxpr(directory / "jaxpr.txt", x64, max_bytes)
+    check_options(where, kind, options, closed, specs, max_bytes)
+    raw = read_npz(directory / "inputs.npz", stored, max_bytes)
+    args = [np.asarray(x.view(dt) if x.dtype != dt else x) for x, (dt, _) in zip(raw, specs)]
+    return Check(kind, meta["subject"], meta["dtype"], closed, args, x64, options), meta
 
 
 __all__ = [

@@ -46,7 +46,13 @@ from minijax.core import primitive_registry
 from minijax.interpreters import ad
 from minijax.testing.checks import Check, backend_named, import_modules, write_reproducer
 from minijax.testing.corpus import load_corpus
-from minijax.testing.defaults import DEFAULT_EXAMPLES, DEFAULT_PROGRAM_EXAMPLES, DEFAULT_SEED, SECTIONS
+from minijax.testing.defaults import (
+    DEFAULT_EXAMPLES,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_PROGRAM_EXAMPLES,
+    DEFAULT_SEED,
+    SECTIONS,
+)
 from minijax.testing.programs import nested_programs, random_jaxprs, random_program_check
 from minijax.testing.report import Progress, Report
 from minijax.testing.samplers import SAMPLERS, sampled_primitive_names
@@ -74,6 +80,7 @@ class Options:
     reproducers: pathlib.Path = pathlib.Path("minijax-reproducers")
     report: pathlib.Path | None = None
     cases: pathlib.Path | None = None  # the corpus directory (default: spec/cases)
+    max_bytes: int = DEFAULT_MAX_BYTES  # refuse a case needing more (minijax.testing.loading)
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -144,7 +151,7 @@ def plan(options: Options, backend: Backend) -> list[Unit]:
                     sampler = SAMPLERS[name]
                     units.extend(law_unit(kind, sampler, dt, options.laws_examples, True) for dt in law_dtypes(kind, sampler))
     if "corpus" in options.sections:
-        for case in load_corpus(options.cases, options.only):
+        for case in load_corpus(options.cases, options.only, options.max_bytes):
             units.append(Unit("corpus", "program", case.name, "-", 1, case.x64, fixed=[case.check()], note=""))
     if "programs" in options.sections and options.program_examples and not options.only:
         units.extend(program_units(options.program_examples))

@@ -25,7 +25,6 @@ tolerances (``minijax.testing.tolerances``). ``spec/cases/generate.py``
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pathlib
 from collections.abc import Sequence
@@ -37,7 +36,19 @@ from minijax import dtypes
 from minijax.config import enable_x64
 from minijax.jaxpr import ClosedJaxpr
 from minijax.jaxpr_parse import parse_jaxpr
-from minijax.testing.checks import Check, primitives_in
+from minijax.testing.checks import MAX_INPUTS, Check, primitives_in
+from minijax.testing.defaults import DEFAULT_MAX_BYTES
+from minijax.testing.loading import (
+    Fields,
+    ReproducerError,
+    check_options,
+    dtype_field,
+    nbytes,
+    read_jaxpr,
+    read_json_object,
+    shape_field,
+    within,
+)
 
 NDArray = np.ndarray[Any, Any]
 
@@ -136,26 +147,98 @@ class CorpusCase:
         return Check("program", self.name, dtype, self.jaxpr(), args, self.x64)
 
 
-def load_case(jaxpr_path: pathlib.Path, root: pathlib.Path) -> CorpusCase:
-    meta = json.loads(jaxpr_path.with_suffix(".json").read_text())
+def load_case(jaxpr_path: pathlib.Path, root: pathlib.Path, max_bytes: int = DEFAULT_MAX_BYTES) -> CorpusCase:
+    """One case, validated (``minijax.testing.loading``): every field typed, the jaxpr parsed and
+    type-checked, the inputs matching its inputs, nothing needing more than ``max_bytes``."""
+    json_path = jaxpr_path.with_suffix(".json")
     name = jaxpr_path.relative_to(root).with_suffix("").as_posix()
-    inputs = tuple(meta["inputs"])
-    for i, spec in enumerate(inputs):
-        if spec.get("values") not in VALUE_KINDS:
-            raise ValueError(f"{name}: input {i} has values {spec.get('values')!r}; the kinds are {list(VALUE_KINDS)}")
-    return CorpusCase(name, jaxpr_path, str(meta.get("about", "")), bool(meta.get("x64", False)),
-                      int(meta.get("seed", 0)), inputs)  # fmt: skip
+    where = str(json_path)
+    f = Fields(read_json_object(json_path, max_bytes), where)
+    f.only(["inputs"], ["about", "x64", "seed"])
+    about = f.string("about") if "about" in f.obj else ""
+    x64 = f.boolean("x64") if "x64" in f.obj else False
+    seed = f.integer("seed", 0, 2**63 - 1) if "seed" in f.obj else 0
+    inputs = []
+    total = 0
+    for i, spec in enumerate(f.array("inputs", MAX_INPUTS)):
+        if not isinstance(spec, dict):
+            raise f.fail(f"'inputs'[{i}] must be an object {{\"shape\", \"dtype\", \"values\", ...}}")
+        g = Fields(spec, f"{where}: inputs[{i}]")
+        shape, dtype = _input_spec(g)
+        # The random kinds draw float64 values first, then cast.
+        total += nbytes(shape, dtype) + (nbytes(shape, np.dtype(np.float64)) if spec["values"] != "given" else 0)
+        within(total, max_bytes, f"{where}: the inputs", "need")
+        inputs.append((dtype, shape))
+    closed = read_jaxpr(jaxpr_path, x64, max_bytes)
+    check_options(str(jaxpr_path), "program", {}, closed, inputs, max_bytes)
+    return CorpusCase(name, jaxpr_path, about, x64, seed, tuple(f.obj["inputs"]))
 
 
-def load_corpus(directory: pathlib.Path | None = None, only: Sequence[str] | None = None) -> list[CorpusCase]:
-    """Every case under ``directory`` (default: ``default_directory()``), in name order.
+def _input_spec(g: Fields) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    if "values" not in g.obj:
+        raise g.fail("the field 'values' is missing")
+    kind = g.obj["values"]
+    if not isinstance(kind, str) or kind not in VALUE_KINDS:
+        raise g.fail(f"'values' is {kind!r}; the kinds are {list(VALUE_KINDS)}")
+    own = {"normal": [], "uniform": ["low", "high"], "integers": ["low", "high"], "given": ["data"]}[kind]
+    g.only(["shape", "dtype", "values", *own], ["scale"] if kind == "normal" else [])
+    shape, dtype = shape_field(g, "shape"), dtype_field(g, "dtype")
+    if kind == "normal" and "scale" in g.obj:
+        g.number("scale")
+    elif kind == "uniform":
+        if not g.number("low") <= g.number("high"):
+            raise g.fail("'low' must not exceed 'high'")
+    elif kind == "integers":
+        lo, hi = -(2**63), 2**63 - 1
+        if dtype.kind in "iub":
+            info = (0, 1) if dtype.kind == "b" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+            lo, hi = max(lo, info[0]), min(hi, info[1])
+        if not g.integer("low", lo, hi) <= g.integer("high", lo, hi):
+            raise g.fail("'low' must not exceed 'high'")
+    elif kind == "given":
+        _check_given(g, g.obj["data"], shape, dtype, "'data'")
+    return shape, dtype
+
+
+def _check_given(g: Fields, data: Any, shape: tuple[int, ...], dtype: np.dtype[Any], what: str) -> None:
+    """``data`` is a nested list of ``shape`` whose leaves are values of ``dtype``."""
+    if shape:
+        if not isinstance(data, list) or len(data) != shape[0]:
+            got = f"{len(data)} entries" if isinstance(data, list) else _describe(data)
+            raise g.fail(f"{what} must be a list of {shape[0]} entries (the shape says {list(shape)}), got {got}")
+        for k, item in enumerate(data):
+            _check_given(g, item, shape[1:], dtype, f"{what}[{k}]")
+        return
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        ok = (isinstance(data, (int, float)) and not isinstance(data, bool)) or (isinstance(data, str) and data in _SPECIAL)
+    elif dtype.kind == "b":
+        ok = isinstance(data, bool) or (isinstance(data, int) and data in (0, 1))
+    else:
+        info = np.iinfo(dtype)
+        ok = isinstance(data, int) and not isinstance(data, bool) and int(info.min) <= data <= int(info.max)
+    if not ok:
+        raise g.fail(f"{what} is {_describe(data)}, not a {dtype.name} value")
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def load_corpus(
+    directory: pathlib.Path | None = None, only: Sequence[str] | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+) -> list[CorpusCase]:
+    """Every case under ``directory`` (default: ``default_directory()``), in name order, each validated
+    by ``load_case`` (ReproducerError, a ValueError, for the first that is not valid).
 
     ``only``: keep the cases whose jaxpr applies one of these primitives.
     """
     root = directory or default_directory()
     if root is None:
         return []
-    cases = [load_case(p, root) for p in sorted(root.rglob("*.jaxpr"))]
+    if not root.is_dir():
+        raise ReproducerError(f"{root}: the case corpus is not a directory")
+    cases = [load_case(p, root, max_bytes) for p in sorted(root.rglob("*.jaxpr"))]
     if only:
         wanted = set(only)
         cases = [c for c in cases if wanted & {p.name for p in primitives_in(c.jaxpr().jaxpr)}]

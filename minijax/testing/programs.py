@@ -42,6 +42,7 @@ from minijax.core import ShapedArray
 from minijax.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from minijax.testing.cases import Case
 from minijax.testing.checks import Check, Compiled, Outcome, backend_named, family
+from minijax.testing.defaults import TRANSFORMS
 from minijax.testing.laws import as_function
 from minijax.testing.samplers import SAMPLERS, sampled_primitive_names
 from minijax.testing.samplers_elementwise import ACCURACY_NAMES, BINARY_DOMAINS, UNARY_DOMAINS
@@ -189,7 +190,6 @@ def random_jaxprs(
 # ---------------------------------------------------------------------------
 # Nested transformations
 
-TRANSFORMS = ("jit", "vmap", "jvp", "grad", "cond")
 DERIVATIVES = ("jvp", "grad")
 STEP = 1e-3  # the finite-difference step of the plain meaning (float64)
 # Normwise tolerance of a nested program by its number of derivative transformations.

@@ -27,6 +27,7 @@ from minijax.testing.checks import (
     run_program,
     verdict,
 )
+from minijax.testing.loading import DEFAULT_MAX_BYTES
 
 __all__ = ["RUNNERS", "replay", "run_check"]
 
@@ -61,10 +62,16 @@ def run_check(check: Check, backend: Backend, reference: Backend) -> Outcome:
 
 
 def replay(
-    directory: pathlib.Path, backend: str | None = None, reference: str | None = None
+    directory: pathlib.Path,
+    backend: str | None = None,
+    reference: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> tuple[Outcome, str]:
-    """Re-run the reproducer in ``directory`` (on the backends it names unless given): the outcome and verdict."""
-    check, meta = load_reproducer(directory)
+    """Re-run the reproducer in ``directory`` (on the backends it names unless given): the outcome and verdict.
+
+    The reproducer is validated first (``load_reproducer``); one that needs more than ``max_bytes``
+    is refused with a ``ReproducerError`` before anything is allocated for it."""
+    check, meta = load_reproducer(directory, max_bytes)
     backend_name = backend or str(meta["backend"])
     reference_name = reference or str(meta["reference"])
     outcome = run_check(check, backend_named(backend_name), backend_named(reference_name))
