@@ -120,7 +120,9 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts")
+    # Weakly referenced by caches of compiled programs, which must not keep it
+    # (and its consts) alive.
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> None:
         if len(jaxpr.constvars) != len(consts):
