@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import gc
 import importlib.util
 import os
 import threading
@@ -36,12 +37,40 @@ from jaxlib.version import __version__ as _jaxlib_version  # noqa: E402
 
 from minijax.core import ShapedArray  # noqa: E402
 from minijax.dtypes import ExtendedDType, float0  # noqa: E402
+from minijax.errors import JaxRuntimeError  # noqa: E402
 
 JAXLIB_VERSION: str = _jaxlib_version
 
 Buffer = Any  # a jaxlib ArrayImpl on one device
 PjrtDevice = Any  # a jaxlib Device
 Client = Any  # a jaxlib PJRT client
+
+
+# --- Python objects the runtime releases late -------------------------------------
+
+# The runtime's worker threads cannot take the GIL, so the Python objects they
+# are done with (the traceback recorded for each execution, the host array of
+# a transfer) are queued and released only when jaxlib next collects them,
+# which it does itself only at a host-to-device transfer: a loop of cached
+# calls would keep one such object per call (issue 22). So every execution
+# collects what the earlier ones left (0.1 us), and so does every run of
+# Python's garbage collector (as in JAX), for a transfer's host array when no
+# call follows.
+def _no_garbage_collection() -> None:
+    pass
+
+
+_extension: Any = getattr(xc, "_xla", None)  # jaxlib's C++ extension module
+collect_garbage: Callable[[], None] = getattr(_extension, "collect_garbage", _no_garbage_collection)
+
+
+def _collect_at_python_gc(phase: str, info: dict[str, int]) -> None:
+    if phase == "stop":
+        collect_garbage()
+
+
+if _collect_at_python_gc not in gc.callbacks:
+    gc.callbacks.append(_collect_at_python_gc)
 
 
 # --- MLIR context ----------------------------------------------------------------
@@ -238,6 +267,19 @@ def _is_ml_dtype(dtype: np.dtype[Any]) -> bool:
     return dtype.type.__module__.startswith("ml_dtypes")
 
 
+# What jaxlib raises when XLA reports a failed status (0.10+: JaxRuntimeError;
+# earlier: XlaRuntimeError). Both are RuntimeErrors.
+_JAXLIB_RUNTIME_ERROR: type[Exception] = getattr(_extension, "JaxRuntimeError", getattr(xc, "XlaRuntimeError", RuntimeError))
+
+
+def runtime_error(error: Exception) -> Exception:
+    """minijax's ``JaxRuntimeError`` carrying XLA's status text for an error of
+    the runtime (``RESOURCE_EXHAUSTED: Out of memory ...``); any other error as it is."""
+    if isinstance(error, _JAXLIB_RUNTIME_ERROR) and not isinstance(error, JaxRuntimeError):
+        return JaxRuntimeError(str(error))
+    return error
+
+
 def check_live(buffer: Buffer) -> None:
     """Raise JAX's RuntimeError for a deleted or donated buffer (``None`` is
     what minijax's Array holds after ``delete()``)."""
@@ -256,6 +298,14 @@ def get(buffer: Buffer) -> np.ndarray[Any, Any]:
     the explicit host copy (slower: 70-100 us, it probes for jax).
     """
     check_live(buffer)
+    try:
+        # A program that failed (out of memory, ...) leaves its results holding
+        # the error: waiting raises it, where reading the bytes would give a
+        # 0-d object array or abort the process inside XLA.
+        buffer.block_until_ready()
+    except Exception as e:
+        check_live(buffer)  # donated meanwhile, by another thread: JAX's message
+        raise runtime_error(e) from None
     aval = buffer.aval
     if aval.dtype == float0:
         zeros = np.zeros(aval.shape, float0)
@@ -266,6 +316,7 @@ def get(buffer: Buffer) -> np.ndarray[Any, Any]:
     else:
         host = np.asarray(buffer)
     if host.dtype != aval.dtype or host.shape != aval.shape:
+        check_live(buffer)  # donated by another thread since the wait above
         raise RuntimeError(
             f"xla backend: reading a {aval.str_short()} buffer gave {host.dtype}{list(host.shape)}; "
             f"jaxlib {JAXLIB_VERSION} may not be supported (need >=0.10.2,<0.13)"
@@ -275,7 +326,11 @@ def get(buffer: Buffer) -> np.ndarray[Any, Any]:
 
 def block_until_ready(buffer: Buffer) -> None:
     check_live(buffer)
-    buffer.block_until_ready()
+    try:
+        buffer.block_until_ready()
+    except Exception as e:
+        check_live(buffer)
+        raise runtime_error(e) from None
 
 
 # The runtime's own wait, a C method: between a call's dispatch and its wait
@@ -445,43 +500,62 @@ def result_handler(aval: ShapedArray, device: PjrtDevice) -> Any:
 
 
 def make_runner(
-    executable: Executable, out_avals: Sequence[ShapedArray], device: PjrtDevice, const_bufs: Sequence[Buffer] = ()
+    executable: Executable,
+    out_avals: Sequence[ShapedArray],
+    device: PjrtDevice,
+    const_bufs: Sequence[Buffer] = (),
+    const_avals: Sequence[ShapedArray] = (),
 ) -> Callable[[list[Buffer]], list[Buffer]]:
     """The fast call path: ``execute_sharded`` + ``consume_with_handlers``.
 
     The convenience wrappers (``execute``, ``disassemble_...``) probe for an
     import of jax on every call, which costs 50-120 us without it (notes 5).
-    ``const_bufs`` (constants hoisted out of the program) go before the
-    arguments. One Python frame per call: this is the floor of every call.
+    ``const_bufs`` (constants hoisted out of the program, of ``const_avals``)
+    go before the arguments. One Python frame per call: this is the floor of
+    every call.
     """
     handlers = [result_handler(a, device) for a in out_avals]
     execute_sharded = executable.execute_sharded
     consts = list(const_bufs)
+    collect = collect_garbage
 
     def run(args: list[Buffer]) -> list[Buffer]:
         try:
             outs: list[Buffer] = execute_sharded(args).consume_with_handlers(handlers)
         except Exception as e:
-            raise execution_error(args, e) from e
+            raise execution_error(args, e, consts, const_avals) from e
+        collect()  # what earlier executions left (see collect_garbage)
         return outs
 
     def run_with_consts(args: list[Buffer]) -> list[Buffer]:
         try:
             outs: list[Buffer] = execute_sharded([*consts, *args]).consume_with_handlers(handlers)
         except Exception as e:
-            raise execution_error(args, e) from e
+            raise execution_error(args, e, consts, const_avals) from e
+        collect()
         return outs
 
     return run_with_consts if consts else run
 
 
-def execution_error(args: Sequence[Buffer], error: Exception) -> RuntimeError:
+def execution_error(
+    args: Sequence[Buffer], error: Exception, consts: Sequence[Buffer] = (), const_avals: Sequence[ShapedArray] = ()
+) -> Exception:
     """What a failed execute means: JAX's error for a deleted (donated)
     argument, found after the fact to keep checks off the hot path; else the
-    runtime's message."""
+    runtime's error (``runtime_error``)."""
     for b in args:
         check_live(b)
-    return RuntimeError(f"xla backend: executing the compiled program failed: {error}")
+    for b, aval in zip(consts, const_avals):
+        if b.is_deleted():
+            # The program shares a captured Array's buffer (backend.compile)
+            # and another program was given that Array with donation.
+            raise RuntimeError(
+                f"an array captured by the jitted function ({aval.str_short(short_dtypes=False)}) has been donated "
+                "to another computation, so the compiled program can no longer read it. Capture a copy "
+                "(x.copy()) or pass the array as an argument instead of donating it."
+            )
+    return runtime_error(error)
 
 
 def executable_hlo_text(executable: Executable) -> str:
@@ -747,7 +821,11 @@ def compile_module_with_callbacks(
 
 
 def make_waiting_runner(
-    executable: Executable, out_avals: Sequence[ShapedArray], device: PjrtDevice, const_bufs: Sequence[Buffer] = ()
+    executable: Executable,
+    out_avals: Sequence[ShapedArray],
+    device: PjrtDevice,
+    const_bufs: Sequence[Buffer] = (),
+    const_avals: Sequence[ShapedArray] = (),
 ) -> Callable[[list[Buffer]], list[Buffer]]:
     """``make_runner`` for programs with host callbacks: a call returns only
     after the whole execution, callbacks included, has finished.
@@ -767,7 +845,8 @@ def make_waiting_runner(
             outs: list[Buffer] = results.consume_with_handlers(handlers)
             done.block_until_ready()
         except Exception as e:
-            raise execution_error(args, e) from e
+            raise execution_error(args, e, consts, const_avals) from e
+        collect_garbage()
         return outs
 
     return run
