@@ -156,6 +156,19 @@ def test_a_training_loop_leaves_nothing_behind() -> None:
     assert grown.rss < 16, f"{STEPS} training steps: {grown}"
 
 
+def test_a_transfer_releases_its_host_array_at_once() -> None:
+    host = np.arange(1 << 16, dtype=np.float32)
+    alive = weakref.ref(host)
+    gc.disable()  # (Python's collector also tells jaxlib to release)
+    try:
+        on_device = jnp.asarray(host)
+        del host
+        assert alive() is None  # jaxlib does not keep the host copy until the next call
+    finally:
+        gc.enable()
+    assert float(on_device[3]) == 3.0
+
+
 def _close_over(value: Any) -> Any:
     return jax.jit(lambda v: v + value)
 

@@ -52,10 +52,10 @@ Client = Any  # a jaxlib PJRT client
 # are done with (the traceback recorded for each execution, the host array of
 # a transfer) are queued and released only when jaxlib next collects them,
 # which it does itself only at a host-to-device transfer: a loop of cached
-# calls would keep one such object per call (issue 22). So every execution
-# collects what the earlier ones left (0.1 us), and so does every run of
-# Python's garbage collector (as in JAX), for a transfer's host array when no
-# call follows.
+# calls would keep one such object per call (issue 22), and a transfer its
+# host array until the next call. So every execution and every transfer
+# collects what is queued (0.1 us), and so does every run of Python's garbage
+# collector (as JAX does).
 def _no_garbage_collection() -> None:
     pass
 
@@ -250,7 +250,7 @@ def put(value: np.ndarray[Any, Any], device: PjrtDevice) -> Buffer:
         buffer.aval = ShapedArray(value.shape, float0)
         return buffer
     aval = ShapedArray(value.shape, value.dtype)
-    return xc.batched_device_put(
+    buffer = xc.batched_device_put(
         aval,
         _put_sharding(device),
         [value],
@@ -259,6 +259,10 @@ def put(value: np.ndarray[Any, Any], device: PjrtDevice) -> Buffer:
         host_buffer_semantics=xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL,
         enable_x64=True,
     )
+    # The copy is made; jaxlib has queued ``value`` for release (see
+    # collect_garbage): release it now, not at the next call.
+    collect_garbage()
+    return buffer
 
 
 def _is_ml_dtype(dtype: np.dtype[Any]) -> bool:
