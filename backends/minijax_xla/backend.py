@@ -307,11 +307,11 @@ class XlaBackend(Backend):
             client = jaxlib_api.device_client(pjrt)
             executable = jaxlib_api.compile_module_with_callbacks(client, module, pjrt, host_callbacks)
             const_bufs = [self._constant_buffer(closed.consts[i], a, pjrt) for i, a in zip(hoisted, const_avals)]
-            run = jaxlib_api.make_waiting_runner(executable, closed.out_avals, pjrt, const_bufs, const_avals)
+            run = jaxlib_api.make_waiting_runner(executable, closed.out_avals, pjrt, const_bufs, const_avals, sorted(aliases))
         else:
             executable = self._load_or_compile(module, pjrt)
             const_bufs = [self._constant_buffer(closed.consts[i], a, pjrt) for i, a in zip(hoisted, const_avals)]
-            run = jaxlib_api.make_runner(executable, closed.out_avals, pjrt, const_bufs, const_avals)
+            run = jaxlib_api.make_runner(executable, closed.out_avals, pjrt, const_bufs, const_avals, sorted(aliases))
         runner = _checked_runner(run, closed.in_avals)
         self._loaded[runner] = executable
         return runner

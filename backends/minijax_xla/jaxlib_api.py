@@ -18,6 +18,7 @@ import importlib.util
 import os
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -509,14 +510,15 @@ def make_runner(
     device: PjrtDevice,
     const_bufs: Sequence[Buffer] = (),
     const_avals: Sequence[ShapedArray] = (),
+    donated: Sequence[int] = (),
 ) -> Callable[[list[Buffer]], list[Buffer]]:
     """The fast call path: ``execute_sharded`` + ``consume_with_handlers``.
 
     The convenience wrappers (``execute``, ``disassemble_...``) probe for an
     import of jax on every call, which costs 50-120 us without it (notes 5).
     ``const_bufs`` (constants hoisted out of the program, of ``const_avals``)
-    go before the arguments. One Python frame per call: this is the floor of
-    every call.
+    go before the arguments; ``donated``: the argument positions the program
+    may take over. One Python frame per call: this is the floor of every call.
     """
     handlers = [result_handler(a, device) for a in out_avals]
     execute_sharded = executable.execute_sharded
@@ -539,7 +541,35 @@ def make_runner(
         collect()
         return outs
 
-    return run_with_consts if consts else run
+    for c in consts:
+        _constant_buffers[id(c)] = c
+    chosen = run_with_consts if consts else run
+    return _donating_copies_of_consts(chosen, donated, device) if donated else chosen
+
+
+# id -> buffer, for every buffer some compiled program reads as a constant
+# (a captured Array's own buffer, shared: backend.compile). A program that
+# would take over one of them by donation takes over a copy instead, so that
+# the programs reading it keep working, as in JAX.
+_constant_buffers: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
+
+
+def _donating_copies_of_consts(
+    run: Callable[[list[Buffer]], list[Buffer]], donated: Sequence[int], device: PjrtDevice
+) -> Callable[[list[Buffer]], list[Buffer]]:
+    """``run``, donating a copy of any argument that a compiled program reads
+    as a constant (XLA also refuses to take over a buffer the same call reads)."""
+    positions = tuple(donated)
+    shared = _constant_buffers
+
+    def run_donating(args: list[Buffer]) -> list[Buffer]:
+        for i in positions:
+            if i < len(args) and shared.get(id(args[i])) is args[i]:
+                args = list(args)
+                args[i] = put(get(args[i]), device)
+        return run(args)
+
+    return run_donating
 
 
 def execution_error(
@@ -552,12 +582,12 @@ def execution_error(
         check_live(b)
     for b, aval in zip(consts, const_avals):
         if b.is_deleted():
-            # The program shares a captured Array's buffer (backend.compile)
-            # and another program was given that Array with donation.
+            # The program shares a captured Array's buffer (backend.compile); donation
+            # elsewhere takes a copy, so only deleting the runtime buffer itself gets here.
             raise RuntimeError(
-                f"an array captured by the jitted function ({aval.str_short(short_dtypes=False)}) has been donated "
-                "to another computation, so the compiled program can no longer read it. Capture a copy "
-                "(x.copy()) or pass the array as an argument instead of donating it."
+                f"an array captured by the jitted function ({aval.str_short(short_dtypes=False)}) has had its "
+                "device buffer deleted, so the compiled program can no longer read it: keep the array's buffer "
+                "alive, or pass the array as an argument"
             )
     return runtime_error(error)
 
@@ -830,6 +860,7 @@ def make_waiting_runner(
     device: PjrtDevice,
     const_bufs: Sequence[Buffer] = (),
     const_avals: Sequence[ShapedArray] = (),
+    donated: Sequence[int] = (),
 ) -> Callable[[list[Buffer]], list[Buffer]]:
     """``make_runner`` for programs with host callbacks: a call returns only
     after the whole execution, callbacks included, has finished.
@@ -853,4 +884,6 @@ def make_waiting_runner(
         collect_garbage()
         return outs
 
-    return run
+    for c in consts:
+        _constant_buffers[id(c)] = c
+    return _donating_copies_of_consts(run, donated, device) if donated else run
