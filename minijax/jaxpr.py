@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes, pretty as pp
-from minijax.core import Primitive, ShapedArray, get_aval
+from minijax.core import Primitive, ShapedArray, get_aval, register_unmemoised_param_type
 
 _var_ids = itertools.count()
 
@@ -228,6 +228,10 @@ def subjaxprs(params: dict[str, Any]) -> list[Jaxpr]:
                 found.append(item)
     return found
 
+
+# Jaxprs in params hash by identity and hold their consts: never memoised.
+register_unmemoised_param_type(Jaxpr)
+register_unmemoised_param_type(ClosedJaxpr)
 
 # ===========================================================================
 # The text form: printing jaxprs in JAX's text format, byte for byte. (A
