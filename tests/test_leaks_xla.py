@@ -192,6 +192,39 @@ def test_a_captured_array_goes_with_its_function(kind: str) -> None:
     assert XLA.live_buffer_count() == buffers - 1
 
 
+def test_an_array_captured_by_a_nested_jit_goes_with_the_functions() -> None:
+    def make() -> tuple[Any, Any]:
+        captured = jnp.arange(1000.0)
+        inner = jax.jit(lambda v: v + captured)
+        outer = jax.jit(lambda v: inner(v) * 2.0)
+        np.testing.assert_allclose(np.asarray(outer(jnp.ones(1000)))[:3], [2.0, 4.0, 6.0])
+        return weakref.ref(captured), outer
+
+    alive, outer = make()
+    gc.collect()
+    assert alive() is not None
+    del outer
+    gc.collect()
+    assert alive() is None  # no memo of abstract evaluation keeps the inner jaxpr
+
+
+def test_a_module_embedding_large_constants_has_a_context_of_its_own() -> None:
+    # An MLIR context keeps every attribute built in it: the large constant of
+    # a nested function must not stay in the shared one after the program goes.
+    from minijax_xla import jaxlib_api
+    from minijax_xla.lowering import PRIVATE_CONTEXT_MIN_BYTES, lower_jaxpr
+
+    def nested_over(size: int) -> Any:
+        captured = jnp.arange(float(size))
+        inner = jax.jit(lambda v: v + captured)
+        return jax.make_jaxpr(lambda v: inner(v) * 2.0)(jnp.ones(size))
+
+    big = nested_over(PRIVATE_CONTEXT_MIN_BYTES // 4 + 1)
+    small = nested_over(100)
+    assert lower_jaxpr(big)[0].context is not jaxlib_api.mlir_context()
+    assert lower_jaxpr(small)[0].context is jaxlib_api.mlir_context()
+
+
 def test_a_captured_array_is_held_once() -> None:
     captured = jnp.arange(1000.0)
     f = _close_over(captured)

@@ -251,7 +251,10 @@ def lower_jaxpr(
     that may reuse its buffer (donation). The Python functions the module
     calls back (debug.print, pure_callback, ...) are appended to ``host_callbacks``.
     """
-    with jaxlib_api.context_lock, jaxlib_api.mlir_context(), ir.Location.unknown():
+    # A context keeps every attribute built in it: a module embedding large
+    # constants gets one of its own, which goes with the module.
+    context = jaxlib_api.new_mlir_context() if _embeds_large_consts(closed.jaxpr, set()) else jaxlib_api.mlir_context()
+    with jaxlib_api.context_lock, context, ir.Location.unknown():
         module = ir.Module.create()
         mctx = ModuleContext(module, host_callbacks)
         sym = mctx.fresh_name(name)
@@ -265,5 +268,40 @@ def lower_jaxpr(
 
 
 def module_text(module: ir.Module) -> str:
-    with jaxlib_api.context_lock, jaxlib_api.mlir_context():
+    with jaxlib_api.context_lock, module.context:
         return str(module)
+
+
+# Constants embedded in a module above this many bytes make lower_jaxpr build
+# it in a context of its own (the shared one would keep them for good).
+PRIVATE_CONTEXT_MIN_BYTES = 1 << 16
+
+
+def _embeds_large_consts(jaxpr: Jaxpr, seen: set[int]) -> bool:
+    """Does lowering ``jaxpr`` (whose own consts are hoisted) embed a const of
+    more than PRIVATE_CONTEXT_MIN_BYTES: one of a nested jaxpr's (a call's,
+    a branch's, a loop body's)?"""
+    for eqn in jaxpr.eqns:
+        for sub in _param_jaxprs(eqn.params):
+            if id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            inner = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
+            if isinstance(sub, ClosedJaxpr) and any(
+                math.prod(v.aval.shape) * np.dtype(v.aval.dtype).itemsize > PRIVATE_CONTEXT_MIN_BYTES
+                for v in inner.constvars
+                if isinstance(v.aval.dtype, np.dtype)
+            ):
+                return True
+            if _embeds_large_consts(inner, seen):
+                return True
+    return False
+
+
+def _param_jaxprs(params: Mapping[str, Any]) -> list[ClosedJaxpr | Jaxpr]:
+    found: list[ClosedJaxpr | Jaxpr] = []
+    for value in params.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, (ClosedJaxpr, Jaxpr)):
+                found.append(item)
+    return found
