@@ -171,9 +171,13 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
             raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
         try:
             self._backend.block_until_ready(buf)
-        except RuntimeError:
+        except RuntimeError as e:
             self._backend.is_ready(buf)  # a deleted (donated) buffer: raises JAX's message
-            raise
+            # A failed program (out of memory, ...): the backend's JaxRuntimeError, if it has one.
+            runtime_error = getattr(self._backend, "runtime_error", None)
+            if runtime_error is None:
+                raise
+            raise runtime_error(e) from None
         return self
 
     def is_ready(self) -> bool:

@@ -215,6 +215,12 @@ class BoundedCache(Generic[K, V]):
         pending.done.set()
         return value
 
+    def discard(self, key: K) -> None:
+        """Drop ``key``'s entry, if any. Takes no lock, so a weakref callback may
+        call it whatever this thread is doing (even inside this cache): one
+        dict operation, atomic under the GIL."""
+        self.entries.pop(key, None)
+
     def clear(self) -> None:
         with self._lock:
             self.entries.clear()

@@ -11,8 +11,10 @@ this design was chosen over an explicit trace stack.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
+import types
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -161,6 +163,29 @@ abstract_eval_rules: dict[Primitive, AbstractEvalRule] = {}
 
 _abstract_eval_cache: dict[tuple[Any, ...], Any] = {}
 
+# Param types that hash by identity and refer to user data: jaxprs (their
+# consts are the arrays a function captured; minijax.jaxpr registers them)
+# and Python functions (callbacks, custom rules). A memo key holding one
+# would keep it alive for good, and it never matches a later trace anyway
+# (which makes new ones), so such signatures are not memoised (issue 22).
+_unmemoised_param_types: tuple[type, ...] = (types.FunctionType, types.MethodType, functools.partial)
+
+
+def register_unmemoised_param_type(cls: type) -> None:
+    """Signatures with a param of type ``cls`` (or a tuple or list holding one) are not memoised."""
+    global _unmemoised_param_types
+    _unmemoised_param_types = (*_unmemoised_param_types, cls)
+
+
+def _memoisable(values: Any) -> bool:
+    unmemoised = _unmemoised_param_types
+    for v in values:
+        if isinstance(v, unmemoised):
+            return False
+        if type(v) in (tuple, list) and not _memoisable(v):
+            return False
+    return True
+
 # Every primitive ever created, by name: the registry tests walk it.
 primitive_registry: dict[str, Primitive] = {}
 
@@ -196,6 +221,8 @@ class Primitive:
 
     def abstract_eval_cached(self, avals: Sequence[ShapedArray], params: dict[str, Any]) -> Any:
         """``abstract_eval`` memoised on (avals, params): tracing repeats signatures a lot."""
+        if params and not _memoisable(params.values()):
+            return self.abstract_eval(*avals, **params)
         try:
             # A param's type is part of the key: 1 == True and 1 == 1.0 hash alike,
             # but a rule may accept one and reject the other.

@@ -17,6 +17,7 @@ device (``tests/test_dispatch.py`` checks that the two agree).
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -142,10 +143,13 @@ def _check_eager_rule_outputs(prim: Primitive, args: Sequence[Array], params: di
 
 # --- compiled jaxprs -----------------------------------------------------------
 
-# (id(jaxpr), device, donated inputs) -> (the jaxpr, its executable), bounded
-# (minijax_executable_cache_size). The entry holds the jaxpr itself, so that
-# its id stays its own while the entry lives.
-_compiled: BoundedCache[tuple[int, Device, tuple[bool, ...]], tuple[ClosedJaxpr, Executable]] = BoundedCache(
+# (id(jaxpr), device, donated inputs) -> (a weak reference to the jaxpr, its
+# executable), bounded (minijax_executable_cache_size). Weak: the cache must
+# not keep a jaxpr alive, nor with it the arrays a jitted function captured
+# (its consts, whose buffers the executable may share); when the jaxpr goes,
+# the reference's callback drops its entries, so an id is never looked up
+# after its jaxpr is gone.
+_compiled: BoundedCache[tuple[int, Device, tuple[bool, ...]], tuple[weakref.ref[ClosedJaxpr], Executable]] = BoundedCache(
     "compiled jaxprs", executable_cache_size
 )
 
@@ -153,16 +157,19 @@ _compiled: BoundedCache[tuple[int, Device, tuple[bool, ...]], tuple[ClosedJaxpr,
 def compiled_for(closed: ClosedJaxpr, device: Device, donated_invars: Sequence[bool] = ()) -> Executable:
     """The executable for ``closed`` on ``device`` (with those inputs donated), compiled once and cached."""
     donated = tuple(donated_invars)
+    key = (id(closed), device, donated)
 
-    def compile_() -> tuple[ClosedJaxpr, Executable]:
+    def compile_() -> tuple[weakref.ref[ClosedJaxpr], Executable]:
         check_declared_types(closed.jaxpr, "jit")
         backend = device.backend
         donation = donated if any(donated) else None
         if device is backend.devices()[0]:
-            return closed, backend.compile(closed, donated_invars=donation)
-        return closed, backend.compile(closed, donated_invars=donation, device=device)  # type: ignore[call-arg]
+            executable = backend.compile(closed, donated_invars=donation)
+        else:
+            executable = backend.compile(closed, donated_invars=donation, device=device)  # type: ignore[call-arg]
+        return weakref.ref(closed, lambda _: _compiled.discard(key)), executable
 
-    return _compiled.get_or_make((id(closed), device, donated), compile_)[1]
+    return _compiled.get_or_make(key, compile_)[1]
 
 
 def run_compiled(backend: Backend, closed: ClosedJaxpr, arrays: Sequence[Array]) -> list[Array]:

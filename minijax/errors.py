@@ -121,6 +121,14 @@ class KeyReuseError(RuntimeError):
     """A PRNG key was used twice where that is checked."""
 
 
+class JaxRuntimeError(RuntimeError):
+    """The runtime (XLA) failed to run a program: out of memory
+    (``RESOURCE_EXHAUSTED``), a host callback that raised, ... The message is
+    XLA's status text. Raised by the call or, since execution is
+    asynchronous, by the first read of a result (``np.asarray``, printing,
+    ``block_until_ready``), as JAX raises its ``jax.errors.JaxRuntimeError``."""
+
+
 class InconclusiveDimensionOperation(Exception):
     """A shape computation could not be decided (symbolic shapes; not supported)."""
 
@@ -131,6 +139,7 @@ __all__ = [
     "InconclusiveDimensionOperation",
     "JAXIndexError",
     "JAXTypeError",
+    "JaxRuntimeError",
     "KeyReuseError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes, pretty as pp
-from minijax.core import Primitive, ShapedArray, get_aval
+from minijax.core import Primitive, ShapedArray, get_aval, register_unmemoised_param_type
 
 _var_ids = itertools.count()
 
@@ -120,7 +120,9 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts")
+    # Weakly referenced by caches of compiled programs, which must not keep it
+    # (and its consts) alive.
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> None:
         if len(jaxpr.constvars) != len(consts):
@@ -226,6 +228,10 @@ def subjaxprs(params: dict[str, Any]) -> list[Jaxpr]:
                 found.append(item)
     return found
 
+
+# Jaxprs in params hash by identity and hold their consts: never memoised.
+register_unmemoised_param_type(Jaxpr)
+register_unmemoised_param_type(ClosedJaxpr)
 
 # ===========================================================================
 # The text form: printing jaxprs in JAX's text format, byte for byte. (A

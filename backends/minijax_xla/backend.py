@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from minijax.array import Array
 from minijax.backend import Backend, Device, Executable
 from minijax.caching import BoundedCache
 from minijax.config import executable_cache_size, read as read_flag, x64_enabled
@@ -224,6 +225,8 @@ class XlaBackend(Backend):
     # The runtime's C method itself, not a method calling it: no Python frame per
     # blocked call. (Array.block_until_ready turns a deleted buffer's error into JAX's.)
     block_until_ready = staticmethod(jaxlib_api.wait_until_ready)
+    # What Array.block_until_ready raises for the runtime's error: JaxRuntimeError.
+    runtime_error = staticmethod(jaxlib_api.runtime_error)
 
     def is_ready(self, buffer: Any) -> bool:
         return jaxlib_api.is_ready(buffer)
@@ -296,21 +299,38 @@ class XlaBackend(Backend):
         aliases = donation_aliases(closed.in_avals, closed.out_avals, donated_invars or [])
         host_callbacks: list[Callable[..., Any]] = []
         module, hoisted = lower_jaxpr(closed, "main", aliases, host_callbacks)
+        const_avals = [closed.jaxpr.constvars[i].aval for i in hoisted]
         if host_callbacks:  # the program calls back into Python (debug.print, pure_callback, ...)
             # Never through the persistent cache: a stored executable does not
             # hold the Python functions, and running it without them crashes.
             self._count("compiles")
             client = jaxlib_api.device_client(pjrt)
             executable = jaxlib_api.compile_module_with_callbacks(client, module, pjrt, host_callbacks)
-            const_bufs = [jaxlib_api.put(c, pjrt) for c in hoisted]
-            run = jaxlib_api.make_waiting_runner(executable, closed.out_avals, pjrt, const_bufs)
+            const_bufs = [self._constant_buffer(closed.consts[i], a, pjrt) for i, a in zip(hoisted, const_avals)]
+            run = jaxlib_api.make_waiting_runner(executable, closed.out_avals, pjrt, const_bufs, const_avals, sorted(aliases))
         else:
             executable = self._load_or_compile(module, pjrt)
-            const_bufs = [jaxlib_api.put(c, pjrt) for c in hoisted]
-            run = jaxlib_api.make_runner(executable, closed.out_avals, pjrt, const_bufs)
+            const_bufs = [self._constant_buffer(closed.consts[i], a, pjrt) for i, a in zip(hoisted, const_avals)]
+            run = jaxlib_api.make_runner(executable, closed.out_avals, pjrt, const_bufs, const_avals, sorted(aliases))
         runner = _checked_runner(run, closed.in_avals)
         self._loaded[runner] = executable
         return runner
+
+    def _constant_buffer(self, value: Any, aval: ShapedArray, pjrt: Any) -> Any:
+        """The buffer a captured constant is passed in at every call.
+
+        A captured Array already on ``pjrt`` is passed as it is: the program
+        shares its buffer rather than holding a copy of its own, so a
+        captured array is held once and goes when both the array and the
+        function are gone (issue 22). Anything else (a NumPy array, an Array
+        of another device or backend) is copied there once.
+        """
+        if isinstance(value, Array) and value._backend is self and self._pjrt_of.get(value._device) is pjrt:
+            buf = value._buf
+            buf_aval = getattr(buf, "aval", None)
+            if buf is not None and buf_aval is not None and buf_aval.shape == aval.shape and buf_aval.dtype == aval.dtype:
+                return buf
+        return jaxlib_api.put(jaxlib_api.c_contiguous(np.asarray(value, dtype=aval.dtype)), pjrt)
 
     def _load_or_compile(self, module: Any, pjrt: Any) -> Any:
         """The executable for ``module``: from the persistent cache when it is on

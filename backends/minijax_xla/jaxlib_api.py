@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import gc
 import importlib.util
 import os
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -36,12 +38,40 @@ from jaxlib.version import __version__ as _jaxlib_version  # noqa: E402
 
 from minijax.core import ShapedArray  # noqa: E402
 from minijax.dtypes import ExtendedDType, float0  # noqa: E402
+from minijax.errors import JaxRuntimeError  # noqa: E402
 
 JAXLIB_VERSION: str = _jaxlib_version
 
 Buffer = Any  # a jaxlib ArrayImpl on one device
 PjrtDevice = Any  # a jaxlib Device
 Client = Any  # a jaxlib PJRT client
+
+
+# --- Python objects the runtime releases late -------------------------------------
+
+# The runtime's worker threads cannot take the GIL, so the Python objects they
+# are done with (the traceback recorded for each execution, the host array of
+# a transfer) are queued and released only when jaxlib next collects them,
+# which it does itself only at a host-to-device transfer: a loop of cached
+# calls would keep one such object per call (issue 22), and a transfer its
+# host array until the next call. So every execution and every transfer
+# collects what is queued (0.1 us), and so does every run of Python's garbage
+# collector (as JAX does).
+def _no_garbage_collection() -> None:
+    pass
+
+
+_extension: Any = getattr(xc, "_xla", None)  # jaxlib's C++ extension module
+collect_garbage: Callable[[], None] = getattr(_extension, "collect_garbage", _no_garbage_collection)
+
+
+def _collect_at_python_gc(phase: str, info: dict[str, int]) -> None:
+    if phase == "stop":
+        collect_garbage()
+
+
+if _collect_at_python_gc not in gc.callbacks:
+    gc.callbacks.append(_collect_at_python_gc)
 
 
 # --- MLIR context ----------------------------------------------------------------
@@ -55,26 +85,33 @@ def mlir_context() -> ir.Context:
     """The process-wide MLIR context, with func and stablehlo loaded.
 
     One context for all lowerings: creating one costs 5-15 ms, which would
-    dominate the first call of every eager op. Large constants are passed as
-    executable arguments rather than embedded (see lowering.py), so the
-    context does not accumulate big uniqued attributes.
+    dominate the first call of every eager op. A context keeps every
+    attribute built in it until it goes, so large constants are passed as
+    executable arguments rather than embedded, and a module that must embed
+    some (those of nested functions) is built in a context of its own
+    (``new_mlir_context``; see lowering.py).
     """
     global _context
     if _context is None:
         with context_lock:
             if _context is None:
-                registry = ir.DialectRegistry()
-                # Without the registry func.func does not parse; without
-                # register_dialect no stablehlo op can be built.
-                _jax_mlir_ext.register_dialects(registry)
-                ctx = ir.Context()
-                ctx.append_dialect_registry(registry)
-                ctx.load_all_available_dialects()
-                hlo.register_dialect(ctx)
-                # CHLO: the client ops (erf, lgamma, asin, ...) that XLA expands.
-                chlo.register_dialect(ctx)
-                _context = ctx
+                _context = new_mlir_context()
     return _context
+
+
+def new_mlir_context() -> ir.Context:
+    """A fresh MLIR context with func, stablehlo and chlo loaded (5-15 ms)."""
+    registry = ir.DialectRegistry()
+    # Without the registry func.func does not parse; without
+    # register_dialect no stablehlo op can be built.
+    _jax_mlir_ext.register_dialects(registry)
+    ctx = ir.Context()
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    hlo.register_dialect(ctx)
+    # CHLO: the client ops (erf, lgamma, asin, ...) that XLA expands.
+    chlo.register_dialect(ctx)
+    return ctx
 
 
 # --- types -----------------------------------------------------------------------
@@ -221,7 +258,7 @@ def put(value: np.ndarray[Any, Any], device: PjrtDevice) -> Buffer:
         buffer.aval = ShapedArray(value.shape, float0)
         return buffer
     aval = ShapedArray(value.shape, value.dtype)
-    return xc.batched_device_put(
+    buffer = xc.batched_device_put(
         aval,
         _put_sharding(device),
         [value],
@@ -230,12 +267,29 @@ def put(value: np.ndarray[Any, Any], device: PjrtDevice) -> Buffer:
         host_buffer_semantics=xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL,
         enable_x64=True,
     )
+    # The copy is made; jaxlib has queued ``value`` for release (see
+    # collect_garbage): release it now, not at the next call.
+    collect_garbage()
+    return buffer
 
 
 def _is_ml_dtype(dtype: np.dtype[Any]) -> bool:
     # ml_dtypes (bfloat16, ...) are numpy "void-like" user dtypes that the
     # buffer protocol cannot describe.
     return dtype.type.__module__.startswith("ml_dtypes")
+
+
+# What jaxlib raises when XLA reports a failed status (0.10+: JaxRuntimeError;
+# earlier: XlaRuntimeError). Both are RuntimeErrors.
+_JAXLIB_RUNTIME_ERROR: type[Exception] = getattr(_extension, "JaxRuntimeError", getattr(xc, "XlaRuntimeError", RuntimeError))
+
+
+def runtime_error(error: Exception) -> Exception:
+    """minijax's ``JaxRuntimeError`` carrying XLA's status text for an error of
+    the runtime (``RESOURCE_EXHAUSTED: Out of memory ...``); any other error as it is."""
+    if isinstance(error, _JAXLIB_RUNTIME_ERROR) and not isinstance(error, JaxRuntimeError):
+        return JaxRuntimeError(str(error))
+    return error
 
 
 def check_live(buffer: Buffer) -> None:
@@ -256,6 +310,14 @@ def get(buffer: Buffer) -> np.ndarray[Any, Any]:
     the explicit host copy (slower: 70-100 us, it probes for jax).
     """
     check_live(buffer)
+    try:
+        # A program that failed (out of memory, ...) leaves its results holding
+        # the error: waiting raises it, where reading the bytes would give a
+        # 0-d object array or abort the process inside XLA.
+        buffer.block_until_ready()
+    except Exception as e:
+        check_live(buffer)  # donated meanwhile, by another thread: JAX's message
+        raise runtime_error(e) from None
     aval = buffer.aval
     if aval.dtype == float0:
         zeros = np.zeros(aval.shape, float0)
@@ -266,6 +328,7 @@ def get(buffer: Buffer) -> np.ndarray[Any, Any]:
     else:
         host = np.asarray(buffer)
     if host.dtype != aval.dtype or host.shape != aval.shape:
+        check_live(buffer)  # donated by another thread since the wait above
         raise RuntimeError(
             f"xla backend: reading a {aval.str_short()} buffer gave {host.dtype}{list(host.shape)}; "
             f"jaxlib {JAXLIB_VERSION} may not be supported (need >=0.10.2,<0.13)"
@@ -275,7 +338,11 @@ def get(buffer: Buffer) -> np.ndarray[Any, Any]:
 
 def block_until_ready(buffer: Buffer) -> None:
     check_live(buffer)
-    buffer.block_until_ready()
+    try:
+        buffer.block_until_ready()
+    except Exception as e:
+        check_live(buffer)
+        raise runtime_error(e) from None
 
 
 # The runtime's own wait, a C method: between a call's dispatch and its wait
@@ -371,7 +438,7 @@ def check_module(module: ir.Module, n_host_callbacks: int) -> None:
             )
         return ir.WalkResult.ADVANCE
 
-    with context_lock, mlir_context():
+    with context_lock, module.context:
         module.operation.walk(visit)
     if problems:
         raise UnsafeModuleError("xla backend: refusing to compile the lowered module: " + "; ".join(problems))
@@ -407,7 +474,7 @@ def compile_options_bytes(device: PjrtDevice) -> bytes:
 
 def module_bytes(module: ir.Module) -> bytes:
     """The module's text as bytes (the persistent cache key's main part)."""
-    with context_lock, mlir_context():
+    with context_lock, module.context:
         return str(module).encode()
 
 
@@ -445,43 +512,91 @@ def result_handler(aval: ShapedArray, device: PjrtDevice) -> Any:
 
 
 def make_runner(
-    executable: Executable, out_avals: Sequence[ShapedArray], device: PjrtDevice, const_bufs: Sequence[Buffer] = ()
+    executable: Executable,
+    out_avals: Sequence[ShapedArray],
+    device: PjrtDevice,
+    const_bufs: Sequence[Buffer] = (),
+    const_avals: Sequence[ShapedArray] = (),
+    donated: Sequence[int] = (),
 ) -> Callable[[list[Buffer]], list[Buffer]]:
     """The fast call path: ``execute_sharded`` + ``consume_with_handlers``.
 
     The convenience wrappers (``execute``, ``disassemble_...``) probe for an
     import of jax on every call, which costs 50-120 us without it (notes 5).
-    ``const_bufs`` (constants hoisted out of the program) go before the
-    arguments. One Python frame per call: this is the floor of every call.
+    ``const_bufs`` (constants hoisted out of the program, of ``const_avals``)
+    go before the arguments; ``donated``: the argument positions the program
+    may take over. One Python frame per call: this is the floor of every call.
     """
     handlers = [result_handler(a, device) for a in out_avals]
     execute_sharded = executable.execute_sharded
     consts = list(const_bufs)
+    collect = collect_garbage
 
     def run(args: list[Buffer]) -> list[Buffer]:
         try:
             outs: list[Buffer] = execute_sharded(args).consume_with_handlers(handlers)
         except Exception as e:
-            raise execution_error(args, e) from e
+            raise execution_error(args, e, consts, const_avals) from e
+        collect()  # what earlier executions left (see collect_garbage)
         return outs
 
     def run_with_consts(args: list[Buffer]) -> list[Buffer]:
         try:
             outs: list[Buffer] = execute_sharded([*consts, *args]).consume_with_handlers(handlers)
         except Exception as e:
-            raise execution_error(args, e) from e
+            raise execution_error(args, e, consts, const_avals) from e
+        collect()
         return outs
 
-    return run_with_consts if consts else run
+    for c in consts:
+        _constant_buffers[id(c)] = c
+    chosen = run_with_consts if consts else run
+    return _donating_copies_of_consts(chosen, donated, device) if donated else chosen
 
 
-def execution_error(args: Sequence[Buffer], error: Exception) -> RuntimeError:
+# id -> buffer, for every buffer some compiled program reads as a constant
+# (a captured Array's own buffer, shared: backend.compile). A program that
+# would take over one of them by donation takes over a copy instead, so that
+# the programs reading it keep working, as in JAX.
+_constant_buffers: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
+
+
+def _donating_copies_of_consts(
+    run: Callable[[list[Buffer]], list[Buffer]], donated: Sequence[int], device: PjrtDevice
+) -> Callable[[list[Buffer]], list[Buffer]]:
+    """``run``, donating a copy of any argument that a compiled program reads
+    as a constant (XLA also refuses to take over a buffer the same call reads)."""
+    positions = tuple(donated)
+    shared = _constant_buffers
+
+    def run_donating(args: list[Buffer]) -> list[Buffer]:
+        for i in positions:
+            if i < len(args) and shared.get(id(args[i])) is args[i]:
+                args = list(args)
+                args[i] = put(get(args[i]), device)
+        return run(args)
+
+    return run_donating
+
+
+def execution_error(
+    args: Sequence[Buffer], error: Exception, consts: Sequence[Buffer] = (), const_avals: Sequence[ShapedArray] = ()
+) -> Exception:
     """What a failed execute means: JAX's error for a deleted (donated)
     argument, found after the fact to keep checks off the hot path; else the
-    runtime's message."""
+    runtime's error (``runtime_error``)."""
     for b in args:
         check_live(b)
-    return RuntimeError(f"xla backend: executing the compiled program failed: {error}")
+    for b, aval in zip(consts, const_avals):
+        if b.is_deleted():
+            # The program shares a captured Array's buffer (backend.compile); donation
+            # elsewhere takes a copy, so only deleting the runtime buffer itself gets here.
+            raise RuntimeError(
+                f"an array captured by the jitted function ({aval.str_short(short_dtypes=False)}) has had its "
+                "device buffer deleted, so the compiled program can no longer read it: keep the array's buffer "
+                "alive, or pass the array as an argument"
+            )
+    return runtime_error(error)
 
 
 def executable_hlo_text(executable: Executable) -> str:
@@ -747,7 +862,12 @@ def compile_module_with_callbacks(
 
 
 def make_waiting_runner(
-    executable: Executable, out_avals: Sequence[ShapedArray], device: PjrtDevice, const_bufs: Sequence[Buffer] = ()
+    executable: Executable,
+    out_avals: Sequence[ShapedArray],
+    device: PjrtDevice,
+    const_bufs: Sequence[Buffer] = (),
+    const_avals: Sequence[ShapedArray] = (),
+    donated: Sequence[int] = (),
 ) -> Callable[[list[Buffer]], list[Buffer]]:
     """``make_runner`` for programs with host callbacks: a call returns only
     after the whole execution, callbacks included, has finished.
@@ -767,7 +887,10 @@ def make_waiting_runner(
             outs: list[Buffer] = results.consume_with_handlers(handlers)
             done.block_until_ready()
         except Exception as e:
-            raise execution_error(args, e) from e
+            raise execution_error(args, e, consts, const_avals) from e
+        collect_garbage()
         return outs
 
-    return run
+    for c in consts:
+        _constant_buffers[id(c)] = c
+    return _donating_copies_of_consts(run, donated, device) if donated else run

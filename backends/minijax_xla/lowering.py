@@ -17,6 +17,7 @@ module, one ``func.func`` per jaxpr (nested jits become private functions).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -202,12 +203,14 @@ def _with_equation(e: Exception, eqn: JaxprEqn) -> Exception:
 
 def _build_func(
     mctx: ModuleContext, name: str, closed: ClosedJaxpr, private: bool, hoist_consts: bool, aliases: Mapping[int, int]
-) -> list[np.ndarray[Any, Any]]:
+) -> list[int]:
     """Add ``func.func @name`` computing ``closed`` at the current insertion
-    point; returns the const values that became leading parameters."""
+    point; returns the positions (in ``closed.consts``) of the consts that
+    became its leading parameters."""
     jaxpr = closed.jaxpr
-    const_values = [np.asarray(c, dtype=v.aval.dtype) for v, c in zip(jaxpr.constvars, closed.consts)]
-    hoisted = [hoist_consts and c.size > INLINE_CONST_MAX_SIZE for c in const_values]
+    # Only the embedded consts are read here: a hoisted one is passed by the
+    # caller as it is (a captured Array's own buffer), never copied to the host.
+    hoisted = [hoist_consts and math.prod(v.aval.shape) > INLINE_CONST_MAX_SIZE for v in jaxpr.constvars]
     param_avals = [v.aval for v, h in zip(jaxpr.constvars, hoisted) if h] + jaxpr.in_avals
     n_hoisted = sum(hoisted)
     fn_type = ir.FunctionType.get([ir_type(a) for a in param_avals], [ir_type(a) for a in jaxpr.out_avals])
@@ -224,10 +227,13 @@ def _build_func(
     with ir.InsertionPoint(block):
         params = list(block.arguments)
         const_params = iter(params[:n_hoisted])
-        consts = [next(const_params) if h else jaxlib_api.dense_constant(c) for c, h in zip(const_values, hoisted)]
+        consts = [
+            next(const_params) if h else jaxlib_api.dense_constant(np.asarray(c, dtype=v.aval.dtype))
+            for v, c, h in zip(jaxpr.constvars, closed.consts, hoisted)
+        ]
         outs = emit_jaxpr(mctx, jaxpr, consts, params[n_hoisted:])
         func.ReturnOp(outs)
-    return [c for c, h in zip(const_values, hoisted) if h]
+    return [i for i, h in enumerate(hoisted) if h]
 
 
 def lower_jaxpr(
@@ -235,16 +241,20 @@ def lower_jaxpr(
     name: str = "main",
     aliases: Mapping[int, int] | None = None,
     host_callbacks: list[Callable[..., Any]] | None = None,
-) -> tuple[ir.Module, list[np.ndarray[Any, Any]]]:
+) -> tuple[ir.Module, list[int]]:
     """Lower ``closed`` to a StableHLO module with a public ``func.func @name``.
 
-    Returns the module and the const values that became its leading
-    parameters (the caller passes their buffers before the jaxpr's inputs).
+    Returns the module and the positions in ``closed.consts`` of the consts
+    that became its leading parameters (the caller passes their buffers, in
+    that order, before the jaxpr's inputs).
     ``aliases`` maps an input position (of the jaxpr's invars) to the output
     that may reuse its buffer (donation). The Python functions the module
     calls back (debug.print, pure_callback, ...) are appended to ``host_callbacks``.
     """
-    with jaxlib_api.context_lock, jaxlib_api.mlir_context(), ir.Location.unknown():
+    # A context keeps every attribute built in it: a module embedding large
+    # constants gets one of its own, which goes with the module.
+    context = jaxlib_api.new_mlir_context() if _embeds_large_consts(closed.jaxpr, set()) else jaxlib_api.mlir_context()
+    with jaxlib_api.context_lock, context, ir.Location.unknown():
         module = ir.Module.create()
         mctx = ModuleContext(module, host_callbacks)
         sym = mctx.fresh_name(name)
@@ -258,5 +268,40 @@ def lower_jaxpr(
 
 
 def module_text(module: ir.Module) -> str:
-    with jaxlib_api.context_lock, jaxlib_api.mlir_context():
+    with jaxlib_api.context_lock, module.context:
         return str(module)
+
+
+# Constants embedded in a module above this many bytes make lower_jaxpr build
+# it in a context of its own (the shared one would keep them for good).
+PRIVATE_CONTEXT_MIN_BYTES = 1 << 16
+
+
+def _embeds_large_consts(jaxpr: Jaxpr, seen: set[int]) -> bool:
+    """Does lowering ``jaxpr`` (whose own consts are hoisted) embed a const of
+    more than PRIVATE_CONTEXT_MIN_BYTES: one of a nested jaxpr's (a call's,
+    a branch's, a loop body's)?"""
+    for eqn in jaxpr.eqns:
+        for sub in _param_jaxprs(eqn.params):
+            if id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            inner = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
+            if isinstance(sub, ClosedJaxpr) and any(
+                math.prod(v.aval.shape) * np.dtype(v.aval.dtype).itemsize > PRIVATE_CONTEXT_MIN_BYTES
+                for v in inner.constvars
+                if isinstance(v.aval.dtype, np.dtype)
+            ):
+                return True
+            if _embeds_large_consts(inner, seen):
+                return True
+    return False
+
+
+def _param_jaxprs(params: Mapping[str, Any]) -> list[ClosedJaxpr | Jaxpr]:
+    found: list[ClosedJaxpr | Jaxpr] = []
+    for value in params.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, (ClosedJaxpr, Jaxpr)):
+                found.append(item)
+    return found
