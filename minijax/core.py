@@ -129,11 +129,13 @@ def get_aval(x: Any) -> ShapedArray:
             if not info.min <= x <= info.max:
                 raise OverflowError(f"Python int {x} too large to convert to {cached.dtype.name}")
         return cached
+    # NumPy first: np.float64 subclasses float, but a NumPy scalar has a
+    # definite dtype and so is never weakly typed.
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, _SCALAR_TYPES):
         dtype = dtypes.dtype(x, canonicalize=True)
         return ShapedArray((), dtype, weak_type=type(x) is not bool)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, complex):
         dtypes.canonicalize_dtype(np.complex64)  # raises the clear NotImplementedError
     raise TypeError(
