@@ -352,6 +352,9 @@ def _typed_like(block: Any, example: ShapedArray) -> Any:
     aval = get_aval(block)
     if example.dtype == dtypes.float0 or (aval.dtype == example.dtype and aval.weak_type == example.weak_type):
         return block
+    if aval.dtype == dtypes.float0:
+        # The derivative of an integer output: zeros of the output's type, as JAX gives.
+        return ad.zeros_like_aval(ShapedArray(aval.shape, example.dtype, example.weak_type))
     return elementwise.convert_element_type_p.bind(
         block, new_dtype=example.dtype, weak_type=example.weak_type, sharding=None
     )
@@ -427,6 +430,13 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         else:
             y, pullback = vjp(f, *dyn)
         out_leaves, out_tree = tree_util.tree_flatten(y)
+        for o in out_leaves:
+            dt = get_aval(o).dtype
+            if not dtypes.issubdtype(dt, np.floating):
+                raise TypeError(
+                    f"jacrev requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                    f"but got {dt.name}. For differentiation of functions with integer outputs, use jax.vjp directly."
+                )
         basis = _std_basis(out_leaves)
         cts = vmap(lambda *b: pullback(tree_util.tree_unflatten(out_tree, b)))(*basis)
         ct_leaves = tree_util.tree_leaves(cts)

@@ -230,6 +230,9 @@ GRADS: dict[str, tuple[Callable[[], Any], list[tuple[str, bool, Any]]]] = {
     "jacfwd_two_args": (lambda: jax.jacfwd(lambda x, y: x * y, argnums=(0, 1))(2.0, jnp.float32(3.0)), [("float32", False, 3.0), ("float32", False, 2.0)]),
     "jacrev_two_args": (lambda: jax.jacrev(lambda x, y: x * y, argnums=(0, 1))(2.0, jnp.float32(3.0)), [("float32", True, 3.0), ("float32", False, 2.0)]),
     "constant": (lambda: jax.grad(lambda x: 1.0)(2.0), [("float32", True, 0.0)]),
+    # The derivative of an integer output is zeros of its type; of an integer input (allow_int), of the input's.
+    "jacfwd_int_output": (lambda: jax.jacfwd(lambda x: x.astype(jnp.int32))(jnp.zeros(2)), [("int32", False, [[0, 0], [0, 0]])]),
+    "jacrev_int_input": (lambda: jax.jacrev(lambda x: x * 2.0, allow_int=True)(jnp.zeros(2, jnp.int32)), [("int32", False, [[0, 0], [0, 0]])]),
     "vmap_of_grad_identity": (lambda: jax.vmap(jax.grad(lambda x: x))(jnp.ones(2)), [("float32", False, [1.0, 1.0])]),
 }
 
@@ -243,6 +246,11 @@ def test_gradients_are_arrays_with_jax_dtype_and_weak_type(case: str) -> None:
         assert isinstance(leaf, jax.Array), f"{case}: a {type(leaf).__name__}, not an Array"
         assert (str(leaf.dtype), leaf.weak_type) == (dtype, weak), case
         np.testing.assert_array_equal(np.asarray(leaf), np.asarray(value, dtype))
+
+
+def test_jacrev_refuses_integer_outputs_as_jax_does() -> None:
+    with pytest.raises(TypeError, match=r"jacrev requires real-valued outputs .* but got int32"):
+        jax.jacrev(lambda x: x.astype(jnp.int32))(jnp.zeros(3))
 
 
 def test_numpy_scalars_are_strongly_typed() -> None:

@@ -87,6 +87,7 @@ ARGS: dict[str, Program] = {
     "jit_negative_in_range": lambda jax, jnp, lax: jax.jit(_f2, static_argnums=-1)(1.0, 2.0),
     "checkpoint_argnum_past_end": lambda jax, jnp, lax: jax.checkpoint(_f2, static_argnums=2)(1.0, 2.0),
     "checkpoint_negative_in_range": lambda jax, jnp, lax: jax.grad(jax.checkpoint(_f2, static_argnums=-1))(1.0, 2.0),
+    "jacrev_int_output": lambda jax, jnp, lax: jax.jacrev(lambda x: x.astype(jnp.int32))(jnp.zeros(3)),
     "pmap_argnum_past_end": lambda jax, jnp, lax: jax.pmap(_f2, static_broadcasted_argnums=2)(jnp.ones(1), jnp.ones(1)),
 }
 
@@ -207,6 +208,8 @@ GRADS: dict[str, Program] = {
     "constant": lambda jax, jnp, lax: jax.grad(lambda x: 1.0)(2.0),
     "vmap_of_grad_identity": lambda jax, jnp, lax: jax.vmap(jax.grad(lambda x: x))(jnp.ones(2)),
     "numpy_float64_asarray": lambda jax, jnp, lax: jnp.asarray(np.float64(2.0)),
+    "jacfwd_int_output": lambda jax, jnp, lax: jax.jacfwd(lambda x: x.astype(jnp.int32))(jnp.zeros(2)),
+    "jacrev_int_input": lambda jax, jnp, lax: jax.jacrev(lambda x: x * 2.0, allow_int=True)(jnp.zeros(2, jnp.int32)),
 }
 
 
