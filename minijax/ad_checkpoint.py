@@ -12,6 +12,7 @@ Only ``policy=None`` (save nothing) is supported.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -37,12 +38,18 @@ def checkpoint(
             "checkpoint(policy=...) is not supported by minijax: only policy=None "
             "(save nothing, recompute everything) is implemented."
         )
-    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    statics = (operator.index(static_argnums),) if isinstance(static_argnums, int) else tuple(operator.index(i) for i in static_argnums)
 
     @functools.wraps(fun)
     def checkpointed(*args: Any, **kwargs: Any) -> Any:
         n = len(args)
-        static = {i % n: args[i] for i in statics} if n else {}
+        if not all(-n <= i < n for i in statics):
+            raise ValueError(
+                "the `static_argnums` argument to `jax.checkpoint` / `jax.remat` can only take integer values "
+                f"greater than or equal to `-len(args)` and less than `len(args)`, but got {statics}, while "
+                f"`len(args)` = {n}. Pass the static arguments positionally, or drop the numbers past them."
+            )
+        static = {i % n: args[i] for i in statics}
         dyn_args = [a for i, a in enumerate(args) if i not in static]
         flat, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
         out_tree_box: list[tree_util.PyTreeDef] = []

@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, tree_util
+from minijax.array import device_put_value
 from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad
 from minijax.interpreters.ad import Zero
 from minijax.interpreters.tracing import fun_name
-from minijax.primitives import slicing, structural
+from minijax.primitives import elementwise, slicing, structural
 from minijax.vectorization import vmap
 
 
@@ -280,8 +281,11 @@ def value_and_grad(
                 + (f"had shape: {get_aval(out).shape}." if core.is_array_like(out) else f"was {out!r}.")
             )
         aval = _check_scalar_output(outs[0])
-        # JAX seeds with a one of the output's type, weak type included.
-        seed: Any = 1.0 if aval.weak_type else np.ones((), aval.dtype)[()]
+        # The seed is a one of the output's type, weak type included, as an
+        # Array: a gradient that is the seed passed straight through (the
+        # identity, a sum, a custom rule returning its cotangent) must be an
+        # Array like every other gradient, never a Python or NumPy scalar.
+        seed = device_put_value(np.ones((), aval.dtype), weak_type=aval.weak_type)
         cts = [ad.instantiate_zeros(c) for c in lin.transpose([seed])]
         grads = tree_util.tree_unflatten(d_tree, cts)
         g = grads[0] if isinstance(argnums, int) else grads
@@ -342,6 +346,20 @@ def _split_last(x: Any, sizes: Sequence[int], shapes: Sequence[tuple[int, ...]],
     return pieces
 
 
+def _typed_like(block: Any, example: ShapedArray) -> Any:
+    """``block`` with ``example``'s dtype and weak type (JAX's Jacobian blocks take them
+    from the leaf on the side the basis does not run over)."""
+    aval = get_aval(block)
+    if example.dtype == dtypes.float0 or (aval.dtype == example.dtype and aval.weak_type == example.weak_type):
+        return block
+    if aval.dtype == dtypes.float0:
+        # The derivative of an integer output: zeros of the output's type, as JAX gives.
+        return ad.zeros_like_aval(ShapedArray(aval.shape, example.dtype, example.weak_type))
+    return elementwise.convert_element_type_p.bind(
+        block, new_dtype=example.dtype, weak_type=example.weak_type, sharding=None
+    )
+
+
 def _check_jac_inputs(name: str, leaves: Sequence[Any], holomorphic: bool) -> None:
     for x in leaves:
         dt = get_aval(x).dtype
@@ -387,7 +405,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         jac_leaves = tree_util.tree_leaves(jac)
         blocks = []
         for o, jl in zip(out_leaves, jac_leaves):
-            pieces = _split_last(jl, sizes, shapes, get_aval(o).shape)
+            # Forward mode: each block has the type of its output (dtype and weak type).
+            pieces = [_typed_like(p, get_aval(o)) for p in _split_last(jl, sizes, shapes, get_aval(o).shape)]
             inner = tree_util.tree_unflatten(in_tree, pieces)
             blocks.append(inner[0] if isinstance(argnums, int) else inner)
         out = tree_util.tree_unflatten(out_tree, blocks)
@@ -411,6 +430,13 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         else:
             y, pullback = vjp(f, *dyn)
         out_leaves, out_tree = tree_util.tree_flatten(y)
+        for o in out_leaves:
+            dt = get_aval(o).dtype
+            if not dtypes.issubdtype(dt, np.floating):
+                raise TypeError(
+                    f"jacrev requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                    f"but got {dt.name}. For differentiation of functions with integer outputs, use jax.vjp directly."
+                )
         basis = _std_basis(out_leaves)
         cts = vmap(lambda *b: pullback(tree_util.tree_unflatten(out_tree, b)))(*basis)
         ct_leaves = tree_util.tree_leaves(cts)
@@ -421,7 +447,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
             pieces = []
             for c, x in zip(ct_leaves, in_leaves):
                 rows = slicing.slice_in_dim(c, start, start + oa.size, axis=0)
-                pieces.append(structural.reshape(rows, (*oa.shape, *get_aval(x).shape)))
+                # Reverse mode: each block has the type of its input (dtype and weak type).
+                pieces.append(_typed_like(structural.reshape(rows, (*oa.shape, *get_aval(x).shape)), get_aval(x)))
             start += oa.size
             inner = tree_util.tree_unflatten(in_tree, pieces)
             blocks.append(inner[0] if isinstance(argnums, int) else inner)

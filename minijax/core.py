@@ -12,6 +12,7 @@ this design was chosen over an explicit trace stack.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import threading
 import types
@@ -131,11 +132,13 @@ def get_aval(x: Any) -> ShapedArray:
             if not info.min <= x <= info.max:
                 raise OverflowError(f"Python int {x} too large to convert to {cached.dtype.name}")
         return cached
+    # NumPy first: np.float64 subclasses float, but a NumPy scalar has a
+    # definite dtype and so is never weakly typed.
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, _SCALAR_TYPES):
         dtype = dtypes.dtype(x, canonicalize=True)
         return ShapedArray((), dtype, weak_type=type(x) is not bool)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, complex):
         dtypes.canonicalize_dtype(np.complex64)  # raises the clear NotImplementedError
     raise TypeError(
@@ -447,46 +450,54 @@ class Tracer(HasAval):
             raise TypeError("len() of unsized object")
         return self.aval.shape[0]
 
-    # Conversions to Python/NumPy values need a concrete value.
+    # Conversions to Python/NumPy values. As in JAX, only the ones that feed
+    # Python control flow and indexing (bool, int, index) may read the
+    # concrete value a tracer knows (a JVP tracer of a concrete primal, under
+    # grad without jit); float, complex and NumPy conversions always refuse,
+    # so that a value taken out of the trace is never silently cut off from
+    # its derivative.
     def __bool__(self) -> bool:
         value = self.to_concrete_value()
-        if value is None:
-            raise TracerBoolConversionError(self)
-        return bool(value)
+        if value is not None:
+            return bool(value)
+        size = self.aval.size
+        if size != 1:
+            raise ValueError(
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an array is not empty."
+                if size == 0
+                else "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
+            )
+        raise TracerBoolConversionError(self)
 
     def __index__(self) -> int:
-        if not dtypes.issubdtype(self.aval.dtype, np.integer):
-            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
         value = self.to_concrete_value()
-        if value is None:
-            raise TracerIntegerConversionError(self)
-        return int(value.__index__())
+        if value is not None:
+            return operator.index(value)
+        if self.aval.shape or not dtypes.issubdtype(self.aval.dtype, np.integer):
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+        raise TracerIntegerConversionError(self)
 
     def __int__(self) -> int:
         value = self.to_concrete_value()
-        if value is None:
-            raise ConcretizationTypeError(
-                self,
-                "The problem arose with the `int` function. If trying to convert the data type "
-                "of a value, try using `x.astype(int)` or `jnp.array(x, int)` instead.",
-            )
-        return int(value)
+        if value is not None:
+            return int(value)
+        self._check_scalar_conversion()
+        raise ConcretizationTypeError(self, _conversion_context("int"))
 
     def __float__(self) -> float:
-        value = self.to_concrete_value()
-        if value is None:
-            raise ConcretizationTypeError(
-                self,
-                "The problem arose with the `float` function. If trying to convert the data type "
-                "of a value, try using `x.astype(float)` or `jnp.array(x, float)` instead.",
-            )
-        return float(value)
+        self._check_scalar_conversion()
+        raise ConcretizationTypeError(self, _conversion_context("float"))
+
+    def __complex__(self) -> complex:
+        self._check_scalar_conversion()
+        raise ConcretizationTypeError(self, _conversion_context("complex"))
+
+    def _check_scalar_conversion(self) -> None:
+        if self.aval.shape:
+            raise TypeError(f"Only scalar arrays can be converted to Python scalars; got arr.ndim={len(self.aval.shape)}")
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
-        value = self.to_concrete_value()
-        if value is None:
-            raise TracerArrayConversionError(self)
-        return np.asarray(value, dtype=dtype)
+        raise TracerArrayConversionError(self)
 
     def __hash__(self) -> int:
         raise TypeError(f"unhashable type: {type(self).__name__}. Traced arrays cannot be dict keys or set members.")
@@ -499,6 +510,13 @@ class Tracer(HasAval):
         aval = self.aval
         weak = "~" if aval.weak_type else ""
         return f"{self._trace.tracer_kind}({weak}{aval.str_short(short_dtypes=False)})"
+
+
+def _conversion_context(name: str) -> str:
+    return (
+        f"The problem arose with the `{name}` function. If trying to convert the data type "
+        f"of a value, try using `x.astype({name})` or `jnp.array(x, {name})` instead."
+    )
 
 
 def concrete_or_error(x: Any, context: str = "") -> Any:

@@ -12,6 +12,7 @@ than the number of devices: ``XLA_FLAGS=--xla_force_host_platform_device_count=N
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -21,7 +22,8 @@ from minijax.vectorization import vmap
 
 
 def _argnums(value: int | Iterable[int]) -> tuple[int, ...]:
-    return (value,) if isinstance(value, int) else tuple(value)
+    # operator.index: a string or float is a TypeError here, not a number.
+    return (operator.index(value),) if isinstance(value, int) else tuple(operator.index(v) for v in value)
 
 
 def pmap(
@@ -47,7 +49,11 @@ def pmap(
     def pmapped(*args: Any, **kwargs: Any) -> Any:
         for i in static:
             if not -len(args) <= i < len(args):
-                raise ValueError(f"pmap: static_broadcasted_argnums {static} out of range for {len(args)} positional arguments")
+                raise ValueError(
+                    f"pmapped function has static_broadcasted_argnums={static} but was called with only "
+                    f"{len(args)} positional argument{'s' if len(args) != 1 else ''}. All static broadcasted "
+                    "arguments must be passed positionally."
+                )
         static_positions = {i % len(args) for i in static}
         static_values = tuple((i, args[i]) for i in sorted(static_positions))
         dynamic = [a for i, a in enumerate(args) if i not in static_positions]

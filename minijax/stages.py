@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -177,9 +178,12 @@ def _hashable_static(value: Any, where: str) -> Hashable:
 def _normalize_argnums(argnums: int | Sequence[int] | None) -> tuple[int, ...]:
     if argnums is None:
         return ()
-    if isinstance(argnums, int):
-        return (argnums,)
-    return tuple(int(a) for a in argnums)
+    try:
+        return (operator.index(argnums),)  # type: ignore[arg-type]
+    except TypeError:
+        pass
+    # A string or float is refused here (TypeError), not read as a number.
+    return tuple(operator.index(a) for a in argnums)  # type: ignore[union-attr]
 
 
 def _normalize_argnames(argnames: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -187,7 +191,73 @@ def _normalize_argnames(argnames: str | Sequence[str] | None) -> tuple[str, ...]
         return ()
     if isinstance(argnames, str):
         return (argnames,)
-    return tuple(argnames)
+    names = tuple(argnames)
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"argument is not a string: {n!r}")
+    return names
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _check_argnums(params: Sequence[inspect.Parameter], argnums: tuple[int, ...], what: str) -> None:
+    """Refuse at jit time argument numbers the function cannot be called with.
+
+    A function taking ``*args`` accepts any position, so it accepts every
+    number; otherwise ``i`` must index its positional parameters (``-n <= i < n``).
+    Left unchecked, an out-of-range number would silently mark nothing static.
+    """
+    if not argnums or any(p.kind is p.VAR_POSITIONAL for p in params):
+        return
+    n = sum(p.kind in _POSITIONAL for p in params)
+    if max(argnums) >= n or min(argnums) < -n:
+        raise ValueError(
+            f"Jitted function has {what}={argnums}, but only accepts {n} positional arguments. "
+            f"Number the function's positional parameters from 0 (or from -{n} counting back), "
+            f"or drop the numbers it does not have."
+        )
+
+
+def _check_argnames(params: Sequence[inspect.Parameter], argnames: tuple[str, ...], what: str) -> None:
+    """Refuse at jit time names that no keyword argument of the function can have."""
+    if not argnames:
+        return
+    wanted = set(argnames)
+    positional_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)} & wanted
+    if positional_only:
+        raise ValueError(
+            f"Jitted function has invalid argnames {positional_only} in {what}. These are positional-only: "
+            "they can never be passed by name; mark them with static_argnums/donate_argnums instead."
+        )
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return  # **kwargs takes any other name
+    unknown = wanted - {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if unknown:
+        raise ValueError(
+            f"Jitted function has invalid argnames {unknown} in {what}. Function does not take these args. "
+            f"Its parameters are {[p.name for p in params]}."
+        )
+
+
+def _check_static_not_donated(
+    params: Sequence[inspect.Parameter],
+    static_argnames: tuple[str, ...],
+    donate_argnums: tuple[int, ...],
+    donate_argnames: tuple[str, ...],
+) -> None:
+    """A static argument is not a buffer, so it cannot be donated: refuse naming one as both."""
+    # Numbers name parameters as JAX infers them: counted from 0 (a negative
+    # number names none), and only parameters that can be passed either way.
+    donated = set(donate_argnames) | {
+        p.name for i, p in enumerate(params) if i in donate_argnums and p.kind is p.POSITIONAL_OR_KEYWORD
+    }
+    both = set(static_argnames) & donated
+    if both:
+        raise ValueError(
+            "static_argnames and donate_argnames cannot intersect. Argument names "
+            f"{both} appear in both static_argnames and donate_argnames. Donate only array arguments."
+        )
 
 
 class Jitted:
@@ -214,6 +284,14 @@ class Jitted:
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
+            params = None
+        if params is not None:
+            _check_argnums(params, static_argnums, "static_argnums")
+            _check_argnames(params, static_argnames, "static_argnames")
+            _check_argnums(params, donate_argnums, "donate_argnums")
+            _check_argnames(params, donate_argnames, "donate_argnames")
+        else:
+            # A builtin without a signature: nothing to check the numbers against (as in JAX).
             params = []
         positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self._positional_names = positional
@@ -228,6 +306,7 @@ class Jitted:
                 nums.add(positional.index(n))
         self.static_argnums = tuple(sorted(nums))
         self.static_argnames = tuple(sorted(names))
+        _check_static_not_donated(params, self.static_argnames, donate_argnums, donate_argnames)
         # Both bounded (minijax_trace_cache_size): a program called with ever
         # new shapes must not keep every trace and executable alive.
         self._cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(f"jit({fun_name(fun)})", trace_cache_size)

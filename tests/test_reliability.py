@@ -61,6 +61,7 @@ USES: dict[str, Callable[[Any], Any]] = {
     "cond operand": lambda t: lax.cond(True, lambda a: a, lambda a: a, t),
     "make_jaxpr closure": lambda t: jax.make_jaxpr(lambda y: y * t)(1.0),
     "float": float,
+    "int": int,
 }
 
 
@@ -72,9 +73,10 @@ def test_a_leaked_tracer_raises_unexpected_tracer_error_naming_its_transformatio
     run()
     leaked = _saved[0]
     _saved.clear()
-    if use == "float" and source not in ("grad", "vjp", "jvp"):
-        # An abstract tracer has no value to give: JAX's ConcretizationTypeError.
-        # (A JVP tracer has one, its primal: leaked, it must not hand it out.)
+    if use == "float" or (use == "int" and source not in ("grad", "vjp", "jvp")):
+        # An abstract tracer has no value to give: JAX's ConcretizationTypeError;
+        # float() never reads one, not even a JVP tracer's (as in JAX). int() of
+        # a JVP tracer would read its primal: leaked, it must not hand it out.
         with pytest.raises(errors.ConcretizationTypeError):
             USES[use](leaked)
         return

@@ -284,7 +284,10 @@ def current_axis_env() -> tuple[tuple[AxisName, int], ...]:
 
 
 def unbound_axis_hint(name: AxisName) -> str:
-    return f"bind the name with `minijax.vmap(f, axis_name={name!r})` around the call (minijax has no pmap or shard_map)"
+    return (
+        f"bind the name with `minijax.vmap(f, axis_name={name!r})` or `minijax.pmap(f, axis_name={name!r})` "
+        "around the call (minijax has no shard_map)"
+    )
 
 
 def axis_size(name: AxisName) -> int:

@@ -247,12 +247,11 @@ def _tracer_item(self: Any, *args: Any) -> Any:
 
 
 def _tracer_tolist(self: Any) -> Any:
-    value = self.to_concrete_value()
-    if value is None:
-        raise ConcretizationTypeError(
-            self, f"The tolist() method was called on traced array with shape {self.aval.str_short()}."
-        )
-    return np.asarray(value).tolist()
+    # Never from a concrete value (as in JAX): a list of floats taken out of
+    # grad's trace would silently drop the derivative.
+    raise ConcretizationTypeError(
+        self, f"The tolist() method was called on traced array with shape {self.aval.str_short()}."
+    )
 
 
 def _tracer_iter(self: Any) -> Iterator[Any]:
