@@ -44,7 +44,7 @@ class ShapeDtypeStruct:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return core.shape_size(self.shape)
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""

@@ -12,13 +12,14 @@ this design was chosen over an explicit trace stack.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import re
 import threading
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex
 
 import numpy as np
 
@@ -33,6 +34,16 @@ from minijax.errors import (
 )
 
 Shape = tuple[int, ...]
+
+
+def shape_size(shape: Iterable[SupportsIndex]) -> int:
+    """The number of elements of an array of this shape, exactly.
+
+    Every size and byte count of a shape is formed here. The product is taken
+    on Python ints, which do not wrap: ``np.prod((2**32, 2**32), dtype=np.int64)``
+    is 0, and a size that wraps to 0 lets a huge shape pass a reshape check.
+    """
+    return math.prod(operator.index(d) for d in shape)
 
 
 # ---------------------------------------------------------------------------
@@ -60,7 +71,7 @@ class ShapedArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return shape_size(self.shape)
 
     def update(
         self,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from minijax.core import ShapedArray, get_aval
+from minijax.core import ShapedArray, get_aval, shape_size
 from minijax.jaxpr import (
     Atom,
     ClosedJaxpr,
@@ -37,7 +37,15 @@ from minijax.jaxpr import (
     subjaxprs,
 )
 
-__all__ = ["MAX_DIMENSION", "JaxprTypeError", "check_declared_types", "check_jaxpr", "check_result_sizes"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DIMENSION",
+    "JaxprTypeError",
+    "check_declared_types",
+    "check_jaxpr",
+    "check_result_sizes",
+    "result_bytes",
+]
 
 
 class JaxprTypeError(TypeError):
@@ -157,6 +165,18 @@ def _avals(avals: list[ShapedArray]) -> str:
 # way to the device, and no host holds 2**31 elements of a dimension anyway.
 MAX_DIMENSION = 2**31 - 1
 
+# The most bytes an array may take: XLA and NumPy count an array's bytes in an
+# int64, and XLA aborts the whole process (it does not raise) when the count of
+# a shape in a program overflows. Like NumPy, the count leaves out dimensions of
+# size 0: XLA multiplies in order, so (2**40, 2**40, 0) overflows before the 0.
+MAX_BYTES = 2**63 - 1
+
+
+def result_bytes(aval: ShapedArray) -> int:
+    """What ``check_result_sizes`` compares with MAX_BYTES: the bytes of ``aval``
+    with its zero-sized dimensions left out (at least one byte an element)."""
+    return shape_size(d for d in aval.shape if d) * max(1, aval.dtype.itemsize)
+
 
 def check_result_sizes(where: str, avals: Sequence[ShapedArray]) -> None:
     """Refuse results no backend can allocate (a params typo like size=2**40) with a
@@ -166,6 +186,14 @@ def check_result_sizes(where: str, avals: Sequence[ShapedArray]) -> None:
             raise ValueError(
                 f"{where}: result shape {aval.shape} has a dimension larger than {MAX_DIMENSION}, "
                 "which no backend can allocate; check the operation's shape or size parameters."
+            )
+        nbytes = result_bytes(aval)
+        if nbytes > MAX_BYTES:
+            takes = "would take" if aval.size else "has no elements, but its other dimensions count"
+            raise ValueError(
+                f"{where}: result {aval.str_short()} {takes} {nbytes} bytes, more than the "
+                f"{MAX_BYTES} (2**63 - 1) that any backend can address; check the operation's "
+                "shape or size parameters."
             )
 
 

@@ -20,7 +20,6 @@ See docs/random.md for a guide and minijax/prng.py for the key types.
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -471,7 +470,7 @@ def choice(
     else:
         axis = canonicalize_axis(axis, arr.ndim)
         n_inputs = arr.shape[axis]
-    n_draws = math.prod(shape)
+    n_draws = core.shape_size(shape)
     if n_draws == 0:
         return jnp.zeros(shape, dtype=arr.dtype)
     if n_inputs <= 0:
@@ -1048,7 +1047,7 @@ def _categorical(
         noise = gumbel(key, (*shape_prefix, *logits_shape), logits_arr.dtype, mode=mode)
         return jnp.argmax(noise + lax.expand_dims(logits_arr, tuple(range(len(shape_prefix)))), axis=axis)
     logits_arr += gumbel(key, logits_arr.shape, logits_arr.dtype, mode=mode)
-    k = math.prod(shape_prefix)
+    k = core.shape_size(shape_prefix)
     if k > logits_arr.shape[axis]:
         raise ValueError(
             f"Number of samples without replacement ({k}) cannot exceed number of categories ({logits_arr.shape[axis]})."
@@ -1149,7 +1148,7 @@ def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
 def _gamma_impl(key: Any, a: Any, *, log_space: bool) -> Any:
     """random_gamma's meaning: one key per element of ``a`` (split from ``key``), one sample each."""
     a_shape = np.shape(a)
-    split_count = math.prod(a_shape[key.ndim :])
+    split_count = core.shape_size(a_shape[key.ndim :])
     keys = key.flatten()
     keys = vmap(_split, in_axes=(0, None))(keys, split_count)
     keys = keys.flatten()

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from minijax.core import shape_size
 from minijax_numpy.table import impl
 
 Array = np.ndarray[Any, Any]
@@ -132,7 +133,7 @@ def triangular_solve(
 def lu(x: Array) -> list[Array]:
     *batch, m, n = x.shape
     k = min(m, n)
-    count = int(np.prod(batch, dtype=np.int64))
+    count = shape_size(batch)
     a = np.array(_working(x)).reshape((count, m, n))
     every = np.arange(count)
     pivots = np.zeros((count, k), np.int32)
@@ -157,7 +158,7 @@ def lu(x: Array) -> list[Array]:
 def lu_pivots_to_permutation(pivots: Array, *, permutation_size: int) -> Array:
     *batch, k = pivots.shape
     size = permutation_size
-    count = int(np.prod(batch, dtype=np.int64))
+    count = shape_size(batch)
     swaps = pivots.reshape((count, k)).astype(np.int64)
     permutation = np.tile(np.arange(size, dtype=np.int32), (count, 1))
     if size == 0:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from minijax.backend import get_backend
-from minijax.core import ShapedArray
+from minijax.core import ShapedArray, shape_size
 from minijax.prng import KeyTy, PRNGImpl, pack_host, threefry_prng_impl, unpack_host
 from minijax.random import random_gamma_jaxpr
 from minijax_numpy.table import impl
@@ -75,7 +75,7 @@ def _pack(hi: Array, lo: Array) -> Array:
 def _counters(keys_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[Array, Array]:
     """The 64-bit index of each element of ``shape`` in row-major order, as (high, low) uint32 words,
     with leading size-1 axes for the key axes."""
-    index = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.uint64).reshape((1,) * len(keys_shape) + shape)
+    index = np.arange(shape_size(shape), dtype=np.uint64).reshape((1,) * len(keys_shape) + shape)
     return (index >> np.uint64(32)).astype(_U32), (index & np.uint64(0xFFFFFFFF)).astype(_U32)
 
 

@@ -10,13 +10,13 @@ Integer arithmetic wraps around (NumPy integer arrays already do).
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from minijax.core import shape_size
 from minijax.primitives.reductions import dot_accumulation_dtypes, dot_input_dtype, reduction_identity
 from minijax_numpy.table import IMPLS, impl
 
@@ -119,7 +119,7 @@ def _as_batched_matrices(x: Array, batch: tuple[int, ...], rows: tuple[int, ...]
     """``x`` with its axes ordered (batch..., rows..., cols...), then the rows and the cols each merged into one."""
     x = x.transpose(batch + rows + cols)
     nb, nr = len(batch), len(rows)
-    return x.reshape(x.shape[:nb] + (math.prod(x.shape[nb : nb + nr]), math.prod(x.shape[nb + nr :])))
+    return x.reshape(x.shape[:nb] + (shape_size(x.shape[nb : nb + nr]), shape_size(x.shape[nb + nr :])))
 
 
 @impl("dot_general")

@@ -104,8 +104,8 @@ _UNARY_OPS: dict[str, Callable[..., Value]] = {
 
 # Binary primitives that are one op on operands of the result's shape.
 _BINARY_OPS: dict[str, Callable[..., Value]] = {
-    "add": hlo.add, "sub": hlo.subtract, "mul": hlo.multiply, "div": hlo.divide,
-    "rem": hlo.remainder, "max": hlo.maximum, "min": hlo.minimum, "atan2": hlo.atan2,
+    "add": hlo.add, "sub": hlo.subtract, "mul": hlo.multiply,
+    "max": hlo.maximum, "min": hlo.minimum, "atan2": hlo.atan2,
     "nextafter": chlo.next_after, "and": hlo.and_, "or": hlo.or_, "xor": hlo.xor,
     "shift_left": hlo.shift_left, "shift_right_logical": hlo.shift_right_logical,
     "shift_right_arithmetic": hlo.shift_right_arithmetic,
@@ -152,6 +152,33 @@ for _name, _direction in _COMPARISONS.items():
 @register("copy")
 def _copy(ctx: LoweringRuleContext, x: Value) -> list[Value]:
     return [x]  # values are immutable in the IR; the runtime gives the result its own buffer
+
+
+def _division_rule(name: str, op: Callable[..., Value]) -> None:
+    """div and rem. On integers the divisor is guarded: XLA's constant folder
+    divides a constant by a constant zero with the CPU's own division, which
+    kills the process with SIGFPE (the compiled code checks, the folder does
+    not). A zero divisor becomes 1 and the result is then picked to be what XLA
+    computes at run time, as the NumPy backend does: x / 0 has every bit set
+    (-1, or the unsigned maximum) and x % 0 is x. INT_MIN / -1 needs no guard:
+    folded or run, it gives INT_MIN with remainder 0 (tests/test_reliability_xla.py)."""
+
+    def rule(ctx: LoweringRuleContext, x: Value, y: Value) -> list[Value]:
+        x, y = _operands_at_result_shape(ctx, [x, y])
+        aval = ctx.avals_out[0]
+        if not dtypes.issubdtype(aval.dtype, np.integer):
+            return [op(x, y)]
+        by_zero = _compare(y, _constant(0, aval.dtype, aval.shape), "EQ", aval.dtype)
+        result = op(x, hlo.select(by_zero, _constant(1, aval.dtype, aval.shape), y))
+        all_ones = np.invert(np.zeros((), aval.dtype))
+        at_zero = _constant(all_ones, aval.dtype, aval.shape) if name == "div" else x
+        return [hlo.select(by_zero, at_zero, result)]
+
+    register(name)(rule)
+
+
+_division_rule("div", hlo.divide)
+_division_rule("rem", hlo.remainder)
 
 
 @register("sign")

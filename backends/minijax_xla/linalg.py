@@ -27,6 +27,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from minijax.core import shape_size
 from minijax.primitives.linalg import SvdAlgorithm
 from minijax_xla import lapack
 from minijax_xla.jaxlib_api import tensor_type
@@ -201,7 +202,7 @@ def _pivots_to_permutation(pivots: Value, batch: Shape, k: int, size: int) -> Va
     shape = (*batch, size)
     nd = len(shape)
     start = _iota(shape, nd - 1)
-    if k == 0 or size == 0 or int(np.prod(shape)) == 0:
+    if k == 0 or size == 0 or shape_size(shape) == 0:
         return start
     scalar = tensor_type((), _I32)
     types = [scalar, tensor_type(shape, _I32), tensor_type((*batch, k), _I32)]

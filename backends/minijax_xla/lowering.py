@@ -112,8 +112,11 @@ class ModuleContext:
         # index (callbacks.py adds them); the backend hands them to XLA.
         self.host_callbacks: list[Callable[..., Any]] = [] if host_callbacks is None else host_callbacks
         self._names: set[str] = set()
-        # id(ClosedJaxpr) -> (the jaxpr, kept alive so the id stays unique; func name)
-        self._lowered: dict[int, tuple[ClosedJaxpr, str]] = {}
+        # id(ClosedJaxpr) -> (the jaxpr, kept alive so the id stays unique; func name;
+        # the depth of its deepest output, see MAX_FUSED_DEPTH)
+        self._lowered: dict[int, tuple[ClosedJaxpr, str, int]] = {}
+        # the types passed -> the identity function that ``fusion_break`` calls
+        self._identities: dict[tuple[str, ...], str] = {}
 
     def fresh_name(self, base: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "fn"
@@ -134,10 +137,53 @@ class ModuleContext:
         if entry is not None and entry[0] is closed:
             return entry[1]
         sym = self.fresh_name(name)
-        self._lowered[id(closed)] = (closed, sym)
+        self._lowered[id(closed)] = (closed, sym, 0)  # (a call of itself is never lowered)
         with ir.InsertionPoint(self.module.body):
-            _build_func(self, sym, closed, private=True, hoist_consts=False, aliases={})
+            _, depth = _build_func(self, sym, closed, private=True, hoist_consts=False, aliases={})
+        self._lowered[id(closed)] = (closed, sym, depth)
         return sym
+
+    def fusion_break(self, values: Sequence[ir.Value[Any]]) -> list[ir.Value[Any]]:
+        """``values`` passed through a call that XLA keeps (``inlineable="false"``):
+        no fusion reaches across it. (An optimization_barrier does not do: XLA's
+        CPU pipeline removes those before it fuses.)"""
+        types = [v.type for v in values]
+        key = tuple(str(t) for t in types)
+        sym = self._identities.get(key)
+        if sym is None:
+            sym = self._identities[key] = self.fresh_name("fusion_break")
+            with ir.InsertionPoint(self.module.body):
+                fn = func.FuncOp(sym, ir.FunctionType.get(types, types))
+                fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+                block = fn.body.blocks.append(*types)
+                with ir.InsertionPoint(block):
+                    func.ReturnOp(list(block.arguments))
+        call = func.CallOp(types, ir.FlatSymbolRefAttr.get(sym), list(values))
+        call.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get({"inlineable": ir.StringAttr.get("false")})
+        return list(call.results)
+
+    def call_depth(self, eqn: JaxprEqn) -> int:
+        """How deep a chain the function an equation calls adds (0 unless it was
+        lowered by ``lower_nested``): XLA inlines the call, continuing the chain."""
+        deepest = 0
+        for value in eqn.params.values():
+            if isinstance(value, ClosedJaxpr):
+                entry = self._lowered.get(id(value))
+                if entry is not None and entry[0] is value:
+                    deepest = max(deepest, entry[2])
+        return deepest
+
+
+# The longest chain of dependent equations XLA is given without a break. XLA
+# fuses a chain of elementwise operations into one loop and analyses that
+# fusion recursively, one stack frame per operation, on a compiler thread with
+# a 2 MiB stack: a chain of ~21,000 sin, exp or tanh segfaults the process
+# (jaxlib 0.10.2, measured). At this depth the chain's values go through a
+# call that XLA keeps (``ModuleContext.fusion_break``), so no fusion is deeper.
+# One more write and read of the values per MAX_FUSED_DEPTH operations costs
+# nothing measurable; the margin covers operations that XLA expands into tens
+# of operations of its own (erf_inv, lgamma).
+MAX_FUSED_DEPTH = 500
 
 
 def emit_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Value[Any]], args: Sequence[ir.Value[Any]]) -> list[ir.Value[Any]]:
@@ -147,7 +193,16 @@ def emit_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Value[Any]
     result is one value per outvar. Rules of higher-order primitives (cond,
     while) use this to fill their regions.
     """
+    return _emit(mctx, jaxpr, consts, args)[0]
+
+
+def _emit(
+    mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Value[Any]], args: Sequence[ir.Value[Any]]
+) -> tuple[list[ir.Value[Any]], int]:
+    """``emit_jaxpr``, and the depth of its deepest output: how many equations
+    in a row (through nested calls, which XLA inlines) since an input or a barrier."""
     env: dict[Var, ir.Value[Any]] = {}
+    depth: dict[Var, int] = {}
 
     def read(atom: Var | Literal) -> ir.Value[Any]:
         if isinstance(atom, Literal):
@@ -160,10 +215,16 @@ def emit_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[ir.Value[Any]
         env[v] = a
     for eqn in jaxpr.eqns:
         outs = _lower_eqn(mctx, eqn, [read(a) for a in eqn.invars])
+        d = 1 + mctx.call_depth(eqn) + max((depth.get(a, 0) for a in eqn.invars if isinstance(a, Var)), default=0)
+        if d >= MAX_FUSED_DEPTH and outs:
+            outs = mctx.fusion_break(outs)
+            d = 0
         for v, out in zip(eqn.outvars, outs):
             if not isinstance(v, DropVar):
                 env[v] = out
-    return [read(v) for v in jaxpr.outvars]
+                depth[v] = d
+    out_depth = max((depth.get(v, 0) for v in jaxpr.outvars if isinstance(v, Var)), default=0)
+    return [read(v) for v in jaxpr.outvars], out_depth
 
 
 def _lower_eqn(mctx: ModuleContext, eqn: JaxprEqn, operands: list[ir.Value[Any]]) -> list[ir.Value[Any]]:
@@ -203,10 +264,11 @@ def _with_equation(e: Exception, eqn: JaxprEqn) -> Exception:
 
 def _build_func(
     mctx: ModuleContext, name: str, closed: ClosedJaxpr, private: bool, hoist_consts: bool, aliases: Mapping[int, int]
-) -> list[int]:
+) -> tuple[list[int], int]:
     """Add ``func.func @name`` computing ``closed`` at the current insertion
     point; returns the positions (in ``closed.consts``) of the consts that
-    became its leading parameters."""
+    became its leading parameters, and the depth of the deepest output
+    (``_emit``)."""
     jaxpr = closed.jaxpr
     # Only the embedded consts are read here: a hoisted one is passed by the
     # caller as it is (a captured Array's own buffer), never copied to the host.
@@ -231,9 +293,9 @@ def _build_func(
             next(const_params) if h else jaxlib_api.dense_constant(np.asarray(c, dtype=v.aval.dtype))
             for v, c, h in zip(jaxpr.constvars, closed.consts, hoisted)
         ]
-        outs = emit_jaxpr(mctx, jaxpr, consts, params[n_hoisted:])
+        outs, depth = _emit(mctx, jaxpr, consts, params[n_hoisted:])
         func.ReturnOp(outs)
-    return [i for i, h in enumerate(hoisted) if h]
+    return [i for i, h in enumerate(hoisted) if h], depth
 
 
 def lower_jaxpr(
@@ -259,7 +321,7 @@ def lower_jaxpr(
         mctx = ModuleContext(module, host_callbacks)
         sym = mctx.fresh_name(name)
         with ir.InsertionPoint(module.body):
-            hoisted = _build_func(mctx, sym, closed, private=False, hoist_consts=True, aliases=aliases or {})
+            hoisted, _ = _build_func(mctx, sym, closed, private=False, hoist_consts=True, aliases=aliases or {})
         try:
             module.operation.verify()
         except ir.MLIRError as e:

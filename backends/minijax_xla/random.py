@@ -9,7 +9,6 @@ key words and ``_pack`` joins two words back into keys.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +16,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from minijax.core import ShapedArray
+from minijax.core import ShapedArray, shape_size
 from minijax.random import random_gamma_jaxpr
 from minijax_xla import jaxlib_api
 from minijax_xla.jaxlib_api import tensor_type
@@ -140,7 +139,7 @@ def _pack(hi: Value, lo: Value, shape: Sequence[int]) -> Value:
 
 def _counters(shape: Sequence[int]) -> tuple[Value, Value]:
     """The row-major index of each element of ``shape`` as (high, low) uint32 words."""
-    size = math.prod(shape)
+    size = shape_size(shape)
     if not shape:
         return _full(0, _U32, ()), _full(0, _U32, ())
     if size <= 2**32:

@@ -10,7 +10,6 @@ permutation, ...), so that minijax's jaxprs match JAX's equation for equation.
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Sequence
 from typing import Any, SupportsIndex
@@ -19,7 +18,7 @@ import numpy as np
 
 from minijax import dtypes
 from minijax.array import Array as MinijaxArray, device_put_value
-from minijax.core import Tracer, get_aval
+from minijax.core import Tracer, get_aval, shape_size
 from minijax.lax import elementwise as ew
 from minijax.primitives import elementwise as ew_prims, slicing as slicing_prims, structural as sp
 from minijax.primitives.common import int_tuple
@@ -170,7 +169,7 @@ def collapse(operand: Array, start_dimension: int, stop_dimension: int | None = 
     stop = stop + ndim if stop < 0 else stop
     if not start <= stop <= ndim:
         raise ValueError(f"Invalid dimension range passed to collapse: {shape}[{start_dimension}:{stop_dimension}]")
-    return reshape(operand, shape[:start] + (math.prod(shape[start:stop]),) + shape[stop:])
+    return reshape(operand, shape[:start] + (shape_size(shape[start:stop]),) + shape[stop:])
 
 
 def rev(operand: ArrayLike, dimensions: Ints) -> Array:

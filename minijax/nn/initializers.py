@@ -14,7 +14,6 @@ axis is part of a convolution's receptive field and multiplies both fans.
 
 from __future__ import annotations
 
-import math
 import typing
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -22,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from minijax import dtypes, random
+from minijax.core import shape_size
 from minijax.numpy import array, full, moveaxis, ones as jnp_ones, reshape, sqrt, zeros as jnp_zeros
 from minijax.numpy.creation import canonicalize_shape
 
@@ -120,7 +120,7 @@ def truncated_normal(stddev: ArrayLike = 1e-2, dtype: Any = None, lower: ArrayLi
 def _axes_size(shape: Shape, axes: AxisSpec) -> int:
     if isinstance(axes, int):
         return shape[axes]
-    return math.prod(shape[i] for i in axes)
+    return shape_size(shape[i] for i in axes)
 
 
 def _compute_fans(shape: Shape, in_axis: AxisSpec = -2, out_axis: AxisSpec = -1, batch_axis: AxisSpec = ()) -> tuple[float, float]:
@@ -134,7 +134,7 @@ def _compute_fans(shape: Shape, in_axis: AxisSpec = -2, out_axis: AxisSpec = -1,
     out_size = _axes_size(shape, out_axis)
     batch_size = _axes_size(shape, batch_axis)
     # The remaining axes (a convolution kernel's spatial ones), in float as JAX computes it.
-    receptive_field_size = math.prod(shape) / in_size / out_size / batch_size
+    receptive_field_size = shape_size(shape) / in_size / out_size / batch_size
     return in_size * receptive_field_size, out_size * receptive_field_size
 
 
@@ -256,7 +256,7 @@ def orthogonal(scale: ArrayLike = 1.0, column_axis: int = -1, dtype: Any = None)
             raise ValueError("orthogonal initializer requires at least a 2D shape")
         if any(dim == 0 for dim in shape):
             return jnp_zeros(shape, dtype=dtype)
-        n_rows, n_cols = math.prod(shape) // shape[column_axis], shape[column_axis]
+        n_rows, n_cols = shape_size(shape) // shape[column_axis], shape[column_axis]
         q = _orthogonal_sampler()(key, n_rows, (), dtype, n_cols)
         q = reshape(q, tuple(int(d) for d in np.delete(shape, column_axis)) + (shape[column_axis],))
         q = moveaxis(q, -1, column_axis)

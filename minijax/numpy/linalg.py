@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
-from minijax import dtypes, lax
+from minijax import core, dtypes, lax
 from minijax.custom_derivatives import custom_jvp
 from minijax.lax import linalg as lax_linalg
 from minijax.numpy import creation, reductions, shape_ops, sorting, tensor_contractions, ufuncs, ufuncs_math, util
@@ -332,7 +332,7 @@ def tensorinv(a: ArrayLike, ind: int = 2) -> Array:
     if ind <= 0:
         raise ValueError(f"ind must be a positive integer; got ind={ind}")
     contracting, batch = arr.shape[:ind], arr.shape[ind:]
-    flat = (math.prod(contracting), math.prod(batch))
+    flat = (core.shape_size(contracting), core.shape_size(batch))
     if flat[0] != flat[1]:
         raise ValueError(
             "tensorinv is only possible when the product of the first `ind` dimensions equals that of the "
@@ -352,12 +352,12 @@ def tensorsolve(a: ArrayLike, b: ArrayLike, axes: tuple[int, ...] | None = None)
             "After moving axes to end, leading shape of a must match shape of b. "
             f"got a.shape={a_arr.shape}, b.shape={b_arr.shape}"
         )
-    if b_arr.size != math.prod(out_shape):
+    if b_arr.size != core.shape_size(out_shape):
         raise ValueError(
             "Input arrays must have prod(a.shape[:b.ndim]) == prod(a.shape[b.ndim:]); "
             f"got a.shape={a_arr.shape}, b.ndim={b_arr.ndim}."
         )
-    a_arr = a_arr.reshape(b_arr.size, math.prod(out_shape))
+    a_arr = a_arr.reshape(b_arr.size, core.shape_size(out_shape))
     return solve(a_arr, b_arr.ravel()).reshape(out_shape)
 
 

@@ -101,7 +101,7 @@ def size(a: ArrayLike, axis: int | Sequence[int] | None = None) -> int:
     """``jnp.size``: the number of elements, in total or along ``axis``."""
     s = shape(a)
     axes = range(len(s)) if axis is None else _axis_tuple(axis, len(s))
-    return int(np.prod([s[i] for i in axes], dtype=np.int64))
+    return core.shape_size(s[i] for i in axes)
 
 
 # ---------------------------------------------------------------------------
@@ -110,12 +110,12 @@ def size(a: ArrayLike, axis: int | Sequence[int] | None = None) -> int:
 
 def _resolve_shape(old: Shape, new: Shape) -> Shape:
     """``new`` with its ``-1`` (if any) inferred; TypeError (as JAX) when it does not fit."""
-    old_size = int(np.prod(old, dtype=np.int64))
+    old_size = core.shape_size(old)
     prefix = f"cannot reshape array of shape {old} (size {old_size}) into shape {new}"
     unknown = [i for i, d in enumerate(new) if d == -1]
     if len(unknown) > 1:
         raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {new}")
-    known = int(np.prod([d for d in new if d != -1], dtype=np.int64))
+    known = core.shape_size(d for d in new if d != -1)
     if unknown:
         if any(d < 0 for d in new if d != -1):
             raise TypeError(f"{prefix}: axis sizes must be non-negative or the single -1")
@@ -155,7 +155,7 @@ def ravel(a: ArrayLike, order: str = "C", *, out_sharding: Any = None) -> Any:
     if order == "K":
         raise NotImplementedError("Ravel not implemented for order='K'.")
     s = _shape_of(a)
-    return reshape(a, (int(np.prod(s, dtype=np.int64)),), order=order)
+    return reshape(a, (core.shape_size(s),), order=order)
 
 
 def _transpose(a: ArrayLike, perm: Sequence[int]) -> Any:

@@ -21,7 +21,6 @@ transformation they raise JAX's ``ConcretizationTypeError`` unless a static
 from __future__ import annotations
 
 import builtins
-import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -106,7 +105,7 @@ def _dtype(x: Any) -> np.dtype[Any]:
 
 
 def _size(x: Any) -> int:
-    return int(np.prod(util.shape(x), dtype=np.int64))
+    return core.shape_size(util.shape(x))
 
 
 # ---------------------------------------------------------------------------
@@ -626,7 +625,7 @@ def _unique_sorted_mask(ar: Array, axis: int, equal_nan: bool) -> tuple[Array, A
     value, and the sorting permutation."""
     aux = moveaxis(ar, axis, 0)
     size, *rest = util.shape(aux)
-    row = math.prod(rest)
+    row = core.shape_size(rest)
     if row == 0:
         size, perm = 1, zeros(1, dtype=dtypes.default_int_dtype())
     else:

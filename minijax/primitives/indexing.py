@@ -28,7 +28,6 @@ that grads and vmaps of indexing print as JAX's do.
 from __future__ import annotations
 
 import enum
-import math
 import operator
 import weakref
 from collections.abc import Callable, Sequence
@@ -37,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from minijax import dtypes
-from minijax.core import Primitive, ShapedArray, Tracer, get_aval
+from minijax.core import Primitive, ShapedArray, Tracer, get_aval, shape_size
 from minijax.interpreters import ad, batching
 from minijax.interpreters.tracing import trace_to_jaxpr
 from minijax.jaxpr import Jaxpr
@@ -774,7 +773,7 @@ def _scatter_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any)
     ids_shape = list(updates_shape)
     for d in dn.update_window_dims:
         ids_shape[d] = 1
-    num_ids = math.prod(ids_shape)
+    num_ids = shape_size(ids_shape)
     id_dtype = np.dtype(np.uint32) if num_ids < 2**32 else np.dtype(np.uint64)
     update_ids = ew.add_p.bind(sp.reshape(_iota(id_dtype, num_ids), ids_shape), ew.full(updates_shape, 1, id_dtype))
     scattered_ids = scatter(ew.full(get_aval(operand).shape, 0, id_dtype), indices, update_ids, dn,

@@ -19,7 +19,6 @@ keys and bits have float0 tangents.
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes
-from minijax.core import ShapedArray, get_aval
+from minijax.core import ShapedArray, get_aval, shape_size
 from minijax.interpreters import ad, batching
 from minijax.jaxpr_parse import param_parsers
 from minijax.primitives import elementwise as ew
@@ -90,7 +89,7 @@ def _random_bits_rule(keys: ShapedArray, *, bit_width: int, shape: Any) -> Shape
     if bit_width not in UINT_DTYPES:  # random_bits C2
         raise TypeError(f"random_bits requires 8-, 16-, 32- or 64-bit field width, got bit_width={bit_width}.")
     dims = _shape_param("random_bits", shape)  # random_bits C3
-    if math.prod(dims) > 2**64:
+    if shape_size(dims) > 2**64:
         raise NotImplementedError("random bits array of size exceeding 2 ** 64")
     return ShapedArray((*keys.shape, *dims), UINT_DTYPES[bit_width])
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes
-from minijax.core import Primitive, ShapedArray, get_aval
+from minijax.core import Primitive, ShapedArray, get_aval, shape_size
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers, param_constructors
@@ -379,7 +379,7 @@ def _reduce_prod_jvp(primals: Any, tangents: Any, *, axes: tuple[int, ...]) -> t
     aval = get_aval(x)
     kept = _kept_axes(aval.ndim, tuple(axes))
     kept_shape = tuple(aval.shape[i] for i in kept)
-    n = int(np.prod([aval.shape[a] for a in axes], dtype=np.int64))
+    n = shape_size(aval.shape[a] for a in axes)
     perm = tuple(int(a) for a in axes) + tuple(kept)  # plain ints, as JAX's reshape makes them
     x = sp.reshape(x, (n, *kept_shape), perm)
     t = sp.reshape(ad.instantiate_zeros(t), (n, *kept_shape), perm)

@@ -30,7 +30,7 @@ import numpy as np
 
 from minijax import dtypes
 from minijax.array import Array, device_put_value
-from minijax.core import Primitive, ShapedArray, Tracer, get_aval
+from minijax.core import Primitive, ShapedArray, Tracer, get_aval, shape_size
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers
@@ -113,7 +113,7 @@ def _reshape_rule(x: ShapedArray, *, new_sizes: Any, dimensions: Any, sharding: 
     new_sizes = int_tuple("reshape", "new_sizes", new_sizes)
     if any(d < 0 for d in new_sizes):  # reshape C1
         raise TypeError(f"reshape new_sizes must all be nonnegative, got {new_sizes}.")
-    size = int(np.prod(new_sizes, dtype=np.int64))
+    size = shape_size(new_sizes)
     if size != x.size:  # reshape C2
         raise ValueError(
             f"reshape cannot change the number of elements: operand shape {x.shape} has {x.size}, "

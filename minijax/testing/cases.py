@@ -33,7 +33,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from minijax import dtypes
-from minijax.core import Primitive, ShapedArray, primitive_registry
+from minijax.core import Primitive, ShapedArray, primitive_registry, shape_size
 from minijax.testing import strategies as mst
 
 Shape = tuple[int, ...]
@@ -241,7 +241,7 @@ def distinct(spacing: float = 0.5) -> Values:
     """Pairwise distinct values (a shuffled grid with small jitter): no ties for max/min/argmax."""
 
     def values(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
-        n = int(np.prod(shape, dtype=np.int64))
+        n = shape_size(shape)
         if dtype == np.bool_:
             return np.asarray(rng.random(shape) < 0.5)
         grid = rng.permutation(n) - n // 2

@@ -38,7 +38,7 @@ import minijax.numpy as jnp
 from minijax import lax, tree_util
 from minijax.backend import Backend, backend_names
 from minijax.config import config_context, enable_x64
-from minijax.core import ShapedArray
+from minijax.core import ShapedArray, shape_size
 from minijax.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from minijax.testing.cases import Case
 from minijax.testing.checks import Check, Compiled, Outcome, backend_named, family
@@ -229,7 +229,7 @@ def base_jaxpr(ops: Sequence[str], n: int) -> ClosedJaxpr:
 
 
 def _tangent(shape: tuple[int, ...]) -> NDArray:
-    size = int(np.prod(shape, dtype=np.int64))
+    size = shape_size(shape)
     return np.asarray(np.cos(np.arange(size) * 1.3 + 0.5).reshape(shape))
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from minijax.core import shape_size
 from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, update_jaxpr
 from minijax.testing.cases import (
     ANY,
@@ -120,10 +121,10 @@ def _index_values(layout: _Layout, unique: bool) -> Any:
         # Distinct vectors within each batching element: draw flat positions without replacement.
         sizes = [b + 1 for b in bounds]
         free = [i for i in range(len(layout.index_batch)) if i not in layout.index_batching]
-        n_free = int(np.prod([layout.index_batch[i] for i in free], dtype=np.int64))
+        n_free = shape_size(layout.index_batch[i] for i in free)
         out = np.zeros(shape, np.int64)
         for where in np.ndindex(*[layout.index_batch[i] for i in layout.index_batching]):
-            flat = rng.permutation(int(np.prod(sizes, dtype=np.int64)))[:n_free]
+            flat = rng.permutation(shape_size(sizes))[:n_free]
             vectors = np.stack(np.unravel_index(flat, sizes), axis=-1) if sizes else np.zeros((n_free, 0), np.int64)
             sel: list[Any] = [slice(None)] * len(layout.index_batch)
             for axis, w in zip(layout.index_batching, where):
@@ -138,8 +139,8 @@ def _index_values(layout: _Layout, unique: bool) -> Any:
 def _room_for_unique(layout: _Layout) -> bool:
     """Whether there are enough distinct index vectors for the free index batch axes."""
     free = [n for i, n in enumerate(layout.index_batch) if i not in layout.index_batching]
-    room = int(np.prod([layout.operand[d] for d in layout.index_map], dtype=np.int64))
-    return int(np.prod(free, dtype=np.int64)) <= room
+    room = shape_size(layout.operand[d] for d in layout.index_map)
+    return shape_size(free) <= room
 
 
 # ---------------------------------------------------------------------------
@@ -232,7 +233,7 @@ def _scatter_extremal(name: str) -> Sampler:
         spread = distinct()
 
         def make_args(rng: np.random.Generator) -> list[NDArray]:
-            n_operand, n_updates = int(np.prod(layout.operand)), int(np.prod(layout.result_shape()))
+            n_operand, n_updates = shape_size(layout.operand), shape_size(layout.result_shape())
             both = spread(rng, (n_operand + n_updates,), dtype)
             return [both[:n_operand].reshape(layout.operand), ops[1].values(rng, ops[1].shape, ops[1].dtype),
                     both[n_operand:].reshape(layout.result_shape())]  # fmt: skip

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from minijax import dtypes as _dtypes
 from minijax.config import x64_enabled
-from minijax.core import ShapedArray
+from minijax.core import ShapedArray, shape_size
 
 Shape = tuple[int, ...]
 NDArray = np.ndarray[Any, Any]
@@ -166,7 +166,7 @@ def arrays(dtype: Any, shape: Shape, edges: bool = True) -> st.SearchStrategy[ND
     only moderate values (floats in [-12, 12], small integers).
     """
     dtype = np.dtype(dtype)
-    n = int(np.prod(shape, dtype=np.int64))
+    n = shape_size(shape)
     carrier: np.dtype[Any] = np.dtype(np.uint8) if dtype == BOOL else _BITS_CARRIER[dtype.itemsize]
 
     def build(bits: list[int]) -> NDArray:
@@ -185,7 +185,7 @@ def arrays_in(dtype: Any, shape: Shape, low: float, high: float) -> st.SearchStr
         element = st.integers(max(int(np.ceil(low)), int(info.min)), min(int(np.floor(high)), int(info.max)))
     else:
         element = st.floats(low, high, allow_nan=False, allow_infinity=False)
-    n = int(np.prod(shape, dtype=np.int64))
+    n = shape_size(shape)
     # Floats are drawn in float64 and rounded, which may round onto the bounds: still inside.
     carrier: np.dtype[Any] = dtype if dtype.kind in "iu" else np.dtype(np.float64)
     return st.lists(element, min_size=n, max_size=n).map(lambda v: np.array(v, carrier).astype(dtype).reshape(shape))

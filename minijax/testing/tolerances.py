@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes
+from minijax.core import shape_size
 
 NDArray = np.ndarray[Any, Any]
 
@@ -149,7 +150,7 @@ def _acc_eps(dt: np.dtype[Any]) -> float:
 def _sum_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
     x = operands[0]
     axes = tuple(params["axes"])
-    n = int(np.prod([x.shape[a] for a in axes]))
+    n = shape_size(x.shape[a] for a in axes)
     abs_sum = np.sum(np.abs(_f64(x)), axis=axes)
     info = dtypes.finfo(want.dtype)
     return np.asarray(n * _acc_eps(x.dtype) * abs_sum + float(info.eps) * np.abs(_f64(want)) + float(info.tiny))
@@ -157,7 +158,7 @@ def _sum_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDA
 
 def _prod_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
     x = operands[0]
-    n = int(np.prod([x.shape[a] for a in params["axes"]]))
+    n = shape_size(x.shape[a] for a in params["axes"])
     info = dtypes.finfo(want.dtype)
     return np.asarray((n * _acc_eps(x.dtype) + float(info.eps)) * np.abs(_f64(want)) + float(info.tiny))
 
@@ -165,7 +166,7 @@ def _prod_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: ND
 def _dot_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
     lhs, rhs = operands
     (lc, rc), (lb, rb) = params["dimension_numbers"]
-    k = int(np.prod([lhs.shape[d] for d in lc]))
+    k = shape_size(lhs.shape[d] for d in lc)
     # |lhs| . |rhs| in float64, with the contraction written out by einsum.
     letters = iter("abcdefghijklmnopqrstuvwxyz")
     lhs_sub = [next(letters) for _ in range(lhs.ndim)]
