@@ -132,14 +132,16 @@ _WORD = re.compile(r"[^\s,()\[\]{}]+")
 
 class _Source:
     """What the readers of one text share: where its lines start (found once, so a
-    column is a bisection, not a scan back) and the types read so far, by spelling."""
+    column is a bisection, not a scan back) and the types and literal values read
+    so far, by spelling."""
 
-    __slots__ = ("text", "_starts", "types")
+    __slots__ = ("text", "_starts", "types", "literals")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._starts: list[int] | None = None
         self.types: dict[str, ShapedArray] = {}
+        self.literals: dict[str, tuple[Any, ShapedArray]] = {}
 
     def column(self, pos: int) -> int:
         if self._starts is None:
@@ -497,6 +499,12 @@ def _parse_atom(r: _Reader, scope: _Scope) -> Atom:
         return scope.lookup(m.group(), m.start())
     lit = r.match(_LITERAL)
     if lit is not None:
+        typed = _TYPE.match(r.text, r.pos, r.end)
+        if typed is not None:  # the usual spelling, maybe read before: programs repeat their constants
+            known = r.lines.literals.get(r.text[lit.start() : typed.end()])
+            if known is not None:
+                r.pos = typed.end()
+                return Literal(*known)
         aval = _parse_type(r)
         if aval.shape:
             raise r.error(f"literals are scalars; got type {aval.str_short()}", lit.start())
@@ -505,9 +513,11 @@ def _parse_atom(r: _Reader, scope: _Scope) -> Atom:
             value: Any = {"True": True, "False": False}.get(text)
             if value is None:
                 value = int(text) if _INT.fullmatch(text) else float(text)
-            return Literal(literal_value(value, aval), aval)
+            val = literal_value(value, aval)
         except (ValueError, TypeError, OverflowError) as e:  # out of the dtype's range, too many digits
             raise r.error(f"literal {text[:40]}:{aval.str_short()} cannot be read: {e}", lit.start()) from None
+        r.lines.literals[r.text[lit.start() : r.pos]] = (val, aval)
+        return Literal(val, aval)
     m = r.require(_VAR, "a variable or a literal like 2.0:f32[]")
     return scope.lookup(m.group(), m.start())
 
@@ -525,8 +535,12 @@ def _parse_jaxpr(r: _Reader, ctx: _Context) -> Jaxpr:
         r.expect("let")
         eqns: list[JaxprEqn] = []
         eqn_column: int | None = None
-        while not r.at_in_keyword():
-            if r.at("}") or r.done():
+        while True:
+            r.skip_ws()
+            c = r.peek()
+            if c == "i" and r.at_in_keyword():
+                break
+            if c in ("}", ""):
                 raise r.error("expected an equation or 'in (' ending the equations")
             eqn_column = r.column() if eqn_column is None else eqn_column
             eqns.append(_parse_eqn(r, scope, ctx, eqn_column))
