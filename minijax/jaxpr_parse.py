@@ -647,10 +647,10 @@ def _with_weak_types(
     When the rule fails or disagrees on shape or dtype, the declared types
     stand as written, and ``check_jaxpr`` reports the disagreement.
     """
-    key: Any = (prim, tuple(in_avals), tuple(params.items()))
     try:
+        key = (prim, tuple(in_avals), tuple((k, _typed(v)) for k, v in params.items()))
         computed = memo[key]
-    except TypeError:  # an unhashable param (a list): not remembered
+    except TypeError:  # an unhashable param value: not remembered
         computed = _abstract_eval(prim, in_avals, params)
     except KeyError:
         computed = memo[key] = _abstract_eval(prim, in_avals, params)
@@ -662,6 +662,14 @@ def _with_weak_types(
         else d
         for c, d in zip(computed, declared)
     ]
+
+
+def _typed(value: Any) -> Any:
+    """A param value as a key that tells apart values Python calls equal (``1``, ``True``, ``1.0``)."""
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return kind, tuple(_typed(v) for v in value)
+    return kind, value
 
 
 def _abstract_eval(prim: Primitive, in_avals: list[ShapedArray], params: dict[str, Any]) -> list[Any] | None:

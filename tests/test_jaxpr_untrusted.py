@@ -84,6 +84,24 @@ def test_param_values_never_resolve_or_call_anything_unregistered(value):
         parse_jaxpr(_with_param(value))
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{ lambda ; a:i32[]. let b:key<fry>[] = random_seed[impl=nosuch] a in (b,) }", "param impl: ValueError"),
+        (_with_param("GatherDimensionNumbers(offset_dims=(), nosuch=1)"), "GatherDimensionNumbers(...): TypeError"),
+        (_with_param("SvdAlgorithm('nosuch')"), "SvdAlgorithm(...): ValueError"),
+        ("{ lambda ; a:f32[1,,2]. let  in (a,) }", "expected"),
+        ("{ lambda ; a:f32[]. let b:f32[] = add a 1.2.3:f32[] in (b,) }", "expected"),
+        ("{ lambda ; a:u8[]. let b:u8[] = add a 300:u8[] in (b,) }", "literal 300:u8[] cannot be read"),
+        ("{ lambda ; a:f32[" + "9" * 5000 + "]. let  in (a,) }", "bad type"),
+    ],
+)
+def test_values_the_parser_or_a_registered_reader_refuses_are_syntax_errors(text, message):
+    with pytest.raises(JaxprSyntaxError, match="line 1, column") as info:
+        parse_jaxpr(text)
+    assert message in str(info.value)
+
+
 def test_registered_classes_are_classes():
     # The registry is looked up by one plain name; modules register classes only.
     assert param_constructors
