@@ -644,3 +644,17 @@ def test_jaxpr_text_parses_back(name):
     assert [e.params for e in jaxpr.eqns] == [e.params for e in closed.jaxpr.eqns]
     for got, want in zip(eval_jaxpr(jaxpr, [], *args), eval_jaxpr(closed.jaxpr, closed.consts, *args)):
         assert_bitwise_equal(got, want)
+
+
+@pytest.mark.parametrize(("value", "dtype"), [(2**31, np.int32), (2**63, np.int32), (-(2**40) - 3, np.int16), (2**100, np.float32)])
+def test_convert_element_type_of_a_python_int_converts_it_through_numpy(value: int, dtype: Any) -> None:
+    # JAX converts a Python int on the host (wrapping, or to a float it fits), not as a weak
+    # int32 first: lax.convert_element_type(2**31, int32) is -2**31, not an OverflowError.
+    want = np.asarray(value).astype(dtype)
+    for f in (lambda: lax.convert_element_type(value, dtype), jax.jit(lambda: lax.convert_element_type(value, dtype))):
+        out = f()
+        assert out.dtype == want.dtype and not out.weak_type
+        np.testing.assert_array_equal(np.asarray(out), want)
+    if np.dtype(dtype).kind == "i":
+        with pytest.raises(OverflowError, match="convert_element_type: Python int"):
+            lax.convert_element_type(2**64, dtype)

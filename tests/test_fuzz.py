@@ -157,3 +157,15 @@ def test_fuzz_xla_hazards_in_a_subprocess() -> None:
             COUNTS[key] += value
     assert summary["n_failures"] == 0, "\n".join(summary["failures"])
     assert counts["cases"] >= n * 0.7 and counts.get("ok", 0) > 0 and counts.get("error:TypeError", 0) > 0
+
+
+# --- examples the random profile found, pinned ---------------------------------------------------
+
+
+def test_arange_past_the_largest_dimension_raises_the_same_error_eagerly_and_under_jit() -> None:
+    # Eagerly the iota's size check refused the 2**32-element result (ValueError); under
+    # jit the iota traced, and converting the Python int step 2**31 to int32 raised
+    # OverflowError first. The case runs without the eval_shape pre-check, which skips it.
+    api = next(a for a in fuzz_cases.API if a.name == "jnp.arange")
+    case = fuzz_cases.api_case(api, [0, 2**63, 2**31])
+    assert run_case(repr(case), case.fn, case.args, case.names, require_name=False) == "ValueError"

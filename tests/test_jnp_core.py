@@ -691,3 +691,16 @@ def test_functions_work_under_jit_and_match_eager() -> None:
     x = jnp.asarray(host((4, 3), F32, 1))
     y = jnp.asarray(host((3,), F32, 2))
     np.testing.assert_allclose(np.asarray(jax.jit(program)(x, y)), np.asarray(program(x, y)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("bounds", [(0, 2**40, 2**31), (2**31, 2**31 + 10, 3), (0, 10, 2**31), (7, 2**63, 2**43)])
+def test_arange_bounds_beyond_int32_wrap_as_jax_does(bounds: tuple[int, int, int]) -> None:
+    # JAX's arange converts start and step with lax.convert_element_type, which wraps a
+    # Python int around int32; only the length is computed from the exact bounds.
+    start, stop, step = bounds
+    size = -(-(stop - start) // step)
+    want = (np.int64(start) + np.int64(step) * np.arange(size, dtype=np.int64)).astype(np.int32)
+    for f in (lambda: jnp.arange(*bounds), jax.jit(lambda: jnp.arange(*bounds))):
+        out = f()
+        assert out.dtype == np.int32
+        np.testing.assert_array_equal(np.asarray(out), want)

@@ -336,9 +336,11 @@ def arange(
     step = 1 if step is None else step
     size = max(0, math.ceil((_host(stop) - _host(start)) / _host(step)))
     out = lax.iota(want, size)
+    # lax's conversion, as JAX's arange does: a Python int bound beyond int32
+    # (arange(0, 2**40, 2**31)) wraps around instead of raising OverflowError.
     if _host(step) != 1:
-        out = lax.mul(util.convert_element_type(step, want), out)
-    out = lax.add(util.convert_element_type(start, want), out)
+        out = lax.mul(lax.convert_element_type(step, want), out)
+    out = lax.add(lax.convert_element_type(start, want), out)
     return _place(out, device)
 
 

@@ -429,6 +429,17 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Any:
     (or tracer) to its own dtype stages nothing; a Python scalar still converts
     (it loses its weak type)."""
     new = np.dtype(new_dtype)
+    if type(operand) is int:
+        # Like JAX, a Python int converts on the host through NumPy, before it is ever
+        # a weak int32: 2**31 to int32 wraps around and 2**100 to float32 is fine,
+        # where binding it first would refuse both as too large for int32.
+        try:
+            operand = np.asarray(operand).astype(new)
+        except OverflowError:
+            raise OverflowError(
+                f"convert_element_type: Python int {operand} is too large to convert to {new.name} "
+                "(NumPy cannot hold it as a 64-bit integer)"
+            ) from None
     aval = getattr(operand, "aval", None)
     if aval is not None and aval.dtype == new and not aval.weak_type and isinstance(operand, (Array, Tracer)):
         return operand
