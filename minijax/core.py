@@ -200,6 +200,12 @@ def _memoisable(values: Any) -> bool:
             return False
     return True
 
+def param_type_key(value: Any) -> Any:
+    """The types of ``value`` and, in a tuple or list, of its elements (for cache keys)."""
+    t = type(value)
+    return (t, *map(param_type_key, value)) if t is tuple or t is list else t
+
+
 # Every primitive ever created, by name: the registry tests walk it.
 primitive_registry: dict[str, Primitive] = {}
 
@@ -238,9 +244,9 @@ class Primitive:
         if params and not _memoisable(params.values()):
             return self.abstract_eval(*avals, **params)
         try:
-            # A param's type is part of the key: 1 == True and 1 == 1.0 hash alike,
-            # but a rule may accept one and reject the other.
-            key = (self, *avals, *params.items(), *map(type, params.values()))
+            # A param's type is part of the key, its elements' types too: 1 == True and
+            # (1, 0) == (True, False) hash alike, but a rule may accept one and reject the other.
+            key = (self, *avals, *params.items(), *map(param_type_key, params.values()))
             out = _abstract_eval_cache.get(key)
         except TypeError:  # unhashable param value
             return self.abstract_eval(*avals, **params)

@@ -88,10 +88,10 @@ def _runner_for(
 ) -> tuple[list[ShapedArray], Runner]:
     """The output avals and the backend's runner for this signature, prepared once."""
     try:
-        # A param's type is part of the key: 1 == True == 1.0 hash alike, but a
+        # A param's type (and its elements') is part of the key: 1 == True == 1.0 hash alike, but a
         # rule may accept one and reject another.
         key: tuple[Any, ...] | None = (
-            prim, *(aval_key(a.aval) for a in arrays), device, *params.items(), *map(type, params.values())
+            prim, *(aval_key(a.aval) for a in arrays), device, *params.items(), *map(core.param_type_key, params.values())
         )
         hash(key)
     except TypeError:  # a param value that is not hashable: no caching
@@ -242,7 +242,7 @@ def apply_primitive_fast(prim: Primitive, args: Sequence[Any], params: dict[str,
     key.append(device)
     if params:
         key.extend(params.items())
-        key.extend(map(type, params.values()))
+        key.extend(map(core.param_type_key, params.values()))
     try:
         cached = _eager_cache.entries.get(tuple(key))  # ``_eager_cache.get``, without the call
     except TypeError:  # a param value that is not hashable

@@ -88,3 +88,21 @@ def test_deleted_operands_and_leaked_tracers_take_the_plain_path_errors() -> Non
     minijax.jit(lambda a: leaked.append(a) or a)(x)
     with pytest.raises(minijax.errors.UnexpectedTracerError):
         dispatch.apply_primitive_fast(lax.add_p, [x, leaked[0]], {})
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_params_equal_to_cached_ones_but_of_other_element_types_are_checked_again(jit: bool) -> None:
+    # (1, 12) == (1.0, 12) == (True, 12) and they hash alike: the caches of abstract
+    # evaluation and of eager runners keyed them the same, so a param the rule refuses
+    # went to the backend unchecked once the valid one had been seen.
+    from minijax.primitives.structural import reshape_p
+
+    x = np.ones((3, 4), np.float32)
+
+    def run(new_sizes: Any) -> Any:
+        f = lambda x: reshape_p.bind(x, new_sizes=new_sizes, dimensions=None, sharding=None)  # noqa: E731
+        return (minijax.jit(f) if jit else f)(x)
+
+    assert run((1, 12)).shape == (1, 12)
+    with pytest.raises(TypeError, match=r"reshape new_sizes must have every element be an integer type, got \(float, int\)"):
+        run((1.0, 12))
