@@ -111,9 +111,6 @@ KNOWN_ISSUES: dict[str, Callable[[str, str, dict[str, Any], list[NDArray]], bool
     "svd: subset_by_index with full_matrices": lambda name, mutation, params, args: (
         name == "svd" and params.get("subset_by_index") is not None and bool(params.get("compute_uv"))
         and bool(params.get("full_matrices"))),
-    # permutation_size is not checked to be an int (NumPy IndexError, XLA computes).
-    "lu_pivots_to_permutation: permutation_size not an int": lambda name, mutation, params, args: (
-        name == "lu_pivots_to_permutation" and not isinstance(params.get("permutation_size"), int)),
     # gather accepts slice_sizes larger than the operand (NumPy IndexError, XLA MLIRError);
     # scatter accepts dimension numbers that do not fit its operands (XLA TypeError in lowering).
     "gather/scatter: operands or dimension numbers that do not fit": lambda name, mutation, params, args: (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ from minijax import lax
 from minijax.core import ShapedArray
 from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 from minijax.jaxpr_check import JaxprTypeError, check_jaxpr
+from minijax.primitives import reductions as R, sorting as S, structural as P
 from minijax.primitives.elementwise import add_p, convert_element_type_p, sin_p
 
 X3 = np.ones(3, np.float32)
@@ -170,3 +172,76 @@ def test_consts_must_match_their_constvars():
     bad = ClosedJaxpr(closed.jaxpr, [np.arange(4, dtype=np.float32)])
     with pytest.raises(JaxprTypeError, match=r"constant 0 has type f32\[4\] but its constvar is declared f32\[3\]"):
         check_jaxpr(bad)
+
+
+# --- integer params given as bools ----------------------------------------------------------------
+
+_X = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+# (primitive, operands, the params of a valid equation, the integer param to give as a bool).
+# A bool is an int to Python, and the rules used to take it as one; the backends did not
+# (NumPy: "TypeError: an integer is required", XLA: a module that does not verify).
+BOOL_PARAMS: dict[str, tuple[Any, list[Any], dict[str, Any], str, Any]] = {
+    "cumsum": (S.cumsum_p, [_X], {"axis": 1, "reverse": False}, "axis", True),
+    "cumlogsumexp": (S.cumlogsumexp_p, [_X], {"axis": 1, "reverse": False}, "axis", True),
+    "cummax": (S.cummax_p, [_X], {"axis": 0, "reverse": True}, "axis", False),
+    "sort": (S.sort_p, [_X], {"dimension": 1, "is_stable": True, "num_keys": 1}, "dimension", True),
+    "reduce_sum": (P.reduce_sum_p, [_X], {"axes": (1,), "out_sharding": None}, "axes", (True,)),
+    "reduce_max": (R.reduce_max_p, [_X], {"axes": (1,)}, "axes", (True,)),
+    "transpose": (P.transpose_p, [_X], {"permutation": (1, 0)}, "permutation", (True, False)),
+    "reshape": (P.reshape_p, [_X], {"new_sizes": (1, 12), "dimensions": None, "sharding": None}, "new_sizes", (True, 12)),
+    "squeeze": (P.squeeze_p, [_X[:1]], {"dimensions": (0,)}, "dimensions", (False,)),
+    "broadcast_in_dim": (
+        P.broadcast_in_dim_p, [_X[0]], {"shape": (1, 4), "broadcast_dimensions": (1,), "sharding": None}, "shape", (True, 4)
+    ),
+    "iota": (P.iota_p, [], {"dtype": np.dtype(np.int32), "shape": (2, 3), "dimension": 1, "sharding": None}, "dimension", True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("name", sorted(BOOL_PARAMS))
+def test_an_integer_param_given_as_a_bool_is_refused_naming_the_param(name: str, jit: bool) -> None:
+    prim, operands, params, param, value = BOOL_PARAMS[name]
+
+    def run(params: dict[str, Any]) -> Any:
+        f = lambda *xs: prim.bind(*xs, **params)  # noqa: E731
+        return (jax.jit(f) if jit else f)(*operands)
+
+    run(params)  # the valid equation computes
+    with pytest.raises(TypeError, match=rf"{prim.name} {param} must be .*integer.*{re.escape(repr(value))}"):
+        run({**params, param: value})
+
+
+def test_a_parsed_cumlogsumexp_with_a_bool_axis_is_refused_naming_it() -> None:
+    # Found by the random fuzz profile (test_fuzz_parsed_jaxprs, a param mutated to True).
+    from minijax.jaxpr import eval_jaxpr
+    from minijax.jaxpr_parse import parse_jaxpr
+
+    text = "{ lambda ; a:f32[3,4]. let b:f32[3,4] = cumlogsumexp[axis=True reverse=False] a in (b,) }"
+    parsed = parse_jaxpr(text)
+    jaxpr = parsed.jaxpr if isinstance(parsed, ClosedJaxpr) else parsed
+    with pytest.raises(TypeError, match="cumlogsumexp axis must be an integer, got the bool True"):
+        eval_jaxpr(jaxpr, [], _X)
+    with pytest.raises(JaxprTypeError, match="cumlogsumexp axis must be an integer"):
+        check_jaxpr(jaxpr)
+
+
+# Each lax call with a bool, and the same call with the int it stands for.
+LAX_WITH_BOOLS: dict[str, tuple[Any, Any]] = {
+    "cumsum": (lambda: lax.cumsum(_X, axis=True), lambda: lax.cumsum(_X, axis=1)),
+    "sort": (lambda: lax.sort(_X, dimension=True), lambda: lax.sort(_X, dimension=1)),
+    "reduce_sum": (lambda: lax.reduce_sum(_X, (True,)), lambda: lax.reduce_sum(_X, (1,))),
+    "rev": (lambda: lax.rev(_X, (True,)), lambda: lax.rev(_X, (1,))),
+    "transpose": (lambda: lax.transpose(_X, (True, False)), lambda: lax.transpose(_X, (1, 0))),
+    "broadcast_in_dim": (
+        lambda: lax.broadcast_in_dim(_X[0], (True, 4), (True,)), lambda: lax.broadcast_in_dim(_X[0], (1, 4), (1,))
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAX_WITH_BOOLS))
+def test_lax_functions_take_bools_as_the_ints_they_are(name: str) -> None:
+    # As JAX's do: the lax functions turn a bool into an int before they bind.
+    with_bool, with_int = LAX_WITH_BOOLS[name]
+    for f in (with_bool, jax.jit(with_bool)):
+        np.testing.assert_array_equal(np.asarray(f()), np.asarray(with_int()))

@@ -78,9 +78,11 @@ def _as_given(prim: str, what: str, values: Any) -> tuple[Any, ...]:
 
     JAX keeps NumPy integers in these params as given (and prints them so),
     so minijax does too; params that JAX canonicalizes go through int_tuple.
+    Bools become ints, though: the primitives refuse them (NumPy's axis arguments
+    do, and XLA would lower a wrong program), and JAX computes with them as ints.
     """
     int_tuple(prim, what, values)
-    return tuple(values)
+    return tuple(int(v) if isinstance(v, (bool, np.bool_)) else v for v in values)
 
 
 def _no_sharding(name: str, sharding: Any) -> None:

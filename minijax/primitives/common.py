@@ -17,6 +17,8 @@ __all__ = [
     "accepts",
     "broadcasting_shape",
     "check_no_sharding",
+    "index_param",
+    "index_tuple_param",
     "int_tuple",
     "long_str",
     "nonnegative",
@@ -84,6 +86,36 @@ def int_tuple(prim: str, what: str, values: Any) -> Shape:
         raise TypeError(f"{prim} {what} must have every element be an integer type, got ({kinds}).") from None
 
 
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+def index_param(prim: str, what: str, value: Any) -> int:
+    """An integer param of a primitive (an axis, a dimension, a count) as a Python int,
+    or TypeError naming it.
+
+    Bools are refused, although Python counts them as ints: the lax functions turn what
+    users pass into ints before they bind, so a bool here comes from a hand-built or
+    parsed jaxpr (``cumsum[axis=True]``), and the backends would choke on it (NumPy
+    refuses a bool axis, XLA lowers a wrong program) instead of saying what is wrong.
+    """
+    if _is_bool(value):
+        raise TypeError(f"{prim} {what} must be an integer, got the bool {value!r}.")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{prim} {what} must be an integer, got {value!r}.") from None
+
+
+def index_tuple_param(prim: str, what: str, values: Any) -> Shape:
+    """A sequence param of a primitive as a tuple of Python ints, or TypeError naming it;
+    ``int_tuple`` with bools refused too (see ``index_param``)."""
+    items = int_tuple(prim, what, values)
+    if any(_is_bool(v) for v in values):
+        raise TypeError(f"{prim} {what} must be a sequence of integers, got bools in {tuple(values)!r}.")
+    return items
+
+
 def check_no_sharding(prim: str, sharding: Any) -> None:
     if sharding is not None:
         raise NotImplementedError(f"{prim}: minijax has no shardings; pass sharding=None (got {sharding!r}).")
@@ -132,7 +164,7 @@ def reduction_rule(name: str) -> Callable[..., ShapedArray]:
 
     def rule(x: ShapedArray, *, axes: Any, out_sharding: Any = None) -> ShapedArray:
         check_no_sharding(name, out_sharding)
-        axes = int_tuple(name, "axes", axes)
+        axes = index_tuple_param(name, "axes", axes)
         if any(not 0 <= a < x.ndim for a in axes):  # reduce C1
             raise ValueError(f"{name}: reduction axes {axes} contains out-of-bounds indices for {long_str(x)}.")
         if len(set(axes)) != len(axes):  # reduce C2

@@ -40,7 +40,7 @@ from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad, batching
 from minijax.jaxpr_parse import param_constructors
 from minijax.primitives import elementwise as ew, reductions as red, slicing, structural as sp
-from minijax.primitives.common import standard_primitive
+from minijax.primitives.common import index_param, standard_primitive
 from minijax.primitives.reductions import Precision
 
 Shape = tuple[int, ...]
@@ -181,8 +181,9 @@ def _lu_rule(x: ShapedArray) -> list[ShapedArray]:
 lu_p = standard_primitive("lu", _lu_rule, multiple_results=True)
 
 
-def _lu_pivots_to_permutation_rule(pivots: ShapedArray, *, permutation_size: int) -> ShapedArray:
+def _lu_pivots_to_permutation_rule(pivots: ShapedArray, *, permutation_size: Any) -> ShapedArray:
     name = "lu_pivots_to_permutation"
+    permutation_size = index_param(name, "permutation_size", permutation_size)
     batch, ((k,),) = _split(name, [pivots], [1])  # lu_pivots_to_permutation C1
     if pivots.dtype != _I32:  # lu_pivots_to_permutation C2
         raise TypeError(

@@ -13,7 +13,6 @@ order (``sort`` when ``is_stable``; ``top_k`` always).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,7 +23,7 @@ from minijax.core import Primitive, ShapedArray, current_trace, get_aval
 from minijax.interpreters import ad, batching
 from minijax.primitives import elementwise as ew, slicing, structural as sp
 from minijax.primitives.calls import CustomJVPCall, NamedCallable
-from minijax.primitives.common import standard_primitive
+from minijax.primitives.common import index_param, standard_primitive
 from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
 
 # ---------------------------------------------------------------------------
@@ -38,10 +37,10 @@ def _sort_rule(*operands: ShapedArray, dimension: Any, is_stable: Any, num_keys:
     if len(shapes) != 1:  # sort C2
         raise TypeError("Arguments to sort must have equal shapes, got: " + " ".join(str(x.shape) for x in operands))
     ndim = operands[0].ndim
-    dim = operator.index(dimension)
+    dim = index_param("sort", "dimension", dimension)
     if not 0 <= dim < ndim:  # sort C3
         raise ValueError(f"sort: dimension {dim} is out of bounds for operands of shape {operands[0].shape}")
-    keys = operator.index(num_keys)
+    keys = index_param("sort", "num_keys", num_keys)
     if not 1 <= keys <= len(operands):  # sort C4
         raise ValueError(f"num_keys={keys} must be between 1 and len(operand)={len(operands)}")
     if not isinstance(is_stable, (bool, np.bool_)):  # sort C5
@@ -57,8 +56,8 @@ sort_p = standard_primitive("sort", _sort_rule, multiple_results=True)
 
 
 def _top_k_rule(operand: ShapedArray, *, k: Any, axis: Any) -> list[ShapedArray]:
-    k = operator.index(k)
-    axis = operator.index(axis)
+    k = index_param("top_k", "k", k)
+    axis = index_param("top_k", "axis", axis)
     if k < 0:  # top_k C1
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
     if operand.ndim == 0:  # top_k C2
@@ -89,7 +88,7 @@ top_k_p = standard_primitive("top_k", _top_k_rule, multiple_results=True)
 
 def _cumulative_rule(name: str, floating_only: bool) -> Callable[..., ShapedArray]:
     def rule(x: ShapedArray, *, axis: Any, reverse: Any) -> ShapedArray:
-        axis = operator.index(axis)
+        axis = index_param(name, "axis", axis)
         if axis < 0:  # cumulative C1
             raise ValueError("XLA operations do not allow negative axes")
         if axis >= x.ndim:  # cumulative C1

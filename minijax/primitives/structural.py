@@ -34,7 +34,14 @@ from minijax.core import Primitive, ShapedArray, Tracer, get_aval, shape_size
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers
-from minijax.primitives.common import check_no_sharding, int_tuple, nonnegative, reduction_rule, standard_primitive
+from minijax.primitives.common import (
+    check_no_sharding,
+    index_param,
+    index_tuple_param,
+    nonnegative,
+    reduction_rule,
+    standard_primitive,
+)
 
 Shape = tuple[int, ...]
 BatchDim = batching.BatchDim
@@ -51,8 +58,8 @@ def _is_permutation(perm: Shape, ndim: int) -> bool:
 def _broadcast_in_dim_rule(x: ShapedArray, *, shape: Any, broadcast_dimensions: Any, sharding: Any) -> ShapedArray:
     name = "broadcast_in_dim"
     check_no_sharding(name, sharding)
-    shape = int_tuple(name, "shape", shape)
-    dims = int_tuple(name, "broadcast_dimensions", broadcast_dimensions)
+    shape = index_tuple_param(name, "shape", shape)
+    dims = index_tuple_param(name, "broadcast_dimensions", broadcast_dimensions)
     nonnegative(name, "shape", shape)  # broadcast_in_dim C1
     if len(dims) != x.ndim:  # broadcast_in_dim C2
         raise TypeError(
@@ -110,7 +117,7 @@ param_completers["broadcast_in_dim"] = _complete_broadcast_in_dim
 
 def _reshape_rule(x: ShapedArray, *, new_sizes: Any, dimensions: Any, sharding: Any) -> ShapedArray:
     check_no_sharding("reshape", sharding)
-    new_sizes = int_tuple("reshape", "new_sizes", new_sizes)
+    new_sizes = index_tuple_param("reshape", "new_sizes", new_sizes)
     if any(d < 0 for d in new_sizes):  # reshape C1
         raise TypeError(f"reshape new_sizes must all be nonnegative, got {new_sizes}.")
     size = shape_size(new_sizes)
@@ -120,7 +127,7 @@ def _reshape_rule(x: ShapedArray, *, new_sizes: Any, dimensions: Any, sharding: 
             f"new_sizes {new_sizes} has {size}."
         )
     if dimensions is not None:
-        dims = int_tuple("reshape", "dimensions", dimensions)
+        dims = index_tuple_param("reshape", "dimensions", dimensions)
         if not _is_permutation(dims, x.ndim):  # reshape C3
             raise TypeError(
                 f"reshape dimensions must be a permutation of operand dimensions, got dimensions {dims} "
@@ -133,7 +140,7 @@ reshape_p = standard_primitive("reshape", _reshape_rule)
 
 
 def _transpose_rule(x: ShapedArray, *, permutation: Any) -> ShapedArray:
-    perm = int_tuple("transpose", "permutation", permutation)
+    perm = index_tuple_param("transpose", "permutation", permutation)
     if not _is_permutation(perm, x.ndim):  # transpose C1
         raise TypeError(
             f"transpose permutation isn't a permutation of operand dimensions, got permutation {perm} "
@@ -146,7 +153,7 @@ transpose_p = standard_primitive("transpose", _transpose_rule)
 
 
 def _squeeze_rule(x: ShapedArray, *, dimensions: Any) -> ShapedArray:
-    dims = int_tuple("squeeze", "dimensions", dimensions)
+    dims = index_tuple_param("squeeze", "dimensions", dimensions)
     if any(not 0 <= d < x.ndim for d in dims):  # squeeze C1
         raise ValueError(f"squeeze dimensions outside range [0, ndim): {dims} for operand shape {x.shape}")
     if len(set(dims)) != len(dims):  # squeeze C2
@@ -164,7 +171,7 @@ squeeze_p = standard_primitive("squeeze", _squeeze_rule)
 
 
 def _rev_rule(x: ShapedArray, *, dimensions: Any) -> ShapedArray:
-    dims = int_tuple("rev", "dimensions", dimensions)
+    dims = index_tuple_param("rev", "dimensions", dimensions)
     nonnegative("rev", "dimensions", dims)  # rev C1
     if any(d >= x.ndim for d in dims):  # rev C1
         raise TypeError(f"rev dimensions must all be less than operand ndim, got dimensions {dims} for operand ndim {x.ndim}.")
@@ -214,9 +221,9 @@ def _iota_rule(*, dtype: Any, shape: Any, dimension: Any, sharding: Any) -> Shap
     dt = dtypes.canonicalize_dtype(dtype)
     if not (dtypes.issubdtype(dt, np.integer) or dtypes.issubdtype(dt, np.floating)):  # iota C1
         raise TypeError(f"iota does not accept dtype {dt.name}. Accepted dtypes are subtypes of integer, floating.")
-    shape = int_tuple("iota", "shape", shape)
+    shape = index_tuple_param("iota", "shape", shape)
     nonnegative("iota", "shape", shape)  # iota C2
-    dim = operator.index(dimension)
+    dim = index_param("iota", "dimension", dimension)
     if not 0 <= dim < len(shape):  # iota C3
         raise ValueError(f"iota dimension must be between 0 and len(shape), got dimension={dim} for shape={shape}")
     return ShapedArray(shape, dt, weak_type=False)
@@ -230,8 +237,8 @@ iota_p = standard_primitive("iota", _iota_rule)
 
 
 def _split_rule(x: ShapedArray, *, sizes: Any, axis: Any) -> list[ShapedArray]:
-    sizes = int_tuple("split", "sizes", sizes)
-    axis = operator.index(axis)
+    sizes = index_tuple_param("split", "sizes", sizes)
+    axis = index_param("split", "axis", axis)
     if not 0 <= axis < x.ndim:  # split C1
         raise ValueError(f"split: axis {axis} is out of bounds for array of dimension {x.ndim}")
     if any(s < 0 for s in sizes):  # split C2
@@ -247,7 +254,7 @@ split_p = standard_primitive("split", _split_rule, multiple_results=True)
 
 
 def _tile_rule(x: ShapedArray, *, reps: Any) -> ShapedArray:
-    reps = int_tuple("tile", "reps", reps)
+    reps = index_tuple_param("tile", "reps", reps)
     if len(reps) != x.ndim:  # tile C1
         raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)={len(reps)} and x.ndim={x.ndim}.")
     nonnegative("tile", "reps", reps)  # tile C2
