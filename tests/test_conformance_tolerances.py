@@ -198,3 +198,26 @@ def test_programs_agree_normwise_by_dtype() -> None:
     assert not compare_program([f32(np.inf)], [f32(3.4e38)]).ok
     assert not compare_program([np.array([1, 2])], [np.array([1, 3])]).ok
     assert compare_program([want + 0.5], [want], rtol=1e-2).ok
+
+
+def test_cumulative_sums_and_products_are_bounded_per_prefix() -> None:
+    # A reverse scan as XLA computes it, each suffix in index order (the reference starts from the end).
+    x = f32(0.82177013, -1.3812797, -2.754159)
+    want = np.cumsum(x[::-1])[::-1]
+    as_xla = f32(*[np.sum(x[i:], dtype=np.float32) if i else (x[0] + x[1]) + x[2] for i in range(3)])
+    params = {"axis": 0, "reverse": True}
+    assert ulp_distance(as_xla, want).max() >= 1
+    assert judge("cumsum", [x], as_xla, want, params).ok
+    assert not judge("cumsum", [x], up(want, 64), want, params).ok
+    p = f32(0.51652765, -1.3132702, -1.4127556)
+    want = np.cumprod(p[::-1])[::-1]
+    assert judge("cumprod", [p], up(want, 2), want, params).ok
+    assert not judge("cumprod", [p], up(want, 64), want, params).ok
+    # The bound counts the operands of each prefix: an error the last of 200 may have, the first may not.
+    ones = np.ones(200, np.float32)
+    want, forward = np.cumsum(ones), {"axis": 0, "reverse": False}
+    off_last, off_first = want.copy(), want.copy()
+    off_last[-1] += 2e-3  # within 200 eps(float32) * 200
+    off_first[0] += 1e-4
+    assert judge("cumsum", [ones], off_last, want, forward).ok
+    assert not judge("cumsum", [ones], off_first, want, forward).ok

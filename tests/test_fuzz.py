@@ -169,3 +169,19 @@ def test_arange_past_the_largest_dimension_raises_the_same_error_eagerly_and_und
     api = next(a for a in fuzz_cases.API if a.name == "jnp.arange")
     case = fuzz_cases.api_case(api, [0, 2**63, 2**31])
     assert run_case(repr(case), case.fn, case.args, case.names, require_name=False) == "ValueError"
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [("cumsum", [0.82177013, -1.3812797, -2.754159]), ("cumprod", [0.51652765, -1.3132702, -1.4127556])],
+)
+def test_a_reverse_cumulative_sum_or_product_may_associate_as_xla_does(name: str, values: list[float]) -> None:
+    # XLA (and JAX on CPU) reduce each suffix in index order, (x0 + x1) + x2; the reference
+    # accumulates from the end, (x2 + x1) + x0: 1 ulp apart at index 0 (spec/tolerances.md, rule 3).
+    from minijax.primitives.sorting import CUMULATIVE_PRIMITIVES
+
+    p = CUMULATIVE_PRIMITIVES[name]
+    params = {"axis": 0, "reverse": True}
+    x = np.array(values, np.float32)
+    case = fuzz_cases.FuzzCase(f"{name}{params}", lambda x: p.bind(x, **params), [x], (name,), key=None, prim=p, params=params)
+    assert _run(case) == "ok"

@@ -163,6 +163,36 @@ def _prod_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: ND
     return np.asarray((n * _acc_eps(x.dtype) + float(info.eps)) * np.abs(_f64(want)) + float(info.tiny))
 
 
+def _prefixes(operands: Sequence[NDArray], params: Mapping[str, Any]) -> tuple[NDArray, NDArray]:
+    """For a cumulative reduction: how many operands each result combines, and the
+    sum of their magnitudes (float64), both in the shape of the operand."""
+    x = operands[0]
+    axis, reverse = int(params["axis"]), bool(params["reverse"])
+    n = x.shape[axis]
+    counts = np.arange(n, 0, -1) if reverse else np.arange(1, n + 1)
+    counts = counts.reshape([n if d == axis else 1 for d in range(x.ndim)])
+    magnitude = np.abs(_f64(x))
+    if reverse:
+        magnitude = np.flip(magnitude, axis)
+    abs_sums = np.cumsum(magnitude, axis=axis)
+    return np.broadcast_to(counts, x.shape), np.flip(abs_sums, axis) if reverse else abs_sums
+
+
+def _cumsum_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
+    """cumsum: each result is a sum, bounded as reduce_sum's over the operands it adds."""
+    counts, abs_sums = _prefixes(operands, params)
+    info = dtypes.finfo(want.dtype)
+    acc = _acc_eps(operands[0].dtype)
+    return np.asarray(counts * acc * abs_sums + float(info.eps) * np.abs(_f64(want)) + float(info.tiny))
+
+
+def _cumprod_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
+    """cumprod: each result is a product, bounded as reduce_prod's over the operands it multiplies."""
+    counts, _ = _prefixes(operands, params)
+    info = dtypes.finfo(want.dtype)
+    return np.asarray((counts * _acc_eps(operands[0].dtype) + float(info.eps)) * np.abs(_f64(want)) + float(info.tiny))
+
+
 def _dot_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
     lhs, rhs = operands
     (lc, rc), (lb, rb) = params["dimension_numbers"]
@@ -209,9 +239,11 @@ def _linalg_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: 
 
 BOUNDS: dict[str, Bound] = {
     "sum": _sum_bound, "prod": _prod_bound, "dot": _dot_bound, "logsumexp": _logsumexp_bound, "linalg": _linalg_bound,
+    "cumsum": _cumsum_bound, "cumprod": _cumprod_bound,
 }  # fmt: skip
 BOUND_OF: dict[str, str] = {
     "reduce_sum": "sum", "reduce_prod": "prod", "dot_general": "dot", "cumlogsumexp": "logsumexp",
+    "cumsum": "cumsum", "cumprod": "cumprod",
     **dict.fromkeys(LINALG, "linalg"),
 }  # fmt: skip
 
