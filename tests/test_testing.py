@@ -335,6 +335,30 @@ def test_nested_programs_match_their_plain_meaning(backend_name: str) -> None:
     run()
 
 
+@pytest.mark.parametrize(
+    ("transforms", "ops", "x"),
+    [
+        (("jvp", "jvp", "jvp"), ("square",), [-1.27592429, -1.39530669, -1.02796293]),
+        (("jvp", "jvp", "jvp"), ("affine", "square"), [1.42208691, 1.27902426]),
+        (("grad", "jvp", "jvp"), ("sum",), [0.51078674, -1.33581471, 0.94975346]),
+    ],
+)
+def test_a_derivative_that_is_exactly_zero_matches_the_noise_of_its_plain_meaning(
+    backend_name: str, transforms: tuple[str, ...], ops: tuple[str, ...], x: list[float]
+) -> None:
+    # Found by the random profile: the third derivative of a quadratic is exactly 0, and the
+    # plain meaning's nested central differences give rounding noise (-2.8e-8 with step 1e-3),
+    # which a normwise tolerance (relative to that noise) refused.
+    from minijax.testing.checks import backend_named
+    from minijax.testing.runner import run_check
+
+    program = programs.NestedProgram(transforms, ops, len(x), (), np.array(x))
+    outcome = run_check(program.check(), backend_named(backend_name), backend_named("numpy"))
+    assert outcome.passed, outcome.message
+    # The allowance is the rounding noise, not more: a first derivative stays at 1e-12.
+    assert programs.finite_difference_noise(["jvp"], lambda v: v * v, np.array(x)) < 1e-11
+
+
 @pytest.mark.single_backend
 def test_the_plain_meaning_is_what_the_transformations_mean() -> None:
     x = np.array([0.5, -1.0])

@@ -514,12 +514,15 @@ def _reciprocal_division(operands: Sequence[NDArray], a: NDArray) -> NDArray:
     return _within(a, np.asarray(as_xla), Tolerance(1), ulp_distance(a, np.asarray(as_xla)))
 
 
-def compare_program(actual: Sequence[NDArray], expected: Sequence[NDArray], rtol: float | None = None) -> Agreement:
+def compare_program(
+    actual: Sequence[NDArray], expected: Sequence[NDArray], rtol: float | None = None, atol: float = 0.0
+) -> Agreement:
     """Whether a backend's outputs of a whole program agree with the reference's.
 
     Integers and booleans exactly; floats with NaN and infinities in the same
-    places and the rest within ``rtol * (|expected| + max |expected|)``
-    (``PROGRAM_RTOL`` by dtype unless ``rtol`` is given).
+    places and the rest within ``rtol * (|expected| + max |expected|) + atol``
+    (``PROGRAM_RTOL`` by dtype unless ``rtol`` is given; ``atol``, for an
+    expected value with an absolute error of its own, 0 unless given).
     """
     bad_types = _check_types(actual, expected)
     if bad_types is not None:
@@ -536,8 +539,8 @@ def compare_program(actual: Sequence[NDArray], expected: Sequence[NDArray], rtol
             finite = np.isfinite(w)
             scale = float(np.max(np.abs(w[finite]), initial=0.0)) if w.ndim else (abs(float(w)) if finite else 0.0)
             with np.errstate(invalid="ignore"):
-                ok = _within_bound(a, e, tol * (np.abs(w) + scale))
-            allowed = f"rtol {tol:g} (normwise)"
+                ok = _within_bound(a, e, tol * (np.abs(w) + scale) + atol)
+            allowed = f"rtol {tol:g} (normwise)" + (f" + atol {atol:.3g}" if atol else "")
         worst = max(worst, _worst(dist, np.ones(np.shape(ok), bool)))
         if not ok.all():
             return Agreement(False, worst, _describe(k, a, e, ok, dist, allowed))
