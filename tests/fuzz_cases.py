@@ -40,6 +40,7 @@ class FuzzCase:
     # Only the results' shapes and dtypes are specified (a float outside an integer
     # dtype's range converted to it: JAX too gives one value eagerly, another under jit).
     values_unspecified: bool = False
+    program: Any = None  # the ClosedJaxpr the case evaluates, when it is one (fuzz_support.run_case)
 
     def __repr__(self) -> str:
         shown = ", ".join(_short(a) for a in self.args)
@@ -649,7 +650,13 @@ def jaxpr_text_cases(draw: Draw) -> FuzzCase:
     # Messages may name any primitive the (mutated) text names.
     named = {w for w in re.findall(r"[\w-]+", text) if w in primitive_registry}
     names = (*prim_names, *named, "jaxpr", "line", "column", "eval_jaxpr", "expected", "takes", "arguments", "dtype", "prng")
-    return FuzzCase(f"parse+eval ({note}) of\n{text}\n", run, list(args), names, key=("text", text), reference=reference)
+    try:
+        parsed = parse_jaxpr(text)
+        program: Any = parsed if isinstance(parsed, ClosedJaxpr) else ClosedJaxpr(parsed, [])
+    except Exception:  # the case checks the error
+        program = None
+    return FuzzCase(f"parse+eval ({note}) of\n{text}\n", run, list(args), names, key=("text", text), reference=reference,
+                    program=program)  # fmt: skip
 
 
 @st.composite

@@ -310,6 +310,26 @@ def _allowing_flushed_inputs(
     return compare
 
 
+def _by_equation_rules(
+    program: Any, args: Sequence[Any], compare: Callable[[list[NDArray], list[NDArray]], tolerances.Agreement]
+) -> Callable[[list[NDArray], list[NDArray]], tolerances.Agreement]:
+    """``compare``, or else each output by the rule of the primitive that computes it."""
+    from minijax.backend import get_backend
+    from minijax.testing.checks import compare_program_outputs
+
+    def by_rules(actual: list[NDArray], expected: list[NDArray]) -> tolerances.Agreement:
+        agreement = compare(actual, expected)
+        if agreement.ok or len(actual) != len(expected):
+            return agreement
+        try:
+            by_rule = compare_program_outputs(program, [np.asarray(a) for a in args], actual, expected, get_backend("numpy"))
+        except Exception:  # the program does not run on the reference as a whole: no second opinion
+            return agreement
+        return by_rule if by_rule.ok else agreement
+
+    return by_rules
+
+
 def _masking_subnormal_operands(
     args: Sequence[Any], actual: list[NDArray], expected: list[NDArray]
 ) -> tuple[list[NDArray], list[NDArray]] | None:
@@ -365,12 +385,16 @@ def run_case(
     require_name: bool = True,
     reference: Callable[..., Any] | None = None,
     may_be_large: bool = False,
+    program: Any = None,
 ) -> str:
     """Run ``fn(*args)`` on every backend in every mode and judge the outcomes (see the module doc).
 
     ``reference(*args)``, when given, is a NumPy computation the results must
     also agree with (normwise) when the runs succeed. ``may_be_large``: the
     case's parameters may ask for a huge result (checked first, by eval_shape).
+    ``program``: the ClosedJaxpr the case evaluates, when it is one: an output that
+    one primitive computes from exactly computed values may also agree by that
+    primitive's own rule (``checks.compare_program_outputs``).
     """
     if may_be_large and _too_large(fn, args):
         COUNTS["too large to run"] += 1
@@ -380,6 +404,8 @@ def run_case(
     flushed_args = _flushed_arguments(args)
     if compare is None and flushed_args is not None:
         compare = _allowing_flushed_inputs(fn, args, flushed_args)
+    if program is not None:
+        compare = _by_equation_rules(program, args, compare or compare_programs)
     verdict = check_outcomes(case, outcomes, names, compare, require_name, across_modes=not scalar_argument)
     if verdict == "ok" and reference is not None:
         values = outcomes[0].values

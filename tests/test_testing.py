@@ -392,3 +392,45 @@ def test_assert_backends_agree_names_the_backend_that_disagrees() -> None:
     with pytest.raises(AssertionError, match="'negates-exp' disagrees with 'numpy': output 0 \\(f32\\[2\\]\\)"):
         assert_backends_agree(lambda v: jnp.exp(v) + 1, x, backends=["negates-exp"])
     assert "exp" in IMPLS  # the reference itself is untouched
+
+
+def _parsed(text: str) -> Any:
+    from minijax.jaxpr import ClosedJaxpr
+    from minijax.jaxpr_parse import parse_jaxpr
+
+    parsed = parse_jaxpr(text)
+    return parsed if isinstance(parsed, ClosedJaxpr) else ClosedJaxpr(parsed, [])
+
+
+LGAMMA_PROGRAM = "{ lambda ; a:f32[] b:f32[]. let c:f32[] = acos a; d:f32[] = lgamma b in (c, d) }"
+LGAMMA_ARGS = [np.array(-0.66176975, np.float32), np.array(1.940907, np.float32)]
+
+
+def test_a_program_output_may_agree_by_the_rule_of_the_primitive_that_computes_it(backend_name: str) -> None:
+    # Found by the random fuzz profile: XLA's lgamma(1.940907) is -0.023842335, the reference's
+    # -0.02384339: 567 ulps, within lgamma's absolute allowance near its zero at 2 (64 eps),
+    # but not within the program rule, relative to the output's own magnitude.
+    from minijax.testing.checks import Check, backend_named
+    from minijax.testing.runner import run_check
+
+    check = Check("program", "acos and lgamma", "float32", _parsed(LGAMMA_PROGRAM), LGAMMA_ARGS)
+    outcome = run_check(check, backend_named(backend_name), backend_named("numpy"))
+    assert outcome.passed, outcome.message
+
+
+@pytest.mark.single_backend
+def test_compare_program_outputs_uses_a_primitives_rule_only_on_exactly_computed_operands() -> None:
+    from minijax.testing import tolerances
+    from minijax.testing.checks import backend_named, compare_program_outputs
+
+    numpy_backend = backend_named("numpy")
+    want = [np.asarray(np.arccos(LGAMMA_ARGS[0])), np.asarray(np.float32(-0.02384339))]
+    xla_like = [want[0], np.asarray(np.float32(-0.023842335))]
+    assert not tolerances.compare_program(xla_like, want).ok
+    assert compare_program_outputs(_parsed(LGAMMA_PROGRAM), LGAMMA_ARGS, xla_like, want, numpy_backend).ok
+    # Beyond lgamma's allowance: refused.
+    far = [want[0], np.asarray(np.float32(-0.0237))]
+    assert not compare_program_outputs(_parsed(LGAMMA_PROGRAM), LGAMMA_ARGS, far, want, numpy_backend).ok
+    # The lgamma output of an operand that is not computed exactly (sin of b) is judged normwise only.
+    chained = "{ lambda ; a:f32[] b:f32[]. let c:f32[] = acos a; e:f32[] = sin b; d:f32[] = lgamma e in (c, d) }"
+    assert not compare_program_outputs(_parsed(chained), LGAMMA_ARGS, xla_like, want, numpy_backend).ok
