@@ -393,3 +393,18 @@ def test_the_default_backend_is_chosen_by_flag_and_environment() -> None:
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("MINIJAX_BACKEND", "JAX_PLATFORMS")}
     out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "xla", out.stderr
+
+
+def test_float0_values_put_on_xla_read_back_as_float0() -> None:
+    # jaxlib knows no float0: the backend puts booleans and keeps the label
+    # itself (jaxlib 0.11+ refuses to relabel the buffer's own aval).
+    zeros = np.zeros((2, 3), jax.dtypes.float0)
+    buffer = XLA.put(zeros)
+    assert jaxlib_api.buffer_aval(buffer) == ShapedArray((2, 3), jax.dtypes.float0)
+    back = XLA.get(buffer)
+    assert back.dtype == jax.dtypes.float0 and back.shape == (2, 3)
+    plain = XLA.put(np.zeros((2, 3), np.bool_))
+    assert jaxlib_api.buffer_aval(plain).dtype == np.bool_  # an ordinary bool buffer keeps its dtype
+    # A gradient with respect to an integer input is float0 zeros, on XLA too.
+    g = jax.grad(lambda x, n: x * n, argnums=1, allow_int=True)(jnp.float32(2.0), jnp.int32(3))
+    assert g.dtype == jax.dtypes.float0 and g.shape == ()

@@ -268,7 +268,7 @@ class XlaBackend(Backend):
         out_avals: Sequence[ShapedArray],
     ) -> list[Any]:
         device = self.buffer_device(inputs[0]) if inputs else None
-        return self.prepare(prim, params, [b.aval for b in inputs], out_avals, device)(inputs)
+        return self.prepare(prim, params, [jaxlib_api.buffer_aval(b) for b in inputs], out_avals, device)(inputs)
 
     def prepare(
         self,

@@ -244,6 +244,19 @@ def _put_sharding(device: PjrtDevice) -> Any:
 # --- host <-> device -------------------------------------------------------------------
 
 
+# id -> buffer, for the buffers ``put`` made of a float0 value: their label. The
+# buffer's own ``aval`` says bool, and jaxlib 0.11+ makes it read-only.
+_float0_buffers: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
+
+
+def buffer_aval(buffer: Buffer) -> ShapedArray:
+    """The aval of the value ``buffer`` holds (float0 for what ``put`` made of one)."""
+    aval: ShapedArray = buffer.aval
+    if _float0_buffers.get(id(buffer)) is buffer:
+        return ShapedArray(aval.shape, float0)
+    return aval
+
+
 def put(value: np.ndarray[Any, Any], device: PjrtDevice) -> Buffer:
     """Copy ``value`` to ``device``.
 
@@ -255,7 +268,7 @@ def put(value: np.ndarray[Any, Any], device: PjrtDevice) -> Buffer:
     if value.dtype == float0:
         # Booleans on the device (jaxlib knows no float0), labelled float0 for minijax.
         buffer = put(np.zeros(value.shape, np.bool_), device)
-        buffer.aval = ShapedArray(value.shape, float0)
+        _float0_buffers[id(buffer)] = buffer
         return buffer
     aval = ShapedArray(value.shape, value.dtype)
     buffer = xc.batched_device_put(
@@ -298,7 +311,7 @@ def check_live(buffer: Buffer) -> None:
     if buffer is None:
         raise RuntimeError("Array has been deleted.")
     if buffer.is_deleted():
-        raise RuntimeError(f"Array has been deleted with shape={buffer.aval.str_short(short_dtypes=False)}.")
+        raise RuntimeError(f"Array has been deleted with shape={buffer_aval(buffer).str_short(short_dtypes=False)}.")
 
 
 def get(buffer: Buffer) -> np.ndarray[Any, Any]:
@@ -318,7 +331,7 @@ def get(buffer: Buffer) -> np.ndarray[Any, Any]:
     except Exception as e:
         check_live(buffer)  # donated meanwhile, by another thread: JAX's message
         raise runtime_error(e) from None
-    aval = buffer.aval
+    aval = buffer_aval(buffer)
     if aval.dtype == float0:
         zeros = np.zeros(aval.shape, float0)
         zeros.flags.writeable = False
