@@ -561,10 +561,7 @@ def make_runner(
         collect()
         return outs
 
-    for c in consts:
-        _constant_buffers[id(c)] = c
-    chosen = run_with_consts if consts else run
-    return _donating_copies_of_consts(chosen, donated, device) if donated else chosen
+    return _sharing_consts(run_with_consts if consts else run, consts, donated, device)
 
 
 # id -> buffer, for every buffer some compiled program reads as a constant
@@ -572,6 +569,16 @@ def make_runner(
 # would take over one of them by donation takes over a copy instead, so that
 # the programs reading it keep working, as in JAX.
 _constant_buffers: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
+
+
+def _sharing_consts(
+    run: Callable[[list[Buffer]], list[Buffer]], consts: Sequence[Buffer], donated: Sequence[int], device: PjrtDevice
+) -> Callable[[list[Buffer]], list[Buffer]]:
+    """``run``, once ``consts`` are known as buffers a program reads as constants,
+    and donating copies of them if it donates (``_donating_copies_of_consts``)."""
+    for c in consts:
+        _constant_buffers[id(c)] = c
+    return _donating_copies_of_consts(run, donated, device) if donated else run
 
 
 def _donating_copies_of_consts(
@@ -904,6 +911,4 @@ def make_waiting_runner(
         collect_garbage()
         return outs
 
-    for c in consts:
-        _constant_buffers[id(c)] = c
-    return _donating_copies_of_consts(run, donated, device) if donated else run
+    return _sharing_consts(run, consts, donated, device)
