@@ -94,10 +94,16 @@ def reduce_window(
         raise ValueError("reduce_window must have at least one operand.")
     flat_operands = [_asarray(x) for x in flat_operands]
     flat_inits = [_asarray(x) for x in flat_inits]
+    shape = get_aval(flat_operands[0]).shape
+    if len(window_dimensions) != len(shape):  # window C3, checked before the padding name is read
+        raise TypeError(
+            "reduce_window got the wrong number of window_dimensions for operand: "
+            f"got operand shape {shape} with window_dimensions {tuple(window_dimensions)}."
+        )
     if isinstance(padding, str):
         extent = window_dimensions if window_dilation is None else dilate_shape(window_dimensions, window_dilation)
         strides = (1,) * len(window_dimensions) if window_strides is None else window_strides
-        pads = tuple(padtype_to_pads(get_aval(flat_operands[0]).shape, extent, strides, padding))
+        pads = tuple(padtype_to_pads(shape, extent, strides, padding))
     else:
         pads = tuple((lo, hi) for lo, hi in padding)
     ones = (1,) * len(window_dimensions)

@@ -471,6 +471,11 @@ for _prim in (reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p):
     batching.primitive_batchers[_prim] = _monoid_batcher(_prim)
 
 
+def _at_front(x: Any, bdim: BatchDim, size: int) -> Any:
+    """``x`` batched on its first axis; unbatched, broadcast with NumPy-int dims (as JAX's jaxprs print them)."""
+    return batching.broadcast(x, size, 0) if bdim is None else batching.moveaxis(x, bdim, 0)
+
+
 def _reduce_window_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, window_dimensions: Shape,
                            window_strides: Shape, padding: Padding, base_dilation: Shape, window_dilation: Shape,
                            **params: Any) -> tuple[Any, Any]:
@@ -478,7 +483,7 @@ def _reduce_window_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, win
     if any(d is not None for d in dims[n:]):
         raise NotImplementedError("reduce_window batching is not implemented for initial values")
     size = batching.batch_size(vals, dims)
-    operands = [batching.bdim_at_front(x, d, size) for x, d in zip(vals[:n], dims[:n])]
+    operands = [_at_front(x, d, size) for x, d in zip(vals[:n], dims[:n])]
     outs = reduce_window_p.bind(*operands, *vals[n:], window_dimensions=(1, *window_dimensions),
                                 window_strides=(1, *window_strides), padding=((0, 0), *padding),
                                 base_dilation=(1, *base_dilation), window_dilation=(1, *window_dilation), **params)
@@ -488,7 +493,7 @@ def _reduce_window_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, win
 def _select_and_scatter_add_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, select_prim: Primitive,
                                     window_dimensions: Shape, window_strides: Shape, padding: Padding) -> tuple[Any, BatchDim]:
     size = batching.batch_size(vals, dims)
-    source, operand = (batching.bdim_at_front(x, d, size) for x, d in zip(vals, dims))
+    source, operand = (_at_front(x, d, size) for x, d in zip(vals, dims))
     out = _bind_scatter(source, operand, select_prim, (1, *window_dimensions), (1, *window_strides), ((0, 0), *padding))
     return out, 0
 
@@ -497,7 +502,7 @@ def _select_and_gather_add_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]
                                    window_dimensions: Shape, window_strides: Shape, padding: Padding,
                                    base_dilation: Shape, window_dilation: Shape) -> tuple[Any, BatchDim]:
     size = batching.batch_size(vals, dims)
-    tangents, operand = (batching.bdim_at_front(x, d, size) for x, d in zip(vals, dims))
+    tangents, operand = (_at_front(x, d, size) for x, d in zip(vals, dims))
     out = _bind_gather(tangents, operand, select_prim, (1, *window_dimensions), (1, *window_strides),
                        ((0, 0), *padding), (1, *base_dilation), (1, *window_dilation))
     return out, 0
