@@ -108,17 +108,18 @@ def _reduce_window(backend: JaxprCompiler, params: dict[str, Any]) -> Callable[.
     def run(*args: Array) -> list[Array]:
         n = len(args) // 2
         operands, inits = args[:n], args[n:]
-        # Holes and padding hold the init values: they are the reduction's identity.
-        views = [window_view(np.asarray(x), init, **window) for x, init in zip(operands, inits)]
         ndim = operands[0].ndim
-        out_shape = views[0].shape[:ndim]
-        taps = [_flat_taps(v, ndim) for v in views]
+        taps = [_flat_taps(window_view(np.asarray(x), init, **window), ndim) for x, init in zip(operands, inits)]
+        # Which taps are operand elements: holes and padding are skipped (the
+        # init value is taken in once, as the accumulator's start), as XLA does.
+        real = _flat_taps(window_view(np.ones(operands[0].shape, bool), False, **window), ndim)
+        out_shape = real.shape[:ndim]
         acc = [np.broadcast_to(np.asarray(init), out_shape) for init in inits]
         # The body is a function of scalars made of elementwise primitives: it
         # runs on whole arrays, one window tap at a time, in row-major tap order.
-        for k in range(taps[0].shape[-1]):
+        for k in range(real.shape[-1]):
             outs = combine(*acc, *[t[..., k] for t in taps])
-            acc = [np.broadcast_to(np.asarray(o), out_shape) for o in outs]
+            acc = [np.where(real[..., k], np.asarray(o), a) for o, a in zip(outs, acc)]
         return [np.array(a, dtype=x.dtype) for a, x in zip(acc, operands)]
 
     return run

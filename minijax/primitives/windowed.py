@@ -98,7 +98,6 @@ def reduce_window_shape_tuple(
 
 
 def _window_shape(
-    prim: str,
     operand: ShapedArray,
     window_dimensions: Any,
     window_strides: Any,
@@ -124,7 +123,7 @@ def _window_shape(
                 f"reduce_window got inconsistent {what} and window_dimensions: "
                 f"got {what} {tuple(value)} and window_dimensions {tuple(window_dimensions)}."
             )
-    pads = padding_pairs(prim, padding, operand.ndim)  # window C4
+    pads = padding_pairs(name, padding, operand.ndim)  # window C4
     return reduce_window_shape_tuple(operand.shape, dims, strides, pads, base, wdil)  # window C2, C5
 
 
@@ -137,7 +136,7 @@ def _monoid_rule(name: str) -> Callable[..., ShapedArray]:
              base_dilation: Any, window_dilation: Any) -> ShapedArray:
         if name == "reduce_window_sum" and not dtypes.issubdtype(operand.dtype, np.number):  # window C6
             raise TypeError(f"operand to reduce_window_sum must have a number dtype, got {operand.dtype.name}")
-        shape = _window_shape(name, operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+        shape = _window_shape(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
         return operand.update(shape=shape)  # window C7: dtype and weak type kept
 
     return rule
@@ -187,7 +186,7 @@ def _reduce_window_rule(*avals: ShapedArray, jaxpr: Any, consts: Any, window_dim
             f"reduce_window jaxpr must map two sets of {n} scalars of the operands' dtypes to one set, got "
             f"({', '.join(a.str_short() for a in body_in)}) -> ({', '.join(a.str_short() for a in body_out)})."
         )
-    shape = _window_shape("reduce_window", operands[0], window_dimensions, window_strides, padding, base_dilation,
+    shape = _window_shape(operands[0], window_dimensions, window_strides, padding, base_dilation,
                           window_dilation)
     return [o.update(shape=shape) for o in operands]  # reduce_window C6
 
@@ -234,7 +233,7 @@ def _select_and_scatter_add_rule(source: ShapedArray, operand: ShapedArray, *, s
     name = "select_and_scatter_add"
     _check_select_prim(name, select_prim)
     ones = (1,) * operand.ndim
-    shape = _window_shape(name, operand, window_dimensions, window_strides, padding, ones, ones)
+    shape = _window_shape(operand, window_dimensions, window_strides, padding, ones, ones)
     if source.shape != shape:  # select C2
         raise TypeError(f"{name} source shape must be the shape of the operand's windows {shape}, got {source.shape}.")
     if source.dtype != operand.dtype:  # select C3
@@ -252,7 +251,7 @@ def _select_and_gather_add_rule(tangents: ShapedArray, operand: ShapedArray, *, 
         raise TypeError(f"{name} tangents and operand dtypes must match, got {tangents.dtype.name} and {operand.dtype.name}.")
     if not dtypes.issubdtype(operand.dtype, np.floating):  # select C5
         raise TypeError(f"{name} operand must have a floating dtype, got {operand.dtype.name}.")
-    shape = _window_shape(name, operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    shape = _window_shape(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     return ShapedArray(shape, tangents.dtype, tangents.weak_type and operand.weak_type)  # select C4
 
 
