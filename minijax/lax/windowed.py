@@ -24,6 +24,7 @@ from minijax.lax.padding import padtype_to_pads
 from minijax.lax.structural import _asarray
 from minijax.primitives.reductions import reduction_identity
 from minijax.primitives.windowed import (
+    check_window,
     dilate_shape,
     reduce_window_max_p,
     reduce_window_min_p,
@@ -114,6 +115,7 @@ def reduce_window(
         base_dilation=ones if base_dilation is None else tuple(base_dilation),
         window_dilation=ones if window_dilation is None else tuple(window_dilation),
     )
+    check_window(get_aval(flat_operands[0]), **params)  # JAX's messages, before a primitive prefixes its name
     prim = _monoid(computation, flat_inits)
     if prim is not None:
         return tree_util.tree_unflatten(tree, [prim.bind(flat_operands[0], **params)])

@@ -15,6 +15,7 @@ and padding hold the reduction's identity (the init value).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,7 +52,11 @@ def _shapelike(prim: str, what: str, values: Any, strictly_positive: bool) -> Sh
     """A window param as a tuple of ints (JAX's ``_check_shapelike``)."""
     if not isinstance(values, (tuple, list, np.ndarray)):  # window C1
         raise TypeError(f"{prim} {what} must be of type tuple/list/ndarray, got {type(values)}.")
-    items = index_tuple_param(prim, what, values)  # window C1
+    try:
+        [operator.index(v) for v in values]
+    except TypeError:  # window C1 (JAX's message shows the element types as Python prints them)
+        raise TypeError(f"{prim} {what} must have every element be an integer type, got {tuple(map(type, values))}.") from None
+    items = index_tuple_param(prim, what, values)  # window C1: bools refused too
     bound, words = (1, "strictly positive") if strictly_positive else (0, "nonnegative")
     if any(v < bound for v in items):  # window C2
         raise TypeError(f"{prim} {what} must have every element be {words}, got {tuple(values)}.")
@@ -97,7 +102,7 @@ def reduce_window_shape_tuple(
     return tuple(max((p - w) // s + 1, 0) for p, w, s in zip(padded, window_dimensions, window_strides))
 
 
-def _window_shape(
+def check_window(
     operand: ShapedArray,
     window_dimensions: Any,
     window_strides: Any,
@@ -105,7 +110,10 @@ def _window_shape(
     base_dilation: Any,
     window_dilation: Any,
 ) -> Shape:
-    """The output shape (window C1-C6); the messages name ``reduce_window`` as JAX's do."""
+    """The output shape of a windowed reduction of ``operand`` (window C1-C5).
+
+    The messages name ``reduce_window`` as JAX's do; ``lax.reduce_window``
+    calls this before binding, so that its errors read exactly as JAX's."""
     name = "reduce_window"
     dims = _shapelike(name, "window_dimensions", window_dimensions, True)
     strides = _shapelike(name, "window_strides", window_strides, True)
@@ -136,7 +144,7 @@ def _monoid_rule(name: str) -> Callable[..., ShapedArray]:
              base_dilation: Any, window_dilation: Any) -> ShapedArray:
         if name == "reduce_window_sum" and not dtypes.issubdtype(operand.dtype, np.number):  # window C6
             raise TypeError(f"operand to reduce_window_sum must have a number dtype, got {operand.dtype.name}")
-        shape = _window_shape(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+        shape = check_window(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
         return operand.update(shape=shape)  # window C7: dtype and weak type kept
 
     return rule
@@ -186,7 +194,7 @@ def _reduce_window_rule(*avals: ShapedArray, jaxpr: Any, consts: Any, window_dim
             f"reduce_window jaxpr must map two sets of {n} scalars of the operands' dtypes to one set, got "
             f"({', '.join(a.str_short() for a in body_in)}) -> ({', '.join(a.str_short() for a in body_out)})."
         )
-    shape = _window_shape(operands[0], window_dimensions, window_strides, padding, base_dilation,
+    shape = check_window(operands[0], window_dimensions, window_strides, padding, base_dilation,
                           window_dilation)
     return [o.update(shape=shape) for o in operands]  # reduce_window C6
 
@@ -233,7 +241,7 @@ def _select_and_scatter_add_rule(source: ShapedArray, operand: ShapedArray, *, s
     name = "select_and_scatter_add"
     _check_select_prim(name, select_prim)
     ones = (1,) * operand.ndim
-    shape = _window_shape(operand, window_dimensions, window_strides, padding, ones, ones)
+    shape = check_window(operand, window_dimensions, window_strides, padding, ones, ones)
     if source.shape != shape:  # select C2
         raise TypeError(f"{name} source shape must be the shape of the operand's windows {shape}, got {source.shape}.")
     if source.dtype != operand.dtype:  # select C3
@@ -251,7 +259,7 @@ def _select_and_gather_add_rule(tangents: ShapedArray, operand: ShapedArray, *, 
         raise TypeError(f"{name} tangents and operand dtypes must match, got {tangents.dtype.name} and {operand.dtype.name}.")
     if not dtypes.issubdtype(operand.dtype, np.floating):  # select C5
         raise TypeError(f"{name} operand must have a floating dtype, got {operand.dtype.name}.")
-    shape = _window_shape(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    shape = check_window(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     return ShapedArray(shape, tangents.dtype, tangents.weak_type and operand.weak_type)  # select C4
 
 
