@@ -102,6 +102,25 @@ def test_monoid_and_generic_reductions_match_the_spec(opts):
         np.testing.assert_allclose(arr(jitted(x)), want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_random_params_with_negative_pads_match_the_spec(seed):
+    # Negative pads crop the base-dilated operand (a crop longer than it eats into the other end's padding);
+    # XLA's CPU reduce_window aborts on negative pads, so the lowering crops first.
+    rng = np.random.default_rng(seed)
+    for _ in range(12):
+        nd = int(rng.integers(1, 3))
+        shape = tuple(int(v) for v in rng.integers(0, 5, nd))
+        window = tuple(int(v) for v in rng.integers(1, 4, nd))
+        strides = tuple(int(v) for v in rng.integers(1, 3, nd))
+        pads = tuple((int(lo), int(hi)) for lo, hi in rng.integers(-3, 4, (nd, 2)))
+        base, wdil = tuple(int(v) for v in rng.integers(1, 3, nd)), tuple(int(v) for v in rng.integers(1, 3, nd))
+        x = rng.normal(size=shape).astype(F32)
+        for init, op, ref in [(0.0, lax.add, np.add), (-np.inf, lax.max, np.maximum), (0.5, lax.add, np.add)]:
+            got = lax.reduce_window(x, init, op, window, strides, pads, base, wdil)
+            np.testing.assert_allclose(arr(got), naive(x, init, ref, window, strides, pads, base, wdil), rtol=1e-5,
+                                       atol=1e-6, err_msg=f"{shape} {window} {strides} {pads} {base} {wdil} {init}")
+
+
 def test_reduce_window_binds_the_specialised_primitive_only_for_a_monoid_with_its_identity():
     x = np.ones((4, 4), F32)
 
@@ -376,6 +395,22 @@ X = np.ones((4, 4), F32)
 def test_bad_input_raises_jaxs_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("pad", [((-5, 0),), ((-1, -1),), ((0, -3),), ((2, -2),), ((-4, 3),)])
+def test_negative_padding_crops_and_max_pooling_differentiates_through_it(pad):
+    # (JAX's own rules accept negative pads; its lax.reduce_window then fails in NumPy broadcasting.)
+    x = np.array([3.0, 1.0, 2.0], F32)
+    for init, op, ref in [(0.0, lax.add, np.add), (-np.inf, lax.max, np.maximum), (1.0, lax.mul, np.multiply)]:
+        np.testing.assert_array_equal(arr(lax.reduce_window(x, init, op, (1,), (1,), pad)), naive(x, init, ref, (1,), (1,), pad))
+    g = minijax.grad(lambda x: lax.reduce_window(x, -np.inf, lax.max, (2,), (1,), pad).sum())(x)
+    # Each window's cotangent goes to its maximum among the operand elements it covers.
+    want = np.zeros(3, F32)
+    for start in range(lax.reduce_window_shape_tuple((3,), (2,), (1,), pad)[0]):
+        covered = [i for i in (start - pad[0][0], start + 1 - pad[0][0]) if 0 <= i < 3]
+        if covered:
+            want[max(covered, key=lambda i: (x[i], -i))] += 1
+    np.testing.assert_array_equal(arr(g), want)
 
 
 def test_a_window_larger_than_the_padded_input_gives_an_empty_result_as_in_jax():

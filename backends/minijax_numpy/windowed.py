@@ -42,9 +42,10 @@ def window_view(x: Array, fill: Any, window_dimensions: Shape, window_strides: S
     # Base dilation: the elements, base_dilation - 1 identities apart.
     dilated = np.full(dilate_shape(x.shape, base_dilation), fill, x.dtype)
     dilated[tuple(slice(None, None, b) for b in base_dilation)] = x
-    # Padding: negative pads crop, positive ones add identities.
-    cropped = dilated[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(dilated.shape, padding))]
-    padded = np.pad(cropped, [(max(lo, 0), max(hi, 0)) for lo, hi in padding], constant_values=fill)
+    # Padding: positive pads add identities, then negative ones crop (a crop
+    # longer than the operand eats into the padding at the other end).
+    grown = np.pad(dilated, [(max(lo, 0), max(hi, 0)) for lo, hi in padding], constant_values=fill)
+    padded = grown[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(grown.shape, padding))]
     # Every window of the dilated window's extent, then every stride-th of them and every dilation-th tap.
     extent = dilate_shape(window_dimensions, window_dilation)
     view = sliding_window_view(padded, extent)

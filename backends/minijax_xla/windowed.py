@@ -39,10 +39,35 @@ def _padding_attr(padding: Sequence[tuple[int, int]]) -> ir.DenseIntElementsAttr
     return ir.DenseIntElementsAttr.get(cast(Any, pads))  # an (ndim, 2) int64 array (numpy's stubs miss Buffer)
 
 
+def _without_negative_pads(
+    operands: Sequence[Value], in_shape: Sequence[int], padding: Sequence[tuple[int, int]], base_dilation: Sequence[int],
+) -> tuple[list[Value], list[tuple[int, int]]] | None:
+    """The operands cropped so that no pad is negative (XLA's CPU reduce_window aborts on one), or
+    None when the crop leaves no operand element.
+
+    A pad of -k removes k elements of the base-dilated operand: ceil(k / b)
+    operand elements, and the b * ceil(k / b) - k holes left at that end
+    become padding instead -- the same thing, as both are skipped.
+    """
+    starts, stops, pads = [], [], []
+    for n, (lo, hi), b in zip(in_shape, padding, base_dilation):
+        drop_lo = -(-max(-lo, 0) // b)
+        drop_hi = -(-max(-hi, 0) // b)
+        if n - drop_lo - drop_hi <= 0:
+            return None
+        starts.append(drop_lo)
+        stops.append(n - drop_hi)
+        pads.append((lo if lo >= 0 else drop_lo * b + lo, hi if hi >= 0 else drop_hi * b + hi))
+    ndim = len(in_shape)
+    cropped = [hlo.slice(x, starts, stops, [1] * ndim) for x in operands]
+    return cropped, pads
+
+
 def reduce_window(
     operands: Sequence[Value],
     inits: Sequence[Value],
     dtypes_: Sequence[DType],
+    in_shape: Sequence[int],
     out_shape: Sequence[int],
     body: Callable[[list[Value], list[Value]], list[Value]],
     *,
@@ -52,7 +77,19 @@ def reduce_window(
     base_dilation: Sequence[int],
     window_dilation: Sequence[int],
 ) -> list[Value]:
-    """A (variadic) ``stablehlo.reduce_window``; ``body(accumulators, elements)`` builds the region from 0-d values."""
+    """A (variadic) ``stablehlo.reduce_window``; ``body(accumulators, elements)`` builds the region from 0-d values.
+
+    Where no window has anything to reduce (an empty result, or negative pads
+    that crop the whole operand away), the result is the init values
+    broadcast: no reduce_window reaches XLA that its CPU code would abort on.
+    """
+    if 0 in out_shape or 0 in in_shape:
+        return [hlo.broadcast_in_dim(tensor_type(out_shape, dt), init, []) for init, dt in zip(inits, dtypes_)]
+    if any(lo < 0 or hi < 0 for lo, hi in padding):
+        found = _without_negative_pads(operands, in_shape, padding, base_dilation)
+        if found is None:
+            return [hlo.broadcast_in_dim(tensor_type(out_shape, dt), init, []) for init, dt in zip(inits, dtypes_)]
+        operands, padding = found
     op = hlo.ReduceWindowOp(
         [tensor_type(out_shape, dt) for dt in dtypes_],
         list(operands),
@@ -91,7 +128,8 @@ def _monoid_rule(identity: str, combine: Callable[[Value, Value], Value], widen:
         work = _F32 if widen and _is_float(dt) and dt.itemsize == 2 else dt
         x = _convert(x, aval_in.shape, dt, work)
         init = constant(reduction_identity(identity, work), work)
-        (out,) = reduce_window([x], [init], [work], aval_out.shape, lambda a, b: [combine(a[0], b[0])], **params)
+        (out,) = reduce_window([x], [init], [work], aval_in.shape, aval_out.shape, lambda a, b: [combine(a[0], b[0])],
+                               **params)
         return [_convert(out, aval_out.shape, work, dt)]
 
     return rule
@@ -112,7 +150,7 @@ def _reduce_window(ctx: LoweringRuleContext, *args: Value, jaxpr: Any, consts: A
         const_values = [constant(c, v.aval.dtype) for v, c in zip(jaxpr.constvars, consts)]
         return emit_jaxpr(ctx.module_context, jaxpr, const_values, [*acc, *elem])
 
-    return reduce_window(args[:n], args[n:], dts, ctx.avals_out[0].shape, body, **params)
+    return reduce_window(args[:n], args[n:], dts, ctx.avals_in[0].shape, ctx.avals_out[0].shape, body, **params)
 
 
 # ---------------------------------------------------------------------------
@@ -142,14 +180,16 @@ def _select_and_scatter_add(ctx: LoweringRuleContext, source: Value, operand: Va
     dt = operand_aval.dtype
     direction, identity = _selection(select_prim)
     ndim = operand_aval.ndim
-    if any(lo or hi for lo, hi in padding):
+    padded_sizes = [n + lo + hi for n, (lo, hi) in zip(operand_aval.shape, padding)]
+    if 0 in source_aval.shape or min(padded_sizes, default=1) <= 0:
+        # No window (negative pads may crop the operand away): nothing is scattered.
+        return [hlo.broadcast_in_dim(tensor_type(operand_aval.shape, out_aval.dtype), constant(0, out_aval.dtype), [])]
+    padded = any(lo or hi for lo, hi in padding)
+    if padded:
         worst = constant(reduction_identity(identity, dt), dt)
-        padded_shape = [n + lo + hi for n, (lo, hi) in zip(operand_aval.shape, padding)]
         operand = hlo.pad(operand, worst, [int(lo) for lo, _ in padding], [int(hi) for _, hi in padding], [0] * ndim)
-    else:
-        padded_shape = list(operand_aval.shape)
     op = hlo.SelectAndScatterOp(
-        tensor_type(padded_shape, out_aval.dtype),
+        tensor_type(padded_sizes, out_aval.dtype),
         operand,
         source,
         constant(0, source_aval.dtype),
@@ -167,7 +207,7 @@ def _select_and_scatter_add(ctx: LoweringRuleContext, source: Value, operand: Va
         add = hlo.or_ if out_aval.dtype == np.bool_ else hlo.add
         hlo.return_([add(scatter.arguments[0], scatter.arguments[1])])
     result: Value = op.results[0]
-    if padded_shape != list(operand_aval.shape):
+    if padded:
         # Undo the padding: crop what was added, put zeros back where a negative pad cropped.
         zero = constant(0, out_aval.dtype)
         result = hlo.pad(result, zero, [-int(lo) for lo, _ in padding], [-int(hi) for _, hi in padding], [0] * ndim)
@@ -188,6 +228,6 @@ def _select_and_gather_add(ctx: LoweringRuleContext, tangents: Value, operand: V
         return [hlo.select(which, ka, kb), hlo.select(which, va, vb)]
 
     inits = [constant(reduction_identity(identity, dt), dt), constant(0, tdt)]
-    _, out = reduce_window([operand, tangents], inits, [dt, tdt], out_aval.shape, body, **params)
+    _, out = reduce_window([operand, tangents], inits, [dt, tdt], operand_aval.shape, out_aval.shape, body, **params)
     return [out]
 

@@ -221,8 +221,8 @@ def _window_abs_sums(x: NDArray, params: Mapping[str, Any]) -> NDArray:
     base, wdil = params["base_dilation"], params["window_dilation"]
     dilated = np.zeros([0 if n == 0 else (n - 1) * b + 1 for n, b in zip(x.shape, base)])
     dilated[tuple(slice(None, None, b) for b in base)] = magnitude
-    cropped = dilated[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(dilated.shape, params["padding"]))]
-    padded = np.pad(cropped, [(max(lo, 0), max(hi, 0)) for lo, hi in params["padding"]])
+    grown = np.pad(dilated, [(max(lo, 0), max(hi, 0)) for lo, hi in params["padding"]])
+    padded = grown[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(grown.shape, params["padding"]))]
     extent = [(w - 1) * d + 1 for w, d in zip(params["window_dimensions"], wdil)]
     if any(p < e for p, e in zip(padded.shape, extent)):
         return np.zeros([0] * x.ndim)
