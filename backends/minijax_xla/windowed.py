@@ -59,7 +59,7 @@ def _without_negative_pads(
         stops.append(n - drop_hi)
         pads.append((lo if lo >= 0 else drop_lo * b + lo, hi if hi >= 0 else drop_hi * b + hi))
     ndim = len(in_shape)
-    cropped = [hlo.slice(x, starts, stops, [1] * ndim) for x in operands]
+    cropped: list[Value] = [hlo.slice(x, starts, stops, [1] * ndim) for x in operands]
     return cropped, pads
 
 
