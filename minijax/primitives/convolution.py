@@ -135,7 +135,7 @@ def conv_output_shape(lhs_shape: Sequence[int], rhs_shape: Sequence[int], stride
     if any(p < 0 for p in padded):  # conv C12
         raise ValueError(
             "Negative padding is larger than the size of the corresponding dimension: "
-            f"got padding={[tuple(p) for p in pads]} for lhs_shape[2:]={tuple(lhs_shape[2:])}"
+            f"got padding={tuple(tuple(p) for p in pads)} for lhs_shape[2:]={tuple(lhs_shape[2:])}"
         )
     # A window larger than the padded input fits nowhere: that axis is empty (conv C13).
     spatial = tuple(max((p - k) // s + 1, 0) for p, k, s in zip(padded, rhs_shape[2:], strides))
@@ -484,11 +484,14 @@ def _conv_transpose(ct: Any, lhs: Any, rhs: Any, **params: Any) -> list[Any]:
         raise ValueError("conv_general_dilated transpose: exactly one operand must be linear (the other a known value).")
     target = lhs if lhs_linear else rhs
     zero = ad.Zero(ad.tangent_aval(target.aval))
-    # An empty cotangent contributes nothing (and would make a convolution with an empty window).
-    if type(ct) is ad.Zero or 0 in get_aval(ct).shape:
+    if type(ct) is ad.Zero:
         return [zero, None] if lhs_linear else [None, zero]
     if lhs_linear:
         return [_transpose_lhs(ct, lhs.aval, rhs, params), None]
+    if 0 in get_aval(ct).shape:
+        # An empty cotangent contributes nothing to the kernel, and its transpose would
+        # be a convolution with an empty window (JAX makes the same exception).
+        return [None, zero]
     return [None, _transpose_rhs(ct, lhs, rhs.aval, params)]
 
 
