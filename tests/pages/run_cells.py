@@ -142,7 +142,7 @@ def main() -> None:
     matplotlib.use("Agg")
     import scipy.datasets
 
-    scipy.datasets.face = lambda gray=False: synthetic_face()  # noqa: ARG005
+    scipy.datasets.face = lambda gray=False: synthetic_face()
     if args.as_minijax:
         sys.meta_path.insert(0, _JaxIsMinijax())
 
