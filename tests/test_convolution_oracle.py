@@ -63,6 +63,10 @@ CONFIGS: dict[str, tuple[tuple[int, ...], tuple[int, ...], dict[str, Any]]] = {
     "3d_canonical": ((2, 2, 3, 4, 3), (2, 2, 2, 2, 2), dict(window_strides=(1, 1, 2), padding=[(0, 1), (1, 0), (0, 0)], lhs_dilation=(2, 1, 1))),
     "0d": ((2, 3), (4, 3), dict(window_strides=(), padding=[])),
     "window_larger_than_input": ((1, 1, 2), (1, 1, 4), dict(window_strides=(1,), padding="VALID")),
+    "numpy_integer_params": (
+        (2, 3, 7, 6), (4, 3, 2, 2),
+        dict(window_strides=np.array([1, 2]), padding=[(np.int32(1), 0), (0, 1)], rhs_dilation=[np.int64(2), 1], lhs_dilation=(1, np.int64(2))),
+    ),
     "precision_and_preferred": ((2, 3, 6), (4, 3, 2), dict(window_strides=(1,), padding="SAME", precision="highest", preferred_element_type=np.float32)),
 }  # fmt: skip
 

@@ -331,17 +331,18 @@ def conv_general_dilated(
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Any:
-    """Bind conv_general_dilated with params in their canonical form (tuples of Python ints)."""
+    """Bind conv_general_dilated as JAX's ``lax.conv_general_dilated`` would with explicit
+    padding: the pads become Python ints, the other sequences tuples of their elements as given."""
     return conv_general_dilated_p.bind(
         lhs,
         rhs,
-        window_strides=tuple(int(s) for s in window_strides),
-        padding=tuple((int(lo), int(hi)) for lo, hi in padding),
-        lhs_dilation=tuple(int(d) for d in lhs_dilation),
-        rhs_dilation=tuple(int(d) for d in rhs_dilation),
-        dimension_numbers=ConvDimensionNumbers(*(tuple(int(i) for i in s) for s in dimension_numbers)),
-        feature_group_count=int(feature_group_count),
-        batch_group_count=int(batch_group_count),
+        window_strides=tuple(window_strides),
+        padding=tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding),
+        lhs_dilation=tuple(lhs_dilation),
+        rhs_dilation=tuple(rhs_dilation),
+        dimension_numbers=ConvDimensionNumbers(*(tuple(s) for s in dimension_numbers)),
+        feature_group_count=feature_group_count,
+        batch_group_count=batch_group_count,
         precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type,
         out_sharding=None,
