@@ -319,3 +319,27 @@ def test_wrappers_print_jaxs_jaxpr(name: str) -> None:
     want = str(jax.make_jaxpr(lambda x, k: program(JAX, x, k))(XN, KN))
     got = str(minijax.make_jaxpr(lambda x, k: program(MINI, x, k))(XN, KN))
     assert got == want
+
+
+BAD_WRAPPER_CALLS: dict[str, Callable[..., Any]] = {
+    "conv_features_mismatch": lambda m: m.lax.conv(randn(1, 3, 5, 5), randn(2, 4, 3, 3), (1, 1), "SAME"),
+    "conv_rank_mismatch": lambda m: m.lax.conv(randn(1, 3, 5), randn(2, 3, 3, 3), (1, 1), "SAME"),
+    "conv_window_too_large": lambda m: m.lax.conv(randn(1, 1, 2, 2), randn(1, 1, 3, 3), (1, 1), "VALID"),
+    "conv_bad_padding_name": lambda m: m.lax.conv(randn(1, 1, 4, 4), randn(1, 1, 3, 3), (1, 1), "FULL"),
+    "general_padding_bad_pairs": lambda m: m.lax.conv_with_general_padding(
+        randn(1, 1, 4, 4), randn(1, 1, 3, 3), (1, 1), [(1, 1, 1), (0, 0)], None, None),
+    "transpose_bad_dimension_numbers": lambda m: m.lax.conv_transpose(
+        randn(1, 4, 4, 2), randn(3, 3, 2, 2), (2, 2), "SAME", dimension_numbers=("NHWC", "HWIX", "NHWC")),
+    "transpose_features_mismatch": lambda m: m.lax.conv_transpose(randn(1, 4, 4, 2), randn(3, 3, 3, 2), (2, 2),
+                                                                   "SAME"),
+    "patches_bad_dimension_numbers": lambda m: m.lax.conv_general_dilated_patches(
+        randn(1, 2, 5, 5), (2, 2), (1, 1), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHWX")),
+    "patches_filter_rank": lambda m: m.lax.conv_general_dilated_patches(randn(1, 2, 5, 5), (2,), (1, 1), "VALID"),
+    "local_kernel_mismatch": lambda m: m.lax.conv_general_dilated_local(
+        randn(1, 2, 5, 5), randn(4, 4, 7, 3), (1, 1), "VALID", (2, 2), dimension_numbers=("NCHW", "HWIO", "NCHW")),
+}
+
+
+@pytest.mark.parametrize("name", BAD_WRAPPER_CALLS)
+def test_wrapper_errors(name: str) -> None:
+    assert_same(BAD_WRAPPER_CALLS[name], [])
