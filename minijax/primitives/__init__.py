@@ -12,6 +12,7 @@ from minijax.primitives import (
     calls as calls,
     collectives as collectives,
     cond as cond,
+    convolution as convolution,
     elementwise as elementwise,
     indexing as indexing,
     linalg as linalg,
@@ -25,7 +26,7 @@ from minijax.primitives import (
 )
 
 FAMILIES = (
-    "structural", "elementwise", "indexing", "slicing", "reductions", "sorting", "linalg", "random",
+    "structural", "elementwise", "indexing", "slicing", "reductions", "convolution", "sorting", "linalg", "random",
     "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop",
 )  # fmt: skip
 

@@ -1,0 +1,97 @@
+"""Lowering rule: conv_general_dilated (``spec/primitives/convolution.md``).
+
+One ``stablehlo.convolution`` carrying the dimension numbers, strides,
+padding, dilations and group counts as they are. As dot_general's lowering
+does, the operands are first converted to the dtype the reference
+accumulates in (float16/bfloat16 -> float32; integers with a floating result
+-> that float), so XLA's result is the reference's; for float32 and float64
+operands nothing is added and XLA sees exactly what JAX hands it. A boolean
+result is "some product nonzero", computed in int32 and compared with 0.
+The NumPy backend (``backends/minijax_numpy/convolution.py``) is the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from minijax.primitives.reductions import Precision, dot_accumulation_dtypes
+from minijax_xla.jaxlib_api import tensor_type
+from minijax_xla.lowering import LoweringRuleContext, constant, register
+
+DType = np.dtype[Any]
+
+_PRECISIONS = {Precision.DEFAULT: "DEFAULT", Precision.HIGH: "HIGH", Precision.HIGHEST: "HIGHEST"}
+
+
+def _convert(x: ir.Value[Any], shape: Sequence[int], src: DType, dst: DType) -> ir.Value[Any]:
+    return x if src == dst else hlo.convert(tensor_type(shape, dst), x)
+
+
+@register("conv_general_dilated")
+def _conv_general_dilated(
+    ctx: LoweringRuleContext,
+    lhs: ir.Value[Any],
+    rhs: ir.Value[Any],
+    *,
+    window_strides: Any,
+    padding: Any,
+    lhs_dilation: Any,
+    rhs_dilation: Any,
+    dimension_numbers: Any,
+    feature_group_count: int,
+    batch_group_count: int,
+    precision: Any,
+    preferred_element_type: Any,
+    out_sharding: Any = None,
+) -> list[ir.Value[Any]]:
+    lhs_aval, rhs_aval = ctx.avals_in
+    out_aval = ctx.avals_out[0]
+    stage, work = dot_accumulation_dtypes(lhs_aval.dtype, out_aval.dtype)
+    if work == np.bool_:
+        work = np.dtype(np.int32)  # XLA has no boolean convolution on every platform; count instead
+    for src, dst in ((lhs_aval.dtype, stage), (stage, work)):
+        lhs = _convert(lhs, lhs_aval.shape, src, dst)
+        rhs = _convert(rhs, rhs_aval.shape, src, dst)
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    numbers = hlo.ConvDimensionNumbers.get(
+        input_batch_dimension=int(lhs_spec[0]),
+        input_feature_dimension=int(lhs_spec[1]),
+        input_spatial_dimensions=[int(i) for i in lhs_spec[2:]],
+        kernel_output_feature_dimension=int(rhs_spec[0]),
+        kernel_input_feature_dimension=int(rhs_spec[1]),
+        kernel_spatial_dimensions=[int(i) for i in rhs_spec[2:]],
+        output_batch_dimension=int(out_spec[0]),
+        output_feature_dimension=int(out_spec[1]),
+        output_spatial_dimensions=[int(i) for i in out_spec[2:]],
+    )
+    nsp = len(window_strides)
+    pads = np.array(padding, np.int64).reshape(nsp, 2)
+    config = None
+    if precision is not None:
+        config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(_PRECISIONS[p]) for p in precision])
+    i64 = ir.IntegerType.get_signless(64)
+    product = hlo.convolution(
+        tensor_type(out_aval.shape, work),
+        lhs,
+        rhs,
+        dimension_numbers=numbers,
+        feature_group_count=ir.IntegerAttr.get(i64, int(feature_group_count)),
+        batch_group_count=ir.IntegerAttr.get(i64, int(batch_group_count)),
+        window_strides=[int(s) for s in window_strides],
+        padding=ir.DenseIntElementsAttr.get(cast(Any, pads)),  # an (n, 2) int64 array (numpy's stubs miss Buffer)
+        lhs_dilation=[int(d) for d in lhs_dilation],
+        rhs_dilation=[int(d) for d in rhs_dilation],
+        window_reversal=[False] * nsp,
+        precision_config=config,
+    )
+    if out_aval.dtype == np.bool_:
+        zeros = hlo.broadcast_in_dim(tensor_type(out_aval.shape, work), constant(0, work), [])
+        ne = hlo.ComparisonDirectionAttr.get("NE")
+        return [hlo.compare(product, zeros, ne, compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))]
+    # Float -> integer converts truncate, saturate and send NaN to 0 on XLA, the reference's rule.
+    return [_convert(product, out_aval.shape, work, out_aval.dtype)]

@@ -1,0 +1,5 @@
+"""``jax.scipy.stats``: so far the normal distribution (``norm``)."""
+
+from minijax.scipy.stats import norm as norm
+
+__all__ = ["norm"]
