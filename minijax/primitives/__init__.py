@@ -23,11 +23,12 @@ from minijax.primitives import (
     sorting as sorting,
     structural as structural,
     while_loop as while_loop,
+    windowed as windowed,
 )
 
 FAMILIES = (
     "structural", "elementwise", "indexing", "slicing", "reductions", "convolution", "sorting", "linalg", "random",
-    "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop",
+    "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop", "windowed",
 )  # fmt: skip
 
 __all__ = ["FAMILIES", *FAMILIES]
