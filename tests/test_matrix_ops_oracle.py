@@ -5,8 +5,7 @@ labels, sizes, dtypes, the output and the ``optimize`` choice): same values,
 same dtype and weak type, and the same ``make_jaxpr`` text (opt_einsum picks
 the same path for both). Every other function is compared on a table of
 programs; the jaxprs match JAX's except where the docs say they differ
-(convolve/correlate are built without ``conv_general_dilated``; a square
-``diagonal`` has no TPU ``platform_dependent`` branch).
+(a square ``diagonal`` has no TPU ``platform_dependent`` branch).
 
 Run with the oracle environment (README.md, "More"):
     .venv-oracle/bin/python -m pytest tests/test_matrix_ops_oracle.py
@@ -237,18 +236,18 @@ def test_function_matches_jax(name: str) -> None:
 def test_convolve_and_correlate_values(mode: str, n: int, m: int) -> None:
     a = np.linspace(-1, 2, n).astype(np.float32)
     v = (np.linspace(3, -2, m) ** 2).astype(np.float32)
-    both(lambda jnp_, x, y: jnp_.convolve(x, y, mode), a, v, jaxpr=False)
-    both(lambda jnp_, x, y: jnp_.correlate(x, y, mode), a, v, jaxpr=False)
+    both(lambda jnp_, x, y: jnp_.convolve(x, y, mode), a, v)
+    both(lambda jnp_, x, y: jnp_.correlate(x, y, mode), a, v)
 
 
 def test_convolve_dtypes_and_errors() -> None:
     i = np.arange(4, dtype=np.int32)
-    both(lambda n, x, y: n.convolve(x, y), i, i, jaxpr=False)
-    both(lambda n, x, y: n.convolve(x, y, preferred_element_type=n.int32), i.astype(np.int8), i.astype(np.int8), jaxpr=False)
-    both(lambda n, x, y: n.correlate(x, y, "full"), np.ones(3, np.float16), np.ones(2, np.float16), jaxpr=False)
-    both(lambda n, x, y: n.convolve(x, y), np.ones((2, 2), np.float32), V3, jaxpr=False)
-    both(lambda n, x, y: n.convolve(x, y, "wide"), V3, V3, jaxpr=False)
-    both(lambda n, x, y: n.convolve(x, y), np.ones(0, np.float32), V3, jaxpr=False)
+    both(lambda n, x, y: n.convolve(x, y), i, i)
+    both(lambda n, x, y: n.convolve(x, y, preferred_element_type=n.int32), i.astype(np.int8), i.astype(np.int8))
+    both(lambda n, x, y: n.correlate(x, y, "full"), np.ones(3, np.float16), np.ones(2, np.float16))
+    both(lambda n, x, y: n.convolve(x, y), np.ones((2, 2), np.float32), V3)
+    both(lambda n, x, y: n.convolve(x, y, "wide"), V3, V3)
+    both(lambda n, x, y: n.convolve(x, y), np.ones(0, np.float32), V3)
 
 
 def test_convolve_gradients_match_jax() -> None:

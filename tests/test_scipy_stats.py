@@ -23,10 +23,12 @@ def test_values_match_scipy(name: str, loc: float, scale: float) -> None:
     np.testing.assert_allclose(got, want, rtol=3e-6, atol=1e-7)
 
 
-def test_integers_promote_to_float_and_python_scalars_stay_weak() -> None:
+def test_integers_promote_to_float_and_python_scalars_keep_jaxs_weak_types() -> None:
     assert norm.pdf(jnp.arange(3)).dtype == jnp.float32
     out = norm.pdf(1.0)
     assert out.dtype == jnp.float32 and out.weak_type
+    # The distribution functions go through ndtr's typed constants in JAX: strong.
+    assert not norm.cdf(1.0).weak_type and not norm.sf(1.0).weak_type
 
 
 def test_gradient_of_logpdf() -> None:

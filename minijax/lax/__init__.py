@@ -3,6 +3,7 @@
 from minijax.lax import (
     autodiff as _autodiff,
     control_flow as _control_flow,
+    conv_wrappers as _conv_wrappers,
     convolution as _convolution,
     elementwise as _elementwise,
     indexing as _indexing,
@@ -16,6 +17,7 @@ from minijax.lax import (
 )
 from minijax.lax.autodiff import *  # noqa: F403
 from minijax.lax.control_flow import *  # noqa: F403
+from minijax.lax.conv_wrappers import *  # noqa: F403
 from minijax.lax.convolution import *  # noqa: F403
 from minijax.lax.elementwise import *  # noqa: F403
 from minijax.lax.indexing import *  # noqa: F403
@@ -26,4 +28,4 @@ from minijax.lax.sorting import *  # noqa: F403
 from minijax.lax.structural import *  # noqa: F403
 from minijax.lax.windowed import *  # noqa: F403
 
-__all__ = [*_autodiff.__all__, *_control_flow.__all__, *_convolution.__all__, *_elementwise.__all__, *_indexing.__all__, *_padding.__all__, *_parallel.__all__, *_reductions.__all__, *_sorting.__all__, *_structural.__all__, *_windowed.__all__]
+__all__ = [*_autodiff.__all__, *_control_flow.__all__, *_conv_wrappers.__all__, *_convolution.__all__, *_elementwise.__all__, *_indexing.__all__, *_padding.__all__, *_parallel.__all__, *_reductions.__all__, *_sorting.__all__, *_structural.__all__, *_windowed.__all__]

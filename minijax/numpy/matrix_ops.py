@@ -704,21 +704,6 @@ def roll(a: ArrayLike, shift: ArrayLike | Sequence[int], axis: int | Sequence[in
 # 1-D convolution
 
 
-def _sliding_windows(x: Any, width: int) -> Any:
-    """``w[j, i] = x[i + j]`` for ``j < width``, ``i <= len(x) - width``, without a gather.
-
-    Broadcast ``x`` to ``width`` rows of length ``L``, flatten, pad ``width``
-    zeros at the end and read it back with rows of length ``L + 1``: row ``j``
-    then starts ``j`` elements further into ``x``.
-    """
-    length = _shape(x)[0]
-    rows = lax.broadcast_in_dim(x, (width, length), (1,))
-    flat = lax.reshape(rows, (width * length,))
-    flat = lax.pad(flat, lax.full_like(x, shape=(), fill_value=0), ((0, width, 0),))
-    shifted = lax.reshape(flat, (width, length + 1))
-    return lax.slice(shifted, (0, 0), (width, length - width + 1))
-
-
 @_staged("_conv", static_argnames=("mode", "op", "precision", "preferred_element_type"))
 def _conv(x: Any, y: Any, mode: str, op: str, precision: Any, preferred_element_type: Any = None) -> Array:
     if _ndim(x) != 1 or _ndim(y) != 1:
@@ -744,12 +729,10 @@ def _conv(x: Any, y: Any, mode: str, op: str, precision: Any, preferred_element_
     pads = {"valid": (0, 0), "same": (width // 2, width - width // 2 - 1), "full": (width - 1, width - 1)}
     if mode not in pads:
         raise ValueError("mode must be one of ['full', 'same', 'valid']")
-    lo, hi = pads[mode]
-    x = lax.pad(x, lax.full_like(x, shape=(), fill_value=0), ((lo, hi, 0),))
-    out_dtype = None if preferred_element_type is None else dtypes.check_user_dtype_supported(preferred_element_type, op)
-    result = lax.dot_general(y, _sliding_windows(x, width), (((0,), (0,)), ((), ())), precision=precision,
-                             preferred_element_type=out_dtype)
-    return lax.rev(result, (0,)) if reverse_out else result
+    # One batch element, one feature: a 1-D convolution of x with the (flipped) kernel y.
+    result = lax.conv_general_dilated(x[None, None, :], y[None, None, :], (1,), [pads[mode]], precision=precision,
+                                      preferred_element_type=preferred_element_type)
+    return result[0, 0, ::-1] if reverse_out else result[0, 0, :]
 
 
 @_staged("convolve", static_argnames=("mode", "precision", "preferred_element_type"))

@@ -1,5 +1,5 @@
-"""``jax.scipy``: so far ``jax.scipy.special``'s most used functions."""
+"""``jax.scipy``: so far ``special``'s most used functions, ``signal``'s convolutions and ``stats.norm``."""
 
-from minijax.scipy import special as special
+from minijax.scipy import signal as signal, special as special, stats as stats
 
-__all__ = ["special"]
+__all__ = ["signal", "special", "stats"]

@@ -37,7 +37,9 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """``P(X <= x)`` for the normal distribution: ``erfc(-z / sqrt(2)) / 2`` with ``z = (x - loc) / scale``."""
     x, loc, scale = promote_args_inexact("norm.cdf", x, loc, scale)
+    # JAX's ndtr computes with constants of x's dtype: the result is never weakly typed.
     z = lax.div(lax.sub(x, loc), scale)
+    z = lax.convert_element_type(z, z.dtype)
     # erfc of -z keeps the lower tail accurate, where 1 + erf(z) would cancel.
     out: Array = lax.mul(lax.full_like(z, 0.5), lax.erfc(lax.mul(z, lax.full_like(z, -1 / math.sqrt(2)))))
     return out
