@@ -535,3 +535,44 @@ def test_a_cnn_trains_under_jit() -> None:
         value, state = step(i, state)
         losses.append(float(value))
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+def _np_conv_transpose(x: NDArray, w: NDArray, strides: tuple[int, ...], padding: str) -> NDArray:
+    # JAX's conv_transpose (kernel not flipped): the input spread out by the strides,
+    # padded so that VALID gives in * s + max(k - s, 0) and SAME gives in * s, then correlated
+    spatial = x.ndim - 2
+    dilated_shape = [x.shape[0], *[(n - 1) * s + 1 for n, s in zip(x.shape[1:-1], strides)], x.shape[-1]]
+    dilated = np.zeros(dilated_shape)
+    dilated[(slice(None), *[slice(None, None, s) for s in strides], slice(None))] = x
+    pads = []
+    for k, s in zip(w.shape[:spatial], strides):
+        if padding == "VALID":
+            total = k + s - 2 + max(k - s, 0)
+            low = k - 1
+        else:
+            total = k + s - 2
+            low = k - 1 if s > k - 1 else -(-total // 2)
+        pads.append((low, total - low))
+    if spatial == 1:
+        return _np_correlate(dilated[:, :, None, :], w[:, None], (1, 1), [pads[0], (0, 0)])[:, :, 0, :]
+    return _np_correlate(dilated, w, (1, 1), pads)
+
+
+@pytest.mark.parametrize(("layer", "in_shape", "strides", "padding", "expected_shape"), [
+    ("2d", (2, 5, 4, 3), (2, 2), "VALID", (2, 11, 9, 4)),
+    ("2d", (2, 5, 4, 3), (2, 1), "SAME", (2, 10, 4, 4)),
+    ("2d", (2, 5, 4, 3), (1, 1), "VALID", (2, 7, 6, 4)),
+    ("1d", (2, 6, 3), (3,), "VALID", (2, 18, 4)),
+    ("1d", (2, 6, 3), (2,), "SAME", (2, 12, 4)),
+], ids=["valid", "same", "unit_strides", "1d_valid", "1d_same"])
+def test_conv_transpose(layer: str, in_shape: tuple[int, ...], strides: tuple[int, ...], padding: str,
+                        expected_shape: tuple[int, ...]) -> None:
+    make = stax.ConvTranspose if layer == "2d" else stax.Conv1DTranspose
+    init_fun, apply_fun = make(4, (3,) * len(strides), strides=strides, padding=padding)
+    out_shape, (W, b) = init_fun(KEY, in_shape)
+    assert tuple(out_shape) == expected_shape and W.shape == (*(3,) * len(strides), 3, 4)
+    x = _x(*in_shape)
+    expected = _np_conv_transpose(x, np.asarray(W, np.float64), strides, padding) + np.asarray(b)
+    y = apply_fun((W, b), x)
+    assert y.shape == expected_shape
+    np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-4, atol=1e-5)
