@@ -63,7 +63,7 @@ def _kernel_shape(rhs_spec: str, input_shape: Sequence[int], lhs_spec: str, out_
     return [out_chan if c == "O" else in_chan if c == "I" else next(spatial) for c in rhs_spec]
 
 
-def _conv_layer(transpose: bool, dimension_numbers: Sequence[str], out_chan: int, filter_shape: Sequence[int],
+def _conv_layer(transpose: bool, dimension_numbers: Any, out_chan: int, filter_shape: Sequence[int],
                 strides: Sequence[int] | None, padding: Any, W_init: Callable[..., Any] | None,
                 b_init: Callable[..., Any]) -> Layer:
     lhs_spec, rhs_spec, out_spec = dimension_numbers
