@@ -29,7 +29,7 @@ LIBS = {"jax": (jax, j_stax, j_opt), "minijax": (mj, m_stax, m_opt)}
 # What a module imports for its own use is not its API.
 _NOT_API = {"annotations", "functools", "math", "jax", "jnp", "lax", "random", "Any", "Callable", "NamedTuple",
             "namedtuple", "partial", "map", "zip", "safe_map", "safe_zip", "unzip2", "Iterator", "Sequence",
-            "tree_util", "InitFun", "ApplyFun", "Layer"}
+            "Iterable", "tree_util", "InitFun", "ApplyFun", "Layer"}
 
 
 def _api(module: Any) -> set[str]:
