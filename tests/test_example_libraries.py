@@ -11,6 +11,8 @@ test_example_libraries_oracle.py.)
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +25,16 @@ from minijax.example_libraries import optimizers, stax
 
 NDArray = np.ndarray[Any, Any]
 KEY = jax.random.PRNGKey(0)
+
+
+@pytest.mark.single_backend
+def test_importing_minijax_leaves_the_example_libraries_alone() -> None:
+    # as in JAX: `import jax` and `import jax.example_libraries` import neither library
+    code = ("import sys, minijax, minijax.example_libraries as e; "
+            "print(sorted(m for m in sys.modules if m.startswith('minijax.example_libraries')), "
+            "hasattr(e, 'stax'), hasattr(e, 'optimizers'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['minijax.example_libraries']", "False", "False"]
 
 
 # ---------------------------------------------------------------------------
