@@ -29,19 +29,29 @@ from minijax_numpy.table import impl
 Array = np.ndarray[Any, Any]
 
 
-def _dilate_and_pad(x: Array, dilation: tuple[int, ...], padding: tuple[tuple[int, int], ...]) -> Array:
-    """``x`` (canonical layout) with its spatial axes dilated, then padded (negative pads crop)."""
-    spatial = x.shape[2:]
-    dilated = tuple(0 if n == 0 else (n - 1) * d + 1 for n, d in zip(spatial, dilation))
-    if dilated != spatial:
-        holes = np.zeros(x.shape[:2] + dilated, x.dtype)
-        holes[(slice(None), slice(None), *(slice(None, None, d) for d in dilation))] = x
+def _dilate_and_pad(x: Array, axes: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[tuple[int, int], ...]) -> Array:
+    """``x`` with its spatial ``axes`` dilated, then padded (negative pads crop).
+
+    Done in the operand's own layout, so that the copy keeps its memory order
+    (for NHWC the features stay contiguous, which the im2col copy reads best)."""
+    shape = list(x.shape)
+    for axis, d in zip(axes, dilation):
+        shape[axis] = 0 if x.shape[axis] == 0 else (x.shape[axis] - 1) * d + 1
+    if tuple(shape) != x.shape:
+        holes = np.zeros(shape, x.dtype)
+        at = [slice(None)] * x.ndim
+        for axis, d in zip(axes, dilation):
+            at[axis] = slice(None, None, d)
+        holes[tuple(at)] = x
         x = holes
-    grow = [(0, 0), (0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in padding]
+    grow = [(0, 0)] * x.ndim
+    crop = [slice(None)] * x.ndim
+    for axis, (lo, hi) in zip(axes, padding):
+        grow[axis] = (max(lo, 0), max(hi, 0))
+        crop[axis] = slice(max(-lo, 0), x.shape[axis] + max(lo, 0) + max(hi, 0) - max(-hi, 0))
     if any(g != (0, 0) for g in grow):
         x = np.pad(x, grow)
-    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(x.shape[2:], padding))
-    return x[(slice(None), slice(None), *crop)]
+    return x[tuple(crop)]
 
 
 @impl("conv_general_dilated")
@@ -63,43 +73,51 @@ def _conv_general_dilated(
     lhs_spec, rhs_spec, out_spec = (tuple(s) for s in dimension_numbers)
     out_dtype = lhs.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
     stage, work = dot_accumulation_dtypes(lhs.dtype, out_dtype)
-    x = lhs.transpose(lhs_spec).astype(stage).astype(work)
-    w = rhs.transpose(rhs_spec).astype(stage).astype(work)
+    # A conversion copies only when the dtype changes; x and w are canonical views.
+    x = lhs.astype(stage, copy=False).astype(work, copy=False)
+    x = _dilate_and_pad(x, lhs_spec[2:], lhs_dilation, padding).transpose(lhs_spec)
+    w = rhs.transpose(rhs_spec).astype(stage, copy=False).astype(work, copy=False)
     nsp = x.ndim - 2
     kernel = w.shape[2:]
-    x = _dilate_and_pad(x, lhs_dilation, padding)
     reach = tuple((k - 1) * d + 1 for k, d in zip(kernel, rhs_dilation))
     out_sp = tuple(max((n - r) // s + 1, 0) for n, r, s in zip(x.shape[2:], reach, window_strides))
     groups = max(feature_group_count, batch_group_count)
     n, c, o = x.shape[0], x.shape[1], w.shape[0]
-    out_n = n // batch_group_count
-    if 0 in out_sp or 0 in (out_n, o):
-        result = np.zeros((out_n, o, *out_sp), work)
+    rows = n // batch_group_count
+    # The result, allocated in its own layout; ``canonical`` is a view of it as (batch, out, spatial...).
+    result = np.empty(tuple(np.take((rows, o, *out_sp), np.argsort(out_spec))), out_dtype)
+    canonical = result.transpose(out_spec)
+    if result.size == 0:
+        return result
+    # windows: (n, c, positions..., window...), a strided view of x, no copy yet.
+    windows = np.lib.stride_tricks.sliding_window_view(x, reach, axis=tuple(range(2, 2 + nsp)))
+    windows = windows[
+        (slice(None), slice(None), *(slice(None, p * s, s) for p, s in zip(out_sp, window_strides)),
+         *(slice(None, None, d) for d in rhs_dilation))
+    ]  # fmt: skip
+    npos, ksize = int(np.prod(out_sp)), int(np.prod(kernel))
+    positions = tuple(range(3, 3 + nsp))
+    taps = tuple(range(3 + nsp, 3 + 2 * nsp))
+    # The im2col matrix of each group: one row per window placement, its columns
+    # (window position, feature) -- features last, the order an NHWC operand has in memory.
+    if batch_group_count > 1:
+        # Group g reads lhs batch rows [g*rows, (g+1)*rows) with every feature.
+        split = windows.reshape(groups, rows, c, *out_sp, *kernel)
+        patches = split.transpose(0, 1, *positions, *taps, 2).reshape(groups, rows * npos, ksize * c)
     else:
-        # windows: (n, c, positions..., window...), a view, no copy yet.
-        windows = np.lib.stride_tricks.sliding_window_view(x, reach, axis=tuple(range(2, 2 + nsp)))
-        windows = windows[
-            (slice(None), slice(None), *(slice(None, p * s, s) for p, s in zip(out_sp, window_strides)),
-             *(slice(None, None, d) for d in rhs_dilation))
-        ]  # fmt: skip
-        npos, ksize = int(np.prod(out_sp)), int(np.prod(kernel))
-        if batch_group_count > 1:
-            # Group g reads lhs batch rows [g*out_n, (g+1)*out_n) with every feature.
-            cols = windows.reshape(groups, out_n, c, npos, ksize)
-            patches = cols.transpose(0, 1, 3, 2, 4).reshape(groups, out_n * npos, c * ksize)
-        else:
-            # Group g reads lhs features [g*c/G, (g+1)*c/G) of every batch row.
-            cols = windows.reshape(n, groups, c // groups, npos, ksize)
-            patches = cols.transpose(1, 0, 3, 2, 4).reshape(groups, n * npos, (c // groups) * ksize)
-        # Group g's kernel: out features [g*o/G, (g+1)*o/G) as (in * window, out) columns.
-        filters = w.reshape(groups, o // groups, w.shape[1] * ksize).transpose(0, 2, 1)
-        product = np.matmul(patches, filters)  # (groups, rows, out/G)
-        rows = out_n if batch_group_count > 1 else n
-        product = product.reshape(groups, rows, *out_sp, o // groups)
-        # -> (rows, groups, out/G, spatial...) = (batch, out features, spatial...)
-        result = np.moveaxis(product, (0, nsp + 2), (1, 2)).reshape(rows, o, *out_sp)
-    if _is_float(work):
-        result = _float_to(result, out_dtype)
-    else:
-        result = np.asarray(result != 0 if out_dtype == np.bool_ else result.astype(out_dtype))
-    return np.ascontiguousarray(result.transpose(np.argsort(out_spec)))
+        # Group g reads lhs features [g*c/G, (g+1)*c/G) of every batch row.
+        split = windows.reshape(n, groups, c // groups, *out_sp, *kernel)
+        patches = split.transpose(1, 0, *positions, *taps, 2).reshape(groups, n * npos, ksize * (c // groups))
+    # Group g's kernel: out features [g*o/G, (g+1)*o/G) as (window position, feature) x out.
+    filters = w.reshape(groups, o // groups, *w.shape[1:]).transpose(0, *range(3, 3 + nsp), 2, 1)
+    filters = filters.reshape(groups, ksize * w.shape[1], o // groups)
+    product = np.matmul(patches, filters).reshape(groups, rows, *out_sp, o // groups)
+    # -> (rows, groups, out/G, spatial...), written into the result's (batch, out, spatial...) view.
+    product = product.transpose(1, 0, nsp + 2, *range(2, 2 + nsp))
+    target = canonical.reshape(rows, groups, o // groups, *out_sp)
+    if _is_float(work) and not _is_float(out_dtype) or out_dtype == np.bool_:
+        product = _float_to(product, out_dtype) if _is_float(work) else product != 0
+    np.copyto(target, product, casting="unsafe")
+    if not np.shares_memory(target, result):  # (the split view of a strided result may be a copy)
+        canonical[...] = target.reshape(canonical.shape)
+    return result

@@ -18,7 +18,7 @@ import numpy as np
 
 from minijax import dtypes
 from minijax.lax.padding import padtype_to_pads
-from minijax.lax.structural import Array, ArrayLike, _no_sharding
+from minijax.lax.structural import Array, ArrayLike, _as_given, _no_sharding
 from minijax.primitives import convolution as _conv
 from minijax.primitives.convolution import (
     ConvDimensionNumbers,
@@ -95,10 +95,11 @@ def conv_general_dilated(
     return _conv.conv_general_dilated_p.bind(
         lhs,
         rhs,
-        window_strides=tuple(operator.index(s) for s in window_strides),
+        # JAX keeps the strides' and dilations' elements as given (NumPy integers print so).
+        window_strides=_as_given("conv_general_dilated", "window_strides", window_strides),
         padding=tuple(pads),
-        lhs_dilation=tuple(operator.index(d) for d in lhs_dilation),
-        rhs_dilation=tuple(operator.index(d) for d in rhs_dilation),
+        lhs_dilation=_as_given("conv_general_dilated", "lhs_dilation", lhs_dilation),
+        rhs_dilation=_as_given("conv_general_dilated", "rhs_dilation", rhs_dilation),
         dimension_numbers=dnums,
         feature_group_count=feature_group_count,
         batch_group_count=batch_group_count,

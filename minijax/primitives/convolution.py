@@ -135,7 +135,7 @@ def conv_output_shape(lhs_shape: Sequence[int], rhs_shape: Sequence[int], stride
     if any(p < 0 for p in padded):  # conv C12
         raise ValueError(
             "Negative padding is larger than the size of the corresponding dimension: "
-            f"got padding={[tuple(p) for p in pads]} for lhs_shape[2:]={tuple(lhs_shape[2:])}"
+            f"got padding={tuple(tuple(p) for p in pads)} for lhs_shape[2:]={tuple(lhs_shape[2:])}"
         )
     # A window larger than the padded input fits nowhere: that axis is empty (conv C13).
     spatial = tuple(max((p - k) // s + 1, 0) for p, k, s in zip(padded, rhs_shape[2:], strides))
@@ -331,17 +331,18 @@ def conv_general_dilated(
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Any:
-    """Bind conv_general_dilated with params in their canonical form (tuples of Python ints)."""
+    """Bind conv_general_dilated as JAX's ``lax.conv_general_dilated`` would with explicit
+    padding: the pads become Python ints, the other sequences tuples of their elements as given."""
     return conv_general_dilated_p.bind(
         lhs,
         rhs,
-        window_strides=tuple(int(s) for s in window_strides),
-        padding=tuple((int(lo), int(hi)) for lo, hi in padding),
-        lhs_dilation=tuple(int(d) for d in lhs_dilation),
-        rhs_dilation=tuple(int(d) for d in rhs_dilation),
-        dimension_numbers=ConvDimensionNumbers(*(tuple(int(i) for i in s) for s in dimension_numbers)),
-        feature_group_count=int(feature_group_count),
-        batch_group_count=int(batch_group_count),
+        window_strides=tuple(window_strides),
+        padding=tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding),
+        lhs_dilation=tuple(lhs_dilation),
+        rhs_dilation=tuple(rhs_dilation),
+        dimension_numbers=ConvDimensionNumbers(*(tuple(s) for s in dimension_numbers)),
+        feature_group_count=feature_group_count,
+        batch_group_count=batch_group_count,
         precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type,
         out_sharding=None,
@@ -484,11 +485,14 @@ def _conv_transpose(ct: Any, lhs: Any, rhs: Any, **params: Any) -> list[Any]:
         raise ValueError("conv_general_dilated transpose: exactly one operand must be linear (the other a known value).")
     target = lhs if lhs_linear else rhs
     zero = ad.Zero(ad.tangent_aval(target.aval))
-    # An empty cotangent contributes nothing (and would make a convolution with an empty window).
-    if type(ct) is ad.Zero or 0 in get_aval(ct).shape:
+    if type(ct) is ad.Zero:
         return [zero, None] if lhs_linear else [None, zero]
     if lhs_linear:
         return [_transpose_lhs(ct, lhs.aval, rhs, params), None]
+    if 0 in get_aval(ct).shape:
+        # An empty cotangent contributes nothing to the kernel, and its transpose would
+        # be a convolution with an empty window (JAX makes the same exception).
+        return [None, zero]
     return [None, _transpose_rhs(ct, lhs, rhs.aval, params)]
 
 

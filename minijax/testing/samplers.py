@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from minijax import core
 from minijax.testing.cases import Case as Case, Sampler as Sampler
+from minijax.testing.samplers_convolution import SAMPLERS as _CONVOLUTION
 from minijax.testing.samplers_elementwise import SAMPLERS as _ELEMENTWISE
 from minijax.testing.samplers_indexing import SAMPLERS as _INDEXING
 from minijax.testing.samplers_linalg import SAMPLERS as _LINALG
@@ -36,7 +37,7 @@ from minijax.testing.samplers_random import SAMPLERS as _RANDOM
 from minijax.testing.samplers_sorting import SAMPLERS as _SORTING
 from minijax.testing.samplers_structural import SAMPLERS as _STRUCTURAL
 
-SAMPLERS: dict[str, Sampler] = {**_ELEMENTWISE, **_STRUCTURAL, **_INDEXING, **_SORTING, **_RANDOM, **_LINALG}
+SAMPLERS: dict[str, Sampler] = {**_ELEMENTWISE, **_STRUCTURAL, **_INDEXING, **_SORTING, **_RANDOM, **_LINALG, **_CONVOLUTION}
 
 _HIGHER_ORDER = "higher-order: its params hold jaxprs or functions; tested through the programs that use it"
 _CALLBACK = "host callback: calls Python with side effects; tested in tests/test_callbacks.py"

@@ -214,6 +214,54 @@ def _dot_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDA
     return np.asarray(2 * k * work_eps * magnitude + float(info.eps) * np.abs(_f64(want)) + float(info.tiny))
 
 
+def _conv_magnitude(lhs: NDArray, rhs: NDArray, params: Mapping[str, Any]) -> NDArray:
+    """|lhs| convolved with |rhs| in float64 (the result's layout): the sum of the magnitudes
+    of the products each result element adds up. Written out one window offset at a time."""
+    lhs_spec, rhs_spec, out_spec = (tuple(s) for s in params["dimension_numbers"])
+    x = np.abs(_f64(lhs)).transpose(lhs_spec)
+    w = np.abs(_f64(rhs)).transpose(rhs_spec)
+    for i, (d, (lo, hi)) in enumerate(zip(params["lhs_dilation"], params["padding"])):
+        axis, n = 2 + i, x.shape[2 + i]
+        spread = np.zeros(x.shape[:axis] + ((n - 1) * d + 1 if n else 0,) + x.shape[axis + 1 :])
+        spread[(slice(None),) * axis + (slice(None, None, d),)] = x
+        widths = [(0, 0)] * x.ndim
+        widths[axis] = (max(lo, 0), max(hi, 0))
+        x = np.pad(spread, widths)
+        x = x[(slice(None),) * axis + (slice(max(-lo, 0), x.shape[axis] - max(-hi, 0)),)]  # negative pads crop
+    fgc, bgc = int(params["feature_group_count"]), int(params["batch_group_count"])
+    groups = max(fgc, bgc)
+    (n, c), (o, ci), window = x.shape[:2], w.shape[:2], w.shape[2:]
+    strides, rhs_dil = params["window_strides"], params["rhs_dilation"]
+    reach = [(k - 1) * d + 1 for k, d in zip(window, rhs_dil)]
+    out_sp = [max((p - r) // s + 1, 0) for p, r, s in zip(x.shape[2:], reach, strides)]
+    out = np.zeros((n // bgc, o, *out_sp))
+    if 0 in out.shape:
+        return out.transpose(np.argsort(out_spec))
+    for offset in np.ndindex(*window):
+        at = tuple(slice(k * d, k * d + (m - 1) * s + 1, s) for k, d, m, s in zip(offset, rhs_dil, out_sp, strides))
+        xs = x[(slice(None), slice(None), *at)]
+        taps = w[(slice(None), slice(None), *offset)].reshape(groups, o // groups, ci)
+        if bgc > 1:
+            part = np.einsum("bnc...,boc->nbo...", xs.reshape(groups, n // groups, c, *out_sp), taps)
+        else:
+            part = np.einsum("ngc...,goc->ngo...", xs.reshape(n, groups, c // groups, *out_sp), taps)
+        out += part.reshape(out.shape)
+    return out.transpose(np.argsort(out_spec))
+
+
+def _conv_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
+    """conv_general_dilated: each result is a dot product of k = (kernel in features) x (window
+    size) pairs, bounded as dot_general's."""
+    lhs, rhs = operands
+    rhs_spec = params["dimension_numbers"][1]
+    k = shape_size(rhs.shape[d] for d in rhs_spec[1:])
+    magnitude = _conv_magnitude(lhs, rhs, params)
+    wide = np.dtype(np.float64) in (lhs.dtype, rhs.dtype, want.dtype)
+    work_eps = float(np.finfo(np.float64 if wide else np.float32).eps)
+    info = dtypes.finfo(want.dtype)
+    return np.asarray(2 * k * work_eps * magnitude + float(info.eps) * np.abs(_f64(want)) + float(info.tiny))
+
+
 Bound = Callable[[Sequence[NDArray], Mapping[str, Any], NDArray], NDArray]
 
 def _logsumexp_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
@@ -238,12 +286,12 @@ def _linalg_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: 
 
 
 BOUNDS: dict[str, Bound] = {
-    "sum": _sum_bound, "prod": _prod_bound, "dot": _dot_bound, "logsumexp": _logsumexp_bound, "linalg": _linalg_bound,
+    "sum": _sum_bound, "prod": _prod_bound, "dot": _dot_bound, "conv": _conv_bound, "logsumexp": _logsumexp_bound, "linalg": _linalg_bound,
     "cumsum": _cumsum_bound, "cumprod": _cumprod_bound,
 }  # fmt: skip
 BOUND_OF: dict[str, str] = {
     "reduce_sum": "sum", "reduce_prod": "prod", "dot_general": "dot", "cumlogsumexp": "logsumexp",
-    "cumsum": "cumsum", "cumprod": "cumprod",
+    "conv_general_dilated": "conv", "cumsum": "cumsum", "cumprod": "cumprod",
     **dict.fromkeys(LINALG, "linalg"),
 }  # fmt: skip
 
