@@ -386,3 +386,40 @@ def test_detrend_errors() -> None:
         signal.detrend(jnp.ones(4), bp=[9])
     with pytest.raises(NotImplementedError, match="overwrite_data"):
         signal.detrend(jnp.ones(4), overwrite_data=True)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------
+# The lax wrappers under jit, grad and vmap
+
+
+def test_wrappers_under_vmap_match_a_loop() -> None:
+    xs, k = randn(3, 1, 5, 4, 2), randn(2, 2, 2, 3)  # a mapped axis over NHWC images; HWIO kernel
+    for f in [
+        lambda x: lax.conv_transpose(x, k, (2, 1), "SAME"),
+        lambda x: lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID",
+                                                   dimension_numbers=("NHWC", "HWIO", "NHWC")),
+        lambda x: lax.conv(x.transpose(0, 3, 1, 2), k.transpose(3, 2, 0, 1), (1, 1), "SAME"),
+    ]:
+        close(jax.vmap(f)(xs), np.stack([np.asarray(f(x)) for x in xs]), rtol=1e-5, atol=1e-5)
+        close(jax.jit(jax.vmap(f))(xs), jax.vmap(f)(xs), rtol=1e-5, atol=1e-5)
+
+
+def test_local_convolution_gradients_are_patch_products() -> None:
+    x = randn(2, 3, 5, 4)  # NCHW
+    k = randn(4, 3, 3 * 2 * 2, 5)  # HWIO, VALID (2, 2) windows: 4 x 3 positions
+    w = randn(2, 5, 4, 3)
+    dn = ("NCHW", "HWIO", "NCHW")
+
+    def loss(x: Any, k: Any) -> Any:
+        return jnp.sum(w * lax.conv_general_dilated_local(x, k, (1, 1), "VALID", (2, 2), dimension_numbers=dn))
+
+    gx, gk = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, k)
+    # d loss / d k[i, j] = patch(i, j)^T w[:, :, i, j]; d loss / d x scatters k[i, j] @ w back over each window.
+    want_gk = np.zeros_like(k)
+    want_gx = np.zeros_like(x)
+    for i, j in itertools.product(range(4), range(3)):
+        patch = x[:, :, i : i + 2, j : j + 2].reshape(2, -1)
+        want_gk[i, j] = patch.T @ w[:, :, i, j]
+        want_gx[:, :, i : i + 2, j : j + 2] += (w[:, :, i, j] @ k[i, j].T).reshape(2, 3, 2, 2)
+    close(gk, want_gk, rtol=1e-4, atol=1e-4)
+    close(gx, want_gx, rtol=1e-4, atol=1e-4)

@@ -294,3 +294,28 @@ def test_norm(name: str) -> None:
     assert_same(lambda m, x: getattr(m.stats.norm, name)(x, 0.5, 2.0), [x], rtol=3e-6, atol=1e-7)
     assert_same(lambda m, x: getattr(m.stats.norm, name)(x), [1.5])
     assert_same(lambda m, x: getattr(m.stats.norm, name)(x), [np.arange(4)])
+
+
+# ---------------------------------------------------------------------------
+# The wrappers' jaxprs
+
+XN, KN = randn(1, 5, 6, 2), randn(3, 3, 2, 2)  # NHWC, HWIO
+WRAPPER_PROGRAMS: dict[str, Callable[..., Any]] = {
+    "conv": lambda m, x, k: m.lax.conv(x.transpose(0, 3, 1, 2), k.transpose(3, 2, 0, 1), (1, 1), "SAME"),
+    "conv_with_general_padding": lambda m, x, k: m.lax.conv_with_general_padding(
+        x.transpose(0, 3, 1, 2), k.transpose(3, 2, 0, 1), (1, 2), ((1, 0), (2, 1)), (2, 1), None),
+    "conv_transpose": lambda m, x, k: m.lax.conv_transpose(x, k, (2, 2), "SAME"),
+    "conv_transpose_kernel": lambda m, x, k: m.lax.conv_transpose(x, k, (2, 1), "VALID", transpose_kernel=True),
+    "patches": lambda m, x, k: m.lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID",
+                                                                  dimension_numbers=("NHWC", "HWIO", "NHWC")),
+    "local": lambda m, x, k: m.lax.conv_general_dilated_local(x, np.ones((4, 5, 8, 3), np.float32), (1, 1), "VALID",
+                                                              (2, 2), dimension_numbers=("NHWC", "HWIO", "NHWC")),
+}
+
+
+@pytest.mark.parametrize("name", WRAPPER_PROGRAMS)
+def test_wrappers_print_jaxs_jaxpr(name: str) -> None:
+    program = WRAPPER_PROGRAMS[name]
+    want = str(jax.make_jaxpr(lambda x, k: program(JAX, x, k))(XN, KN))
+    got = str(minijax.make_jaxpr(lambda x, k: program(MINI, x, k))(XN, KN))
+    assert got == want

@@ -58,6 +58,7 @@ TRANSLATED = [
     "101/training.md",
     "101/sharp-bits.md",
     "example-libraries.md",
+    "convolutions.md",
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's

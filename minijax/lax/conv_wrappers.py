@@ -21,6 +21,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from minijax.lax import elementwise as ew, reductions as red, structural as st
 from minijax.lax.convolution import conv_dimension_numbers, conv_general_dilated
 from minijax.lax.structural import Array, ArrayLike
@@ -161,7 +163,8 @@ def conv_transpose(
     else:
         pads = padding
     if transpose_kernel:
-        rhs = st.rev(rhs, tuple(dn.rhs_spec[2:]))
+        for axis in dn.rhs_spec[2:]:  # one rev per axis, as JAX flips them
+            rhs = st.rev(rhs, (axis,))
         perm = list(range(ndim))
         o, i = dn.rhs_spec[0], dn.rhs_spec[1]
         perm[o], perm[i] = perm[i], perm[o]
@@ -218,10 +221,9 @@ def conv_general_dilated_patches(
     window = math.prod(filter_shape)
     channels = lhs_array.shape[lhs_spec[1]]
     dtype = lhs_array.dtype
-    one_hot = ew.convert_element_type(
-        ew.eq(st.broadcasted_iota("int32", (window, window), 0), st.broadcasted_iota("int32", (window, window), 1)),
-        dtype,
-    )
+    # The identity as JAX builds it (iota + offset 0 == iota), so the jaxprs match.
+    rows = ew.add(st.broadcasted_iota("int32", (window, window), 0), np.int32(0))
+    one_hot = ew.convert_element_type(ew.eq(rows, st.broadcasted_iota("int32", (window, window), 1)), dtype)
     kernel = st.broadcast_in_dim(one_hot, (channels, window, window), (1, 2))
     kernel = st.reshape(kernel, (channels * window, 1, *filter_shape))
     kernel = _moveaxes(kernel, (0, 1), (rhs_spec[0], rhs_spec[1]))
