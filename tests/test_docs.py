@@ -59,6 +59,7 @@ TRANSLATED = [
     "101/sharp-bits.md",
     "example-libraries.md",
     "convolutions.md",
+    "windowed-reductions.md",
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's

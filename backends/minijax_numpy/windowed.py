@@ -53,6 +53,11 @@ def window_view(x: Array, fill: Any, window_dimensions: Shape, window_strides: S
     return picked
 
 
+def _flat_taps(windows: Array, ndim: int) -> Array:
+    """The windows with their taps on one last axis, in row-major tap order."""
+    return windows.reshape(windows.shape[:ndim] + (int(np.prod(windows.shape[ndim:])),))
+
+
 def _window_axes(ndim: int) -> tuple[int, ...]:
     return tuple(range(ndim, 2 * ndim))
 
@@ -103,17 +108,18 @@ def _reduce_window(backend: JaxprCompiler, params: dict[str, Any]) -> Callable[.
     def run(*args: Array) -> list[Array]:
         n = len(args) // 2
         operands, inits = args[:n], args[n:]
-        # Holes and padding hold the init values: they are the reduction's identity.
-        views = [window_view(np.asarray(x), init, **window) for x, init in zip(operands, inits)]
         ndim = operands[0].ndim
-        out_shape = views[0].shape[:ndim]
-        taps = [v.reshape(out_shape + (-1,)) for v in views]
+        taps = [_flat_taps(window_view(np.asarray(x), init, **window), ndim) for x, init in zip(operands, inits)]
+        # Which taps are operand elements: holes and padding are skipped (the
+        # init value is taken in once, as the accumulator's start), as XLA does.
+        real = _flat_taps(window_view(np.ones(operands[0].shape, bool), False, **window), ndim)
+        out_shape = real.shape[:ndim]
         acc = [np.broadcast_to(np.asarray(init), out_shape) for init in inits]
         # The body is a function of scalars made of elementwise primitives: it
         # runs on whole arrays, one window tap at a time, in row-major tap order.
-        for k in range(taps[0].shape[-1]):
+        for k in range(real.shape[-1]):
             outs = combine(*acc, *[t[..., k] for t in taps])
-            acc = [np.broadcast_to(np.asarray(o), out_shape) for o in outs]
+            acc = [np.where(real[..., k], np.asarray(o), a) for o, a in zip(outs, acc)]
         return [np.array(a, dtype=x.dtype) for a, x in zip(acc, operands)]
 
     return run
@@ -143,7 +149,7 @@ def _select_and_scatter_add(source: Array, operand: Array, *, select_prim: Any, 
     windows = window_view(operand, reduction_identity(identity, operand.dtype), window_dimensions, window_strides,
                           padding, ones, ones)
     out_shape = windows.shape[:ndim]
-    taps = windows.reshape(out_shape + (-1,))
+    taps = _flat_taps(windows, ndim)
     result = np.zeros(operand.shape, source.dtype)
     if taps.size == 0:
         return result
@@ -171,7 +177,7 @@ def _select_and_gather_add(tangents: Array, operand: Array, *, select_prim: Any,
     values, taps = window_view(operand, worst, *window), window_view(tangents, 0, *window)
     ndim = operand.ndim
     out_shape = values.shape[:ndim]
-    values, taps = values.reshape(out_shape + (-1,)), taps.reshape(out_shape + (-1,))
+    values, taps = _flat_taps(values, ndim), _flat_taps(taps, ndim)
     # A reduction of (value, tangent) pairs from (identity, 0), as JAX lowers it.
     best = np.full(out_shape, worst, operand.dtype)
     gathered = np.zeros(out_shape, tangents.dtype)

@@ -24,6 +24,7 @@ from minijax.lax.padding import padtype_to_pads
 from minijax.lax.structural import _asarray
 from minijax.primitives.reductions import reduction_identity
 from minijax.primitives.windowed import (
+    check_window,
     dilate_shape,
     reduce_window_max_p,
     reduce_window_min_p,
@@ -94,10 +95,16 @@ def reduce_window(
         raise ValueError("reduce_window must have at least one operand.")
     flat_operands = [_asarray(x) for x in flat_operands]
     flat_inits = [_asarray(x) for x in flat_inits]
+    shape = get_aval(flat_operands[0]).shape
+    if len(window_dimensions) != len(shape):  # window C3, checked before the padding name is read
+        raise TypeError(
+            "reduce_window got the wrong number of window_dimensions for operand: "
+            f"got operand shape {shape} with window_dimensions {tuple(window_dimensions)}."
+        )
     if isinstance(padding, str):
         extent = window_dimensions if window_dilation is None else dilate_shape(window_dimensions, window_dilation)
         strides = (1,) * len(window_dimensions) if window_strides is None else window_strides
-        pads = tuple(padtype_to_pads(get_aval(flat_operands[0]).shape, extent, strides, padding))
+        pads = tuple(padtype_to_pads(shape, extent, strides, padding))
     else:
         pads = tuple((lo, hi) for lo, hi in padding)
     ones = (1,) * len(window_dimensions)
@@ -108,6 +115,7 @@ def reduce_window(
         base_dilation=ones if base_dilation is None else tuple(base_dilation),
         window_dilation=ones if window_dilation is None else tuple(window_dilation),
     )
+    check_window(get_aval(flat_operands[0]), **params)  # JAX's messages, before a primitive prefixes its name
     prim = _monoid(computation, flat_inits)
     if prim is not None:
         return tree_util.tree_unflatten(tree, [prim.bind(flat_operands[0], **params)])

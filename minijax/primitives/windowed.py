@@ -15,6 +15,7 @@ and padding hold the reduction's identity (the init value).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,7 +52,11 @@ def _shapelike(prim: str, what: str, values: Any, strictly_positive: bool) -> Sh
     """A window param as a tuple of ints (JAX's ``_check_shapelike``)."""
     if not isinstance(values, (tuple, list, np.ndarray)):  # window C1
         raise TypeError(f"{prim} {what} must be of type tuple/list/ndarray, got {type(values)}.")
-    items = index_tuple_param(prim, what, values)  # window C1
+    try:
+        [operator.index(v) for v in values]
+    except TypeError:  # window C1 (JAX's message shows the element types as Python prints them)
+        raise TypeError(f"{prim} {what} must have every element be an integer type, got {tuple(map(type, values))}.") from None
+    items = index_tuple_param(prim, what, values)  # window C1: bools refused too
     bound, words = (1, "strictly positive") if strictly_positive else (0, "nonnegative")
     if any(v < bound for v in items):  # window C2
         raise TypeError(f"{prim} {what} must have every element be {words}, got {tuple(values)}.")
@@ -97,8 +102,7 @@ def reduce_window_shape_tuple(
     return tuple(max((p - w) // s + 1, 0) for p, w, s in zip(padded, window_dimensions, window_strides))
 
 
-def _window_shape(
-    prim: str,
+def check_window(
     operand: ShapedArray,
     window_dimensions: Any,
     window_strides: Any,
@@ -106,7 +110,10 @@ def _window_shape(
     base_dilation: Any,
     window_dilation: Any,
 ) -> Shape:
-    """The output shape (window C1-C6); the messages name ``reduce_window`` as JAX's do."""
+    """The output shape of a windowed reduction of ``operand`` (window C1-C5).
+
+    The messages name ``reduce_window`` as JAX's do; ``lax.reduce_window``
+    calls this before binding, so that its errors read exactly as JAX's."""
     name = "reduce_window"
     dims = _shapelike(name, "window_dimensions", window_dimensions, True)
     strides = _shapelike(name, "window_strides", window_strides, True)
@@ -124,7 +131,7 @@ def _window_shape(
                 f"reduce_window got inconsistent {what} and window_dimensions: "
                 f"got {what} {tuple(value)} and window_dimensions {tuple(window_dimensions)}."
             )
-    pads = padding_pairs(prim, padding, operand.ndim)  # window C4
+    pads = padding_pairs(name, padding, operand.ndim)  # window C4
     return reduce_window_shape_tuple(operand.shape, dims, strides, pads, base, wdil)  # window C2, C5
 
 
@@ -137,7 +144,7 @@ def _monoid_rule(name: str) -> Callable[..., ShapedArray]:
              base_dilation: Any, window_dilation: Any) -> ShapedArray:
         if name == "reduce_window_sum" and not dtypes.issubdtype(operand.dtype, np.number):  # window C6
             raise TypeError(f"operand to reduce_window_sum must have a number dtype, got {operand.dtype.name}")
-        shape = _window_shape(name, operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+        shape = check_window(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
         return operand.update(shape=shape)  # window C7: dtype and weak type kept
 
     return rule
@@ -187,7 +194,7 @@ def _reduce_window_rule(*avals: ShapedArray, jaxpr: Any, consts: Any, window_dim
             f"reduce_window jaxpr must map two sets of {n} scalars of the operands' dtypes to one set, got "
             f"({', '.join(a.str_short() for a in body_in)}) -> ({', '.join(a.str_short() for a in body_out)})."
         )
-    shape = _window_shape("reduce_window", operands[0], window_dimensions, window_strides, padding, base_dilation,
+    shape = check_window(operands[0], window_dimensions, window_strides, padding, base_dilation,
                           window_dilation)
     return [o.update(shape=shape) for o in operands]  # reduce_window C6
 
@@ -234,7 +241,7 @@ def _select_and_scatter_add_rule(source: ShapedArray, operand: ShapedArray, *, s
     name = "select_and_scatter_add"
     _check_select_prim(name, select_prim)
     ones = (1,) * operand.ndim
-    shape = _window_shape(name, operand, window_dimensions, window_strides, padding, ones, ones)
+    shape = check_window(operand, window_dimensions, window_strides, padding, ones, ones)
     if source.shape != shape:  # select C2
         raise TypeError(f"{name} source shape must be the shape of the operand's windows {shape}, got {source.shape}.")
     if source.dtype != operand.dtype:  # select C3
@@ -252,7 +259,7 @@ def _select_and_gather_add_rule(tangents: ShapedArray, operand: ShapedArray, *, 
         raise TypeError(f"{name} tangents and operand dtypes must match, got {tangents.dtype.name} and {operand.dtype.name}.")
     if not dtypes.issubdtype(operand.dtype, np.floating):  # select C5
         raise TypeError(f"{name} operand must have a floating dtype, got {operand.dtype.name}.")
-    shape = _window_shape(name, operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    shape = check_window(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     return ShapedArray(shape, tangents.dtype, tangents.weak_type and operand.weak_type)  # select C4
 
 
@@ -471,6 +478,11 @@ for _prim in (reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p):
     batching.primitive_batchers[_prim] = _monoid_batcher(_prim)
 
 
+def _at_front(x: Any, bdim: BatchDim, size: int) -> Any:
+    """``x`` batched on its first axis; unbatched, broadcast with NumPy-int dims (as JAX's jaxprs print them)."""
+    return batching.broadcast(x, size, 0) if bdim is None else batching.moveaxis(x, bdim, 0)
+
+
 def _reduce_window_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, window_dimensions: Shape,
                            window_strides: Shape, padding: Padding, base_dilation: Shape, window_dilation: Shape,
                            **params: Any) -> tuple[Any, Any]:
@@ -478,7 +490,7 @@ def _reduce_window_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, win
     if any(d is not None for d in dims[n:]):
         raise NotImplementedError("reduce_window batching is not implemented for initial values")
     size = batching.batch_size(vals, dims)
-    operands = [batching.bdim_at_front(x, d, size) for x, d in zip(vals[:n], dims[:n])]
+    operands = [_at_front(x, d, size) for x, d in zip(vals[:n], dims[:n])]
     outs = reduce_window_p.bind(*operands, *vals[n:], window_dimensions=(1, *window_dimensions),
                                 window_strides=(1, *window_strides), padding=((0, 0), *padding),
                                 base_dilation=(1, *base_dilation), window_dilation=(1, *window_dilation), **params)
@@ -488,7 +500,7 @@ def _reduce_window_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, win
 def _select_and_scatter_add_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, select_prim: Primitive,
                                     window_dimensions: Shape, window_strides: Shape, padding: Padding) -> tuple[Any, BatchDim]:
     size = batching.batch_size(vals, dims)
-    source, operand = (batching.bdim_at_front(x, d, size) for x, d in zip(vals, dims))
+    source, operand = (_at_front(x, d, size) for x, d in zip(vals, dims))
     out = _bind_scatter(source, operand, select_prim, (1, *window_dimensions), (1, *window_strides), ((0, 0), *padding))
     return out, 0
 
@@ -497,7 +509,7 @@ def _select_and_gather_add_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]
                                    window_dimensions: Shape, window_strides: Shape, padding: Padding,
                                    base_dilation: Shape, window_dilation: Shape) -> tuple[Any, BatchDim]:
     size = batching.batch_size(vals, dims)
-    tangents, operand = (batching.bdim_at_front(x, d, size) for x, d in zip(vals, dims))
+    tangents, operand = (_at_front(x, d, size) for x, d in zip(vals, dims))
     out = _bind_gather(tangents, operand, select_prim, (1, *window_dimensions), (1, *window_strides),
                        ((0, 0), *padding), (1, *base_dilation), (1, *window_dilation))
     return out, 0

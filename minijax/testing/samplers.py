@@ -36,8 +36,9 @@ from minijax.testing.samplers_linalg import SAMPLERS as _LINALG
 from minijax.testing.samplers_random import SAMPLERS as _RANDOM
 from minijax.testing.samplers_sorting import SAMPLERS as _SORTING
 from minijax.testing.samplers_structural import SAMPLERS as _STRUCTURAL
+from minijax.testing.samplers_windowed import SAMPLERS as _WINDOWED
 
-SAMPLERS: dict[str, Sampler] = {**_ELEMENTWISE, **_STRUCTURAL, **_INDEXING, **_SORTING, **_RANDOM, **_LINALG, **_CONVOLUTION}
+SAMPLERS: dict[str, Sampler] = {**_ELEMENTWISE, **_STRUCTURAL, **_INDEXING, **_SORTING, **_RANDOM, **_LINALG, **_CONVOLUTION, **_WINDOWED}
 
 _HIGHER_ORDER = "higher-order: its params hold jaxprs or functions; tested through the programs that use it"
 _CALLBACK = "host callback: calls Python with side effects; tested in tests/test_callbacks.py"
@@ -61,6 +62,8 @@ UNSAMPLED: dict[str, str] = {
     "cond": _HIGHER_ORDER,
     "while": _HIGHER_ORDER,
     "scan": _HIGHER_ORDER,
+    "reduce_window": "its init values are operands that cannot be batched (as in JAX), which the vmap law would "
+    "try; the case corpus (spec/cases/primitives/reduce_window_*) and tests/test_windowed.py cover it",
     "empty2": "its value is unspecified (cond's filler for unused residual slots): no law to check on values; "
     "tested with cond",
     "debug_callback": _CALLBACK,

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from minijax import dtypes
 from minijax.core import shape_size
@@ -262,6 +263,40 @@ def _conv_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: ND
     return np.asarray(2 * k * work_eps * magnitude + float(info.eps) * np.abs(_f64(want)) + float(info.tiny))
 
 
+def _window_abs_sums(x: NDArray, params: Mapping[str, Any]) -> NDArray:
+    """sum|x| over each window of a windowed reduction, in float64 (holes and padding are 0)."""
+    magnitude = np.abs(_f64(x))
+    base, wdil = params["base_dilation"], params["window_dilation"]
+    dilated = np.zeros([0 if n == 0 else (n - 1) * b + 1 for n, b in zip(x.shape, base)])
+    dilated[tuple(slice(None, None, b) for b in base)] = magnitude
+    cropped = dilated[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(dilated.shape, params["padding"]))]
+    padded = np.pad(cropped, [(max(lo, 0), max(hi, 0)) for lo, hi in params["padding"]])
+    extent = [(w - 1) * d + 1 for w, d in zip(params["window_dimensions"], wdil)]
+    if any(p < e for p, e in zip(padded.shape, extent)):
+        return np.zeros([0] * x.ndim)
+    view = sliding_window_view(padded, extent)
+    view = view[tuple(slice(None, None, s) for s in params["window_strides"]) + tuple(slice(None, None, d) for d in wdil)]
+    return np.asarray(view.sum(axis=tuple(range(x.ndim, 2 * x.ndim))))
+
+
+def _window_sum_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
+    """reduce_window_sum: each result is a sum, bounded as reduce_sum's over its window."""
+    x = operands[0]
+    n = shape_size(params["window_dimensions"])
+    info = dtypes.finfo(want.dtype)
+    sums = _window_abs_sums(x, params).reshape(want.shape)
+    return np.asarray(n * _acc_eps(x.dtype) * sums + float(info.eps) * np.abs(_f64(want)) + float(info.tiny))
+
+
+def _scatter_sum_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
+    """select_and_scatter_add: an element adds the sources of the (at most k) windows that chose it."""
+    source = operands[0]
+    k = shape_size(-(-w // s) for w, s in zip(params["window_dimensions"], params["window_strides"]))
+    largest = float(np.max(np.abs(_f64(source)), initial=0.0))
+    info = dtypes.finfo(want.dtype)
+    return np.asarray(k * float(info.eps) * k * largest + float(info.eps) * np.abs(_f64(want)) + float(info.tiny))
+
+
 Bound = Callable[[Sequence[NDArray], Mapping[str, Any], NDArray], NDArray]
 
 def _logsumexp_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
@@ -288,10 +323,12 @@ def _linalg_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: 
 BOUNDS: dict[str, Bound] = {
     "sum": _sum_bound, "prod": _prod_bound, "dot": _dot_bound, "conv": _conv_bound, "logsumexp": _logsumexp_bound, "linalg": _linalg_bound,
     "cumsum": _cumsum_bound, "cumprod": _cumprod_bound,
+    "window_sum": _window_sum_bound, "scatter_sum": _scatter_sum_bound,
 }  # fmt: skip
 BOUND_OF: dict[str, str] = {
     "reduce_sum": "sum", "reduce_prod": "prod", "dot_general": "dot", "cumlogsumexp": "logsumexp",
     "conv_general_dilated": "conv", "cumsum": "cumsum", "cumprod": "cumprod",
+    "reduce_window_sum": "window_sum", "select_and_scatter_add": "scatter_sum",
     **dict.fromkeys(LINALG, "linalg"),
 }  # fmt: skip
 

@@ -232,6 +232,28 @@ def _cumulative() -> Any:
     return (lambda x: (lax.cumsum(x, axis=1, reverse=True), lax.cummax(x, axis=0))), [normal((3, 4))]
 
 
+@case("primitives/reduce_window_product", "the generic reduce_window (a product): SAME padding, base dilation")
+def _reduce_window_product() -> Any:
+    f = lambda x: lax.reduce_window(x, 1.0, lax.mul, (2, 3), (1, 2), "SAME", base_dilation=(2, 1))  # noqa: E731
+    return f, [uniform((3, 5), 0.5, 1.5)]
+
+
+@case("primitives/reduce_window_variadic", "reduce_window over two operands: a running (max, sum) per window")
+def _reduce_window_variadic() -> Any:
+    def f(x: Any, y: Any) -> Any:
+        return lax.reduce_window((x, y), (-np.inf, 0.0), lambda a, b: (lax.max(a[0], b[0]), a[1] + b[1] * 2.0),
+                                 (2, 2), (1, 1), ((1, 0), (0, 1)), window_dilation=(1, 2))
+
+    return f, [normal((4, 5)), normal((4, 5))]
+
+
+@case("primitives/reduce_window_max_edges", "max pooling over NaN, ±0 and ±inf with padding and window dilation")
+def _reduce_window_max_edges() -> Any:
+    x = given([[1.0, NAN, -1.0, 2.0], [NEG_ZERO, 0.0, INF, NEG_INF], [0.0, NEG_ZERO, -3.0, NEG_INF]], "float32")
+    f = lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), "SAME", window_dilation=(1, 2))  # noqa: E731
+    return f, [x]
+
+
 @case("primitives/sort_two_operands_nan", "sort of keys with NaN and ±0 carrying values (num_keys=1, stable)")
 def _sort() -> Any:
     keys = given([3.0, NAN, NEG_ZERO, 0.0, -1.0, 3.0, NEG_INF], "float32")
@@ -432,6 +454,26 @@ def _softmax_xent() -> Any:
         return -jnp.mean(jnp.sum(one_hot * nn.log_softmax(logits), axis=-1))
 
     return minijax.value_and_grad(loss), [normal((4, 5), scale=3.0), integers((4,), 0, 4)]
+
+
+@case("programs/max_pool_grad", "grad of 2x2/stride-2 max pooling on NHWC with SAME padding (select_and_scatter_add)")
+def _max_pool_grad() -> Any:
+    def loss(x: Any) -> Any:
+        pooled = lax.reduce_window(x, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "SAME")
+        return jnp.sum(jnp.sin(pooled))
+
+    return minijax.grad(loss), [normal((2, 5, 5, 3))]
+
+
+@case("programs/avg_pool_jvp_and_vmap", "jvp of average pooling with base dilation, and max pooling's jvp under vmap")
+def _avg_pool_jvp() -> Any:
+    def avg(x: Any) -> Any:
+        return lax.reduce_window(x, 0.0, lax.add, (3, 3), (2, 1), ((1, 1), (0, 2)), base_dilation=(1, 2)) / 9.0
+
+    def max_jvp(x: Any, t: Any) -> Any:
+        return minijax.jvp(lambda x: lax.reduce_window(x, -np.inf, lax.max, (2,), (1,), "VALID"), (x,), (t,))[1]
+
+    return (lambda x, t: (minijax.jvp(avg, (x,), (t,)), minijax.vmap(max_jvp)(x, t))), [normal((4, 5)), normal((4, 5))]
 
 
 @case("programs/jit_inside_grad_inside_vmap", "vmap of grad of a function that calls a jitted function")
