@@ -57,8 +57,9 @@ TRANSLATED = [
     "101/state.md",
     "101/training.md",
     "101/sharp-bits.md",
-    "windowed-reductions.md",
+    "example-libraries.md",
     "convolutions.md",
+    "windowed-reductions.md",
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's
