@@ -71,9 +71,9 @@ def _conv_general_dilated(
     )
     nsp = len(window_strides)
     pads = np.array(padding, np.int64).reshape(nsp, 2)
-    config = None
-    if precision is not None:
-        config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(_PRECISIONS[p]) for p in precision])
+    # None is written out as (DEFAULT, DEFAULT), as JAX does: XLA gets JAX's very op.
+    pair = (Precision.DEFAULT, Precision.DEFAULT) if precision is None else precision
+    config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(_PRECISIONS[p]) for p in pair])
     i64 = ir.IntegerType.get_signless(64)
     product = hlo.convolution(
         tensor_type(out_aval.shape, work),

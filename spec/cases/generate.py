@@ -81,6 +81,22 @@ def _dot_int8() -> Any:
     return f, [integers((3, 4), -128, 127, "int8"), integers((4, 2), -128, 127, "int8")]
 
 
+@case("primitives/conv_grouped_dilated_nhwc", "conv_general_dilated: NHWC/HWIO, feature groups, strides, lhs and rhs dilation, a negative pad")
+def _conv_grouped() -> Any:
+    def f(x: Any, w: Any) -> Any:
+        return lax.conv_general_dilated(
+            x, w, (2, 1), [(1, -1), (2, 0)], lhs_dilation=(1, 2), rhs_dilation=(2, 1),
+            dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=2,
+        )  # fmt: skip
+
+    return f, [normal((2, 7, 5, 4)), normal((2, 3, 2, 6))]
+
+
+@case("primitives/conv_batch_groups", "conv_general_dilated with batch groups (the kernel gradient of a grouped convolution)")
+def _conv_batch_groups() -> Any:
+    return (lambda x, w: lax.conv_general_dilated(x, w, (1,), [(1, 1)], batch_group_count=3)), [normal((6, 2, 5)), normal((6, 2, 3))]
+
+
 @case("primitives/pad_negative_interior", "pad with negative low padding and interior padding")
 def _pad() -> Any:
     return (lambda x, v: lax.pad(x, v, [(-1, 2, 1), (1, -1, 0)])), [normal((4, 3)), given(-7.5, "float32")]
@@ -410,6 +426,24 @@ def _mlp_vmap_grad() -> Any:
         return minijax.vmap(one)(x, y)
 
     return f, _mlp_inputs()
+
+
+def _conv_loss(w: Any, x: Any) -> Any:
+    out = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=2)
+    return jnp.mean(jnp.tanh(out) ** 2)
+
+
+@case("programs/conv_grad", "grad of a grouped 2-D convolution layer's loss with respect to kernel and input")
+def _conv_grad() -> Any:
+    return minijax.grad(_conv_loss, (0, 1)), [normal((3, 3, 2, 4), scale=0.5), normal((2, 5, 5, 4))]
+
+
+@case("programs/conv_per_example_grads", "vmap of grad: per-example kernel gradients of the convolution layer")
+def _conv_vmap_grad() -> Any:
+    def f(w: Any, x: Any) -> Any:
+        return minijax.vmap(lambda xi: minijax.grad(_conv_loss)(w, xi[None]))(x)
+
+    return f, [normal((3, 3, 2, 4), scale=0.5), normal((3, 5, 5, 4))]
 
 
 @case("programs/mlp_hessian_vector_product", "jvp of grad: a Hessian-vector product of the MLP's loss")
