@@ -315,11 +315,10 @@ def resize(image: Array, shape: Sequence[int], method: str | ResizeMethod, antia
 
 
 def _check_vector(name: str, value: Any, count: int) -> None:
-    ndim = np.ndim(value) if not hasattr(value, "ndim") else value.ndim
-    if ndim != 1:
+    if value.ndim != 1:
         raise TypeError(
             f"scale_and_translate: {name} must be a 1-D array with one entry per spatial dimension, "
-            f"got an array of shape {np.shape(value)}."
+            f"got an array of shape {value.shape}."
         )
     if value.shape[0] != count:
         raise ValueError(
