@@ -57,6 +57,7 @@ TRANSLATED = [
     "101/state.md",
     "101/training.md",
     "101/sharp-bits.md",
+    "image.md",
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's
