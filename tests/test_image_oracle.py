@@ -233,3 +233,12 @@ def test_method_names() -> None:
 )
 def test_errors_have_jax_types(program: Callable[[Any, Any], Any]) -> None:
     same_error(program)
+
+
+def test_nearest_jaxpr_equals_jax() -> None:
+    """NEAREST computes its picks with JAX's operations in JAX's order (float32, whatever the image's dtype)."""
+    for dtype in (np.float32, np.uint8):
+        x = np.zeros((3, 4), dtype)
+        ours = mj.make_jaxpr(lambda a: mj.image.resize(a, (7, 2), "nearest"))(x)
+        theirs = jax.make_jaxpr(lambda a: jax.image.resize(a, (7, 2), "nearest"))(x)
+        assert str(ours) == str(theirs)
