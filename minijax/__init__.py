@@ -10,6 +10,7 @@ from minijax import (
     dtypes as dtypes,
     errors as errors,
     experimental as experimental,
+    image as image,
     lax as lax,
     nn as nn,
     numpy as numpy,

@@ -60,6 +60,7 @@ TRANSLATED = [
     "example-libraries.md",
     "convolutions.md",
     "windowed-reductions.md",
+    "image.md",
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's

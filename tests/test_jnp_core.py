@@ -589,6 +589,18 @@ def test_array_of_tracers_stacks_them() -> None:
     assert "concatenate[dimension=0]" in text
 
 
+def test_a_shape_may_be_a_1d_array() -> None:
+    """As in JAX, a 1-D NumPy or jax array of ints is a shape (a 0-d one is one dimension)."""
+    assert jnp.zeros(np.array([2, 3])).shape == (2, 3)
+    assert jnp.ones(jnp.array([4, 1])).shape == (4, 1)
+    assert jnp.zeros(np.array(3)).shape == (3,)
+    assert jax.image.resize(jnp.ones((2, 2)), np.array([3, 4]), "linear").shape == (3, 4)
+    with pytest.raises(TypeError, match="Shapes must be 1D sequences of concrete values of integer type"):
+        jnp.zeros(np.array([[2, 3]]))
+    with pytest.raises(TypeError, match="Shapes must be 1D sequences of concrete values of integer type"):
+        jax.jit(lambda s: jnp.zeros(s))(jnp.array([2, 3]))
+
+
 def test_creation_errors() -> None:
     with pytest.raises(OverflowError, match="Python int 2147483648 too large to convert to int32"):
         jnp.array(2**31)

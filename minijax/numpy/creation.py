@@ -65,8 +65,11 @@ def _place(x: Any, device: Any) -> Any:
 
 
 def canonicalize_shape(shape: Any, context: str = "") -> tuple[int, ...]:
-    """``shape`` (an int or a sequence of ints, all concrete) as a tuple of ints."""
-    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    """``shape`` (an int, or a sequence or 1-D array of ints, all concrete) as a tuple of ints."""
+    # A 1-D array is a sequence of dimensions (jnp.zeros(np.array([2, 3]))),
+    # as in JAX; anything else that is not a tuple or list is one dimension.
+    is_sequence = isinstance(shape, (tuple, list)) or getattr(shape, "ndim", None) == 1
+    dims = tuple(shape) if is_sequence else (shape,)
     out = []
     for d in dims:
         if isinstance(d, core.Tracer) and d.to_concrete_value() is None:
