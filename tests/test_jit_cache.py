@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import gc
 import logging
+import threading
 import weakref
 from typing import Any
 
@@ -118,6 +119,27 @@ def test_entries_die_with_the_function() -> None:
     assert fun_ref() is None  # nothing minijax keeps holds the function
     assert jaxpr_ref() is None  # nor its trace
     assert not any(k in dispatch._compiled.entries for k in compiled_keys)  # nor its executable
+
+
+def test_threads_share_one_trace() -> None:
+    f, traces = counted()
+    x = jnp.ones(3)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(20):
+                jax.jit(f)(x)
+        except BaseException as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert traces[0] == 1
 
 
 def test_unhashable_callable_still_jits() -> None:
