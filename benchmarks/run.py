@@ -40,6 +40,9 @@ TARGETS: dict[str, tuple[str, float]] = {
     "trace_jnp": ("rate", 2.0),
     "jit_dispatch": ("latency", 1.5),
     "jit_matmul": ("latency", 1.05),
+    # issue 20 (jit's caches keyed by function)
+    "jit_inline": ("latency", 1.5),
+    "jit_grad_inline": ("latency", 1.5),
     "mlp_grad_step": ("latency", 1.05),
     "mlp_grad_compile": ("latency", 1.0),
     "mlp_grad_trace": ("latency", 1.0),

@@ -129,6 +129,35 @@ def jit_dispatch(lib: Lib) -> tuple[Callable[[], Any], int]:
     return (lambda: jitted(x, y).block_until_ready()), 1
 
 
+def jit_inline(lib: Lib) -> tuple[Callable[[], Any], int] | None:
+    """``jax.jit(f)(x, y)`` written inline: a fresh wrapper of one function every call (issue 20)."""
+    if lib.jax is None:
+        return None  # NumPy has no jit
+    x, y = _inputs(lib)
+
+    def f(a: Any, b: Any) -> Any:
+        return a * b + 1.0
+
+    jit = lib.jax.jit
+    jit(f)(x, y).block_until_ready()  # trace and compile outside the timing
+    return (lambda: jit(f)(x, y).block_until_ready()), 1
+
+
+def jit_grad_inline(lib: Lib) -> tuple[Callable[[], Any], int] | None:
+    """``jax.jit(jax.grad(loss))(p)`` written inline: a fresh ``grad(loss)`` every call,
+    which JAX traces and compiles anew each time (so does minijax)."""
+    if lib.jax is None:
+        return None
+    x, _ = _inputs(lib)
+    jnp_sum = lib.jnp.sum
+
+    def loss(p: Any) -> Any:
+        return jnp_sum(p * p)
+
+    jit, grad = lib.jax.jit, lib.jax.grad
+    return (lambda: jit(grad(loss))(x).block_until_ready()), 1
+
+
 def jit_matmul(lib: Lib) -> tuple[Callable[[], Any], int]:
     import numpy as np
 
@@ -408,6 +437,8 @@ WORKLOADS: dict[str, tuple[Setup, str, str]] = {
     "trace_lax": (trace_lax, "make_jaxpr: 1000 × lax.mul(lax.sin(x), x)", "eqn"),
     "trace_jnp": (trace_jnp, "make_jaxpr: 1000 × jnp.sin(x) * x", "eqn"),
     "jit_dispatch": (jit_dispatch, "cached jit(a * b + 1.0), f32[8], blocked", "s"),
+    "jit_inline": (jit_inline, "jax.jit(f)(x, y) inline (fresh wrapper each call), a * b + 1.0, f32[8]", "s"),
+    "jit_grad_inline": (jit_grad_inline, "jax.jit(jax.grad(loss))(p) inline: traced and compiled each call", "s"),
     "jit_matmul": (jit_matmul, "cached jit(jnp.dot(x, x.T)), f32[1000,1000], blocked", "s"),
     "mlp_grad_step": (mlp_grad_step, "cached jit(grad(MLP loss)) 784-512-512-10, batch 128 (NumPy: hand-written backprop)", "s"),
     "mlp_grad_compile": (mlp_grad_compile, "trace + compile of jit(grad(MLP loss))", "s"),

@@ -35,8 +35,10 @@ from minijax.api import (
     device_put as device_put,
     devices as devices,
     eval_shape as eval_shape,
+    explain_cache_misses as explain_cache_misses,
     local_device_count as local_device_count,
     local_devices as local_devices,
+    log_compiles as log_compiles,
     make_jaxpr as make_jaxpr,
     process_count as process_count,
     process_index as process_index,
@@ -59,7 +61,7 @@ from minijax.config import config as config
 from minijax.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
 from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap
-from minijax.stages import jit as jit
+from minijax.stages import clear_caches as clear_caches, jit as jit
 from minijax.vectorization import vmap as vmap
 
 __version__ = "0.1.0"

@@ -16,6 +16,8 @@ from minijax.config import (  # checking_leaks() etc.: the flags as context mana
     debug_infs as debug_infs,
     debug_nans as debug_nans,
     default_device as default_device,
+    explain_cache_misses as explain_cache_misses,
+    log_compiles as log_compiles,
 )
 from minijax.interpreters.batching import extend_axis_env
 from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
@@ -173,7 +175,9 @@ __all__ = [
     "device_put",
     "devices",
     "eval_shape",
+    "explain_cache_misses",
     "local_device_count",
     "local_devices",
+    "log_compiles",
     "make_jaxpr",
 ]

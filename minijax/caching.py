@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from minijax.config import Flag, read, register_listener
 
-__all__ = ["BoundedCache"]
+__all__ = ["BoundedCache", "clear_all", "on_clear_all"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -85,6 +85,38 @@ class _Pending:
         self.kept = False  # made and stored: other threads may use it
 
 
+# Every BoundedCache ever made, weakly, for ``clear_all`` (``jax.clear_caches``);
+# plus the other forgetting a clear needs (jit's table of functions).
+_all_caches: dict[int, weakref.ref[BoundedCache[Any, Any]]] = {}
+_all_prune_at = 256
+_clear_hooks: list[Callable[[], None]] = []
+
+
+def _register(cache: BoundedCache[Any, Any]) -> None:
+    global _all_prune_at
+    with _trimmable_lock:
+        _all_caches[id(cache)] = weakref.ref(cache)
+        if len(_all_caches) >= _all_prune_at:  # dead ones dropped in amortized O(1)
+            for key in [key for key, ref in _all_caches.items() if ref() is None]:
+                del _all_caches[key]
+            _all_prune_at = max(256, 2 * len(_all_caches))
+
+
+def on_clear_all(hook: Callable[[], None]) -> None:
+    """Run ``hook`` on every ``clear_all``: for caches that are not BoundedCaches."""
+    _clear_hooks.append(hook)
+
+
+def clear_all() -> None:
+    """Empty every cache minijax keeps: traces, executables, eager operations (``jax.clear_caches``)."""
+    with _trimmable_lock:
+        caches = [c for c in (r() for r in _all_caches.values()) if c is not None]
+    for cache in caches:
+        cache.clear()
+    for hook in _clear_hooks:
+        hook()
+
+
 class BoundedCache(Generic[K, V]):
     """A thread-safe map holding at most ``size_flag.value`` entries, dropping
     the least recently used first.
@@ -119,6 +151,7 @@ class BoundedCache(Generic[K, V]):
         # How many values were made and how many dropped: tests and benchmarks read them.
         self.misses = 0
         self.evictions = 0
+        _register(self)
 
     def __len__(self) -> int:
         return len(self.entries)

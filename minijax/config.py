@@ -381,6 +381,18 @@ check_tracer_leaks: Flag[bool] = _define(
     "UnexpectedTracerError naming the referrer. Costs a scan of the heap per "
     "transformation: for debugging only. Context manager: minijax.api.checking_leaks().",
 )
+log_compiles: Flag[bool] = _define(
+    "jax_log_compiles", False, _parse_bool,
+    "Log each trace and compilation of a jit-compiled function at WARNING level "
+    "(logger 'minijax.stages' and 'minijax.dispatch'; otherwise at DEBUG). Context "
+    "manager: minijax.log_compiles().",
+)
+explain_cache_misses: Flag[bool] = _define(
+    "jax_explain_cache_misses", False, _parse_bool,
+    "When a jit-compiled function is traced again, log at WARNING level (logger "
+    "'minijax.stages') why its cached traces did not fit: a function never seen, "
+    "or how the arguments differ from the closest earlier call's.",
+)
 
 
 def _parse_cache_size(name: str, value: object) -> int:

@@ -17,6 +17,8 @@ device (``tests/test_dispatch.py`` checks that the two agree).
 from __future__ import annotations
 
 import itertools
+import logging
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,7 +27,7 @@ from minijax import core
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, default_device_of
 from minijax.caching import BoundedCache
-from minijax.config import executable_cache_size
+from minijax.config import executable_cache_size, read as read_flag
 from minijax.core import Primitive, ShapedArray
 from minijax.debug_checks import check_call_outputs, check_primitive_outputs, fp_checks_enabled, fp_switch
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr, subjaxprs
@@ -154,19 +156,48 @@ _compiled: BoundedCache[tuple[int, Device, tuple[bool, ...]], tuple[weakref.ref[
 )
 
 
-def compiled_for(closed: ClosedJaxpr, device: Device, donated_invars: Sequence[bool] = ()) -> Executable:
-    """The executable for ``closed`` on ``device`` (with those inputs donated), compiled once and cached."""
+logger = logging.getLogger(__name__)
+
+
+def compile_log_level() -> int:
+    """Where trace and compile messages go: WARNING under ``jax.log_compiles``, else DEBUG (as JAX does)."""
+    return logging.WARNING if read_flag("jax_log_compiles") else logging.DEBUG
+
+
+def _aval_repr(aval: ShapedArray) -> str:
+    weak = ", weak_type=True" if aval.weak_type else ""
+    return f"ShapedArray({aval.str_short(short_dtypes=False)}{weak})"
+
+
+def compiled_for(
+    closed: ClosedJaxpr, device: Device, donated_invars: Sequence[bool] = (), name: str | None = None
+) -> Executable:
+    """The executable for ``closed`` on ``device`` (with those inputs donated), compiled once and cached.
+
+    ``name`` (a jitted function's) is what the compile log calls the program."""
     donated = tuple(donated_invars)
     key = (id(closed), device, donated)
 
     def compile_() -> tuple[weakref.ref[ClosedJaxpr], Executable]:
         check_declared_types(closed.jaxpr, "jit")
+        level = compile_log_level()
+        program = f"jit({name or 'jaxpr'})"
+        if logger.isEnabledFor(level):
+            # JAX's words, so that tools reading its logs read ours. minijax has
+            # no shardings: every argument's is JAX's "unspecified".
+            avals = tuple(closed.in_avals)
+            shapes = "(" + ", ".join(map(_aval_repr, avals)) + ("," if len(avals) == 1 else "") + ")"
+            mapping = "(" + ", ".join(["UnspecifiedValue"] * len(avals)) + ("," if len(avals) == 1 else "") + ")"
+            logger.log(level, "Compiling %s with global shapes and types %s. Argument mapping: %s.", program, shapes, mapping)
+        start = time.perf_counter()
         backend = device.backend
         donation = donated if any(donated) else None
         if device is backend.devices()[0]:
             executable = backend.compile(closed, donated_invars=donation)
         else:
             executable = backend.compile(closed, donated_invars=donation, device=device)  # type: ignore[call-arg]
+        if logger.isEnabledFor(level):
+            logger.log(level, "Finished %s compilation of %s in %.9f sec", backend.name, program, time.perf_counter() - start)
         return weakref.ref(closed, lambda _: _compiled.discard(key)), executable
 
     return _compiled.get_or_make(key, compile_)[1]

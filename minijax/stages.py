@@ -20,8 +20,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import operator
+import os
+import sys
+import threading
+import time
 import warnings
+import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -29,11 +35,11 @@ from minijax import config as config_module, core, tree_util
 from minijax.api import ShapeDtypeStruct
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, get_backend
-from minijax.caching import BoundedCache
+from minijax.caching import BoundedCache, clear_all, on_clear_all
 from minijax.config import global_values as global_flag_values, thread_overrides, trace_cache_size
 from minijax.core import ShapedArray
 from minijax.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
-from minijax.dispatch import aval_key, compiled_for
+from minijax.dispatch import aval_key, compile_log_level, compiled_for
 from minijax.interpreters.batching import current_axis_env
 from minijax.interpreters.tracing import (
     DebugInfo,
@@ -47,7 +53,9 @@ from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.placement import placement, to_device
 from minijax.primitives.calls import jit_p
 
-__all__ = ["Compiled", "Jitted", "Lowered", "Traced", "jit"]
+__all__ = ["Compiled", "Jitted", "Lowered", "Traced", "clear_caches", "jit"]
+
+logger = logging.getLogger(__name__)
 
 
 class _CacheEntry:
@@ -78,7 +86,7 @@ class _CacheEntry:
         if executable is None:
             consumed = set(self.consumed)
             donated = [i in consumed for i in range(len(self.closed.in_avals))] if consumed else []
-            executable = self.executables[device] = compiled_for(self.closed, device, donated)
+            executable = self.executables[device] = compiled_for(self.closed, device, donated, self.name)
         return executable
 
     def runner(self, device: Device) -> Executable:
@@ -125,6 +133,67 @@ class _CacheEntry:
                         f"passed as argument {j}. A donated buffer is consumed by the call and cannot be read "
                         "by it a second time: pass a copy (x.copy()) as one of them, or do not donate it."
                     )
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _call_site() -> str:
+    """``file:line:column (function)`` of the first frame outside minijax: the user's call."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    code = frame.f_code
+    column = ""
+    try:
+        col = list(code.co_positions())[frame.f_lasti // 2][2]
+        if col is not None:
+            column = f":{col}"  # (0-based, as JAX writes it)
+    except (AttributeError, IndexError):
+        pass
+    return f"{code.co_filename}:{frame.f_lineno}{column} ({code.co_name})"
+
+
+# The parts of a jit cache key (``Jitted._entry``), as a miss explanation names them.
+_KEY_PARTS = ("input pytree", "input types", "static arguments", "backend", "jax_enable_x64 flag", "named axes")
+
+
+def _key_distance(old: tuple[Any, ...], new: tuple[Any, ...]) -> tuple[int, int]:
+    """How far apart two keys are: differing parts, then differing argument types."""
+    parts = sum(a != b for a, b in zip(old, new)) + abs(len(old) - len(new))
+    types = sum(a != b for a, b in zip(old[1], new[1])) if len(old[1]) == len(new[1]) else len(new[1])
+    return parts, types
+
+
+def _key_differences(old: tuple[Any, ...], new: tuple[Any, ...], arg_names: list[str]) -> list[str]:
+    lines: list[str] = []
+    for part, before, now in zip(_KEY_PARTS, old, new):
+        if before == now:
+            continue
+        lines.append(f"  different {part}:")
+        if part == "input types" and len(before) == len(now):
+            for i, (b, n) in enumerate(zip(before, now)):
+                if b != n:
+                    at = arg_names[i] if i < len(arg_names) else f"flat argument {i}"
+                    lines.append(f"  * at {at}, now {_type_text(n)} and before {_type_text(b)}")
+        elif part == "static arguments":
+            b_map, n_map = dict(before), dict(now)
+            for k in sorted(set(b_map) | set(n_map), key=str):
+                if b_map.get(k, _MISSING) != n_map.get(k, _MISSING):
+                    at = f"argnum {k}" if isinstance(k, int) else repr(k)
+                    lines.append(f"  * at {at}, now {n_map.get(k, '(absent)')!r} and before {b_map.get(k, '(absent)')!r}")
+        else:
+            lines.append(f"  * now {now} and before {before}")
+    if len(old) != len(new):
+        lines.append("  different trace context: one call was under a transformation binding named axes")
+    return lines
+
+
+_MISSING = object()
+
+
+def _type_text(aval: ShapedArray) -> str:
+    return aval.str_short() + ("{weak_type=True}" if aval.weak_type else "")
 
 
 def _no_tracer_consts(entry: _CacheEntry) -> bool:
@@ -260,6 +329,102 @@ def _check_static_not_donated(
         )
 
 
+class _JitState:
+    """What every ``jit(fun, **options)`` of one function with the same options shares:
+    the checked options and the caches of traces and executables.
+
+    So ``jax.jit(f)(x)`` written inline in a loop traces and compiles once,
+    as in JAX. Nothing here refers to the function: ``_states`` keys it
+    weakly, and its entries go when it does.
+    """
+
+    __slots__ = ("static_argnums", "static_argnames", "positional_names", "cache", "fast_cache")
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        static_argnums: tuple[int, ...],
+        static_argnames: tuple[str, ...],
+        donate_argnums: tuple[int, ...],
+        donate_argnames: tuple[str, ...],
+    ) -> None:
+        try:
+            params = list(inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            params = None
+        if params is not None:
+            _check_argnums(params, static_argnums, "static_argnums")
+            _check_argnames(params, static_argnames, "static_argnames")
+            _check_argnums(params, donate_argnums, "donate_argnums")
+            _check_argnames(params, donate_argnames, "donate_argnames")
+        else:
+            # A builtin without a signature: nothing to check the numbers against (as in JAX).
+            params = []
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self.positional_names = positional
+        # JAX infers static_argnames from static_argnums and vice versa.
+        nums = set(static_argnums)
+        names = set(static_argnames)
+        for i in static_argnums:
+            if 0 <= i < len(positional):
+                names.add(positional[i])
+        for n in static_argnames:
+            if n in positional:
+                nums.add(positional.index(n))
+        self.static_argnums = tuple(sorted(nums))
+        self.static_argnames = tuple(sorted(names))
+        _check_static_not_donated(params, self.static_argnames, donate_argnums, donate_argnames)
+        # Both bounded (minijax_trace_cache_size): a program called with ever
+        # new shapes must not keep every trace and executable alive.
+        self.cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(f"jit({fun_name(fun)})", trace_cache_size)
+        # Calls with only positional Array arguments and no static ones skip
+        # pytree flattening: keyed by the avals alone (plus the x64 flag).
+        self.fast_cache: BoundedCache[Hashable, tuple[_CacheEntry, Executable | None]] = BoundedCache(
+            f"jit({fun_name(fun)}) fast path", trace_cache_size
+        )
+
+
+# function (weakly, compared as JAX compares it: by its own __eq__, so two
+# bound methods of one object are one function) -> jit's options -> state.
+# A fresh function (a lambda made anew each iteration, ``grad(f)``) is a new
+# key, and is traced again, as JAX does.
+_states: weakref.WeakKeyDictionary[Callable[..., Any], dict[Hashable, _JitState]] = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
+
+
+def _state_for(fun: Callable[..., Any], options: tuple[Any, ...]) -> _JitState:
+    try:
+        by_options = _states.get(fun)
+    except TypeError:  # not weakly referenceable, or unhashable: a state of its own
+        return _JitState(fun, *options[:4])
+    if by_options is not None:
+        state = by_options.get(options)
+        if state is not None:
+            return state
+    state = _JitState(fun, *options[:4])  # (raises on bad options before anything is stored)
+    with _states_lock:
+        try:
+            by_options = _states.setdefault(fun, {})
+        except TypeError:
+            return state
+        return by_options.setdefault(options, state)
+
+
+def _forget_states() -> None:
+    with _states_lock:
+        _states.clear()
+
+
+on_clear_all(_forget_states)
+
+
+def clear_caches() -> None:
+    """Empty every cache minijax keeps: jit's traces and executables, compiled
+    jaxprs, eager operations' prepared runners, the backends' executables.
+    Everything is traced and compiled again when next called."""
+    clear_all()
+
+
 class Jitted:
     """What ``jit(f)`` returns: callable, with ``lower``, ``trace`` and ``eval_shape``."""
 
@@ -281,42 +446,15 @@ class Jitted:
         self._backend_name = backend
         self._donate_argnums = donate_argnums
         self._donate_argnames = donate_argnames
-        try:
-            params = list(inspect.signature(fun).parameters.values())
-        except (TypeError, ValueError):
-            params = None
-        if params is not None:
-            _check_argnums(params, static_argnums, "static_argnums")
-            _check_argnames(params, static_argnames, "static_argnames")
-            _check_argnums(params, donate_argnums, "donate_argnums")
-            _check_argnames(params, donate_argnames, "donate_argnames")
-        else:
-            # A builtin without a signature: nothing to check the numbers against (as in JAX).
-            params = []
-        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        self._positional_names = positional
-        # JAX infers static_argnames from static_argnums and vice versa.
-        nums = set(static_argnums)
-        names = set(static_argnames)
-        for i in static_argnums:
-            if 0 <= i < len(positional):
-                names.add(positional[i])
-        for n in static_argnames:
-            if n in positional:
-                nums.add(positional.index(n))
-        self.static_argnums = tuple(sorted(nums))
-        self.static_argnames = tuple(sorted(names))
-        _check_static_not_donated(params, self.static_argnames, donate_argnums, donate_argnames)
-        # Both bounded (minijax_trace_cache_size): a program called with ever
-        # new shapes must not keep every trace and executable alive.
-        self._cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(f"jit({fun_name(fun)})", trace_cache_size)
-        # Calls with only positional Array arguments and no static ones skip
-        # pytree flattening: keyed by the avals alone (plus the x64 flag).
-        self._fast_cache: BoundedCache[Hashable, tuple[_CacheEntry, Executable | None]] = BoundedCache(
-            f"jit({fun_name(fun)}) fast path", trace_cache_size
-        )
-        self._fast_entries = self._fast_cache.entries  # read by every call
-        self._fast_ok = not self.static_argnums and not self.static_argnames
+        state = _state_for(fun, (static_argnums, static_argnames, donate_argnums, donate_argnames, backend))
+        self._state = state
+        self._positional_names = state.positional_names
+        self.static_argnums = state.static_argnums
+        self.static_argnames = state.static_argnames
+        self._cache = state.cache
+        self._fast_cache = state.fast_cache
+        self._fast_entries = state.fast_cache.entries  # read by every call
+        self._fast_ok = not state.static_argnums and not state.static_argnames
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # jit applied to a method in a class body: bind like a function would.
@@ -361,9 +499,15 @@ class Jitted:
         key: tuple[Any, ...] = (in_tree, avals, static_key, backend.name, config_module.x64_enabled())
         if core.current_trace() is not core.eval_trace:
             # Under vmap a traced body may read the named axes' sizes (pmean).
-            key = (*key, current_axis_env())
+            # None bound: the eager call's key, so grad of an already-called
+            # jit(f) reuses its trace, as in JAX.
+            axis_env = current_axis_env()
+            if axis_env:
+                key = (*key, axis_env)
         entry = self._cache.get(key)
         if entry is None:
+            if config_module.read("jax_explain_cache_misses"):
+                self._explain_miss(key, lambda: self._dynamic_arg_names(args, kwargs))
             # Traced once per key, even when threads call at once; an entry
             # closing over tracers of an enclosing transformation is not kept.
             entry = self._cache.get_or_make(
@@ -402,11 +546,31 @@ class Jitted:
             return out_flat
 
         info = DebugInfo(self.fun, self._dynamic_arg_names(args, kwargs), traced_for)
+        start = time.perf_counter()
         closed, _ = trace_to_jaxpr(flat_fun, avals, info)
+        level = compile_log_level()
+        if logger.isEnabledFor(level):
+            logger.log(level, "Finished tracing %s for %s in %.9f sec", fun_name(self.fun), traced_for, time.perf_counter() - start)
         closed, tracer_consts = hoist_tracer_consts(closed)
         entry = _CacheEntry(fun_name(self.fun), closed, out_tree_box[0], backend, self._donated_leaves(args, kwargs))
         entry.tracer_consts = tracer_consts
         return entry
+
+    def _explain_miss(self, key: tuple[Any, ...], arg_names: Callable[[], list[str]]) -> None:
+        """Log why ``key`` is not in the cache (``jax_explain_cache_misses``), in JAX's words:
+        the function was never seen, or how the closest earlier key differs."""
+        name = fun_name(self.fun)
+        code = getattr(inspect.unwrap(self.fun), "__code__", None)
+        where = "" if code is None else f" defined at {code.co_filename}:{code.co_firstlineno}"
+        lines = [f"TRACING CACHE MISS at {_call_site()}:"]
+        previous = [old for old in list(self._cache.entries) if isinstance(old, tuple)]
+        if not previous:
+            lines += ["  never seen function:", f"    {name} id={id(self.fun)}{where}"]
+        else:
+            best = min(previous, key=lambda old: _key_distance(old, key))
+            lines += [f"  for {name}{where}", "  all previously seen cache keys differ. For the closest previous key:"]
+            lines += _key_differences(best, key, arg_names())
+        logger.warning("\n".join(lines))
 
     def _donated_leaves(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[bool]:
         """For each flat dynamic argument: was it donated?"""

@@ -70,6 +70,7 @@ USES: dict[str, Callable[[Any], Any]] = {
 def test_a_leaked_tracer_raises_unexpected_tracer_error_naming_its_transformation(source: str, use: str) -> None:
     run, names = SOURCES[source]
     _saved.clear()
+    jax.clear_caches()  # jit's traces are cached by function (as in JAX): trace _keep anew
     run()
     leaked = _saved[0]
     _saved.clear()
