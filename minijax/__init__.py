@@ -34,6 +34,7 @@ from minijax.api import (
     device_get as device_get,
     device_put as device_put,
     devices as devices,
+    disable_jit as disable_jit,
     eval_shape as eval_shape,
     explain_cache_misses as explain_cache_misses,
     local_device_count as local_device_count,
@@ -65,3 +66,5 @@ from minijax.stages import clear_caches as clear_caches, jit as jit
 from minijax.vectorization import vmap as vmap
 
 __version__ = "0.1.0"
+# JAX's tuple form of the version, for version checks (``__version_info__ >= (0, 4)``).
+__version_info__ = tuple(int(part) for part in __version__.split("."))

@@ -3,12 +3,13 @@ eval_shape, devices and placement, readiness."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from minijax import core, dtypes, tree_util
+from minijax import config as config_module, core, dtypes, tree_util
 from minijax.array import Array
 from minijax.backend import Device, devices_for, get_backend
 from minijax.config import (  # checking_leaks() etc.: the flags as context managers (docs/debugging.md)
@@ -174,6 +175,7 @@ __all__ = [
     "device_get",
     "device_put",
     "devices",
+    "disable_jit",
     "eval_shape",
     "explain_cache_misses",
     "local_device_count",
@@ -181,3 +183,12 @@ __all__ = [
     "log_compiles",
     "make_jaxpr",
 ]
+
+
+def disable_jit(disable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Inside ``with jax.disable_jit():`` jitted functions run op by op, on
+    concrete arrays (``print`` shows values), and ``cond``/``while_loop``/``scan``
+    with a concrete predicate run as Python control flow; the
+    ``jax_disable_jit`` flag for the current thread (docs/debugging.md)."""
+    return config_module.disable_jit(disable)
+

@@ -123,14 +123,15 @@ def test_closed_over_constants_become_operands_shared_by_the_branches() -> None:
 
 def test_two_equal_constants_of_one_branch_keep_their_own_operands() -> None:
     # Each call makes two distinct NumPy arrays with the same contents; the
-    # branch closes over both, and neither may be left unbound.
+    # branch closes over both, and neither may be left unbound. Constants are
+    # shared by identity (as in JAX): the two calls' four arrays are four operands.
     def branch(x: Any) -> Any:
         return jnp.sin(x) * np.asarray([0.5, 0.5, 0.5], np.float32) + np.asarray([0.5, 0.5, 0.5], np.float32) * x
 
     closed = jax.make_jaxpr(lambda p, x: lax.cond(p, branch, lambda x: branch(x) * 2.0, x))(True, X)
     check_jaxpr(closed.jaxpr)
     (eqn,) = cond_eqns(closed)
-    assert len(eqn.invars) == 4  # index, the two constants (shared by the branches), x
+    assert len(eqn.invars) == 6  # index, the four constants, x
     np.testing.assert_allclose(lax.cond(True, branch, branch, X), np.sin(X) * 0.5 + 0.5 * X, rtol=1e-6)
 
 

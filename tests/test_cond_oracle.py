@@ -49,6 +49,36 @@ def _nested(m: Lib) -> Callable[..., Any]:
     )
 
 
+def _distinct_equal(m: Lib) -> Callable[..., Any]:
+    a, b = m.jnp.asarray(C), m.jnp.asarray(C)
+    return lambda p, x: m.lax.cond(p, lambda x: (x + a, b), lambda x: (x * b, a * b), x)
+
+
+def _distinct_equal_first(m: Lib) -> Callable[..., Any]:
+    f = _distinct_equal(m)
+    return lambda p, x: f(p, x)[0] * 2.0
+
+
+def _two_dtypes(m: Lib) -> Callable[..., Any]:
+    a, b, twin = m.jnp.asarray([1.0, 2.0, 3.0]), m.jnp.asarray([1, 2, 3], np.int32), m.jnp.asarray([1.0, 2.0, 3.0])
+    return lambda i, x: m.lax.switch(i, [lambda x: x + a * twin, lambda x: x * b + a, lambda x: x - twin], x)
+
+
+def _closed_over_key(m: Lib) -> Callable[..., Any]:
+    k = m.jax.random.key(0)
+    return lambda p: m.jax.random.key_data(m.jax.random.split(m.lax.cond(p, lambda: k, lambda: k)))
+
+
+def _key_or_another(m: Lib) -> Callable[..., Any]:
+    k = m.jax.random.key(0)
+    return lambda p: m.jax.random.key_data(m.lax.cond(p, lambda: m.jax.random.key(1), lambda: k))
+
+
+def _closed_over_raw_key(m: Lib) -> Callable[..., Any]:
+    k = m.jax.random.PRNGKey(3)
+    return lambda p: m.jax.random.split(m.lax.cond(p, lambda: k, lambda: k))
+
+
 # name -> (program, args). Each is printed with make_jaxpr and run.
 PROGRAMS: dict[str, tuple[Program, list[Any]]] = {
     "cond": (lambda m: lambda p, x: m.lax.cond(p, m.jnp.sin, m.jnp.cos, x), [True, X]),
@@ -77,6 +107,13 @@ PROGRAMS: dict[str, tuple[Program, list[Any]]] = {
     "no_operands": (lambda m: lambda p: m.lax.cond(p, lambda: C, lambda: -C), [False]),
     "nested": (_nested, [True, X]),
     "integer_operand": (lambda m: lambda p, n: m.lax.cond(p, lambda n: n * 2, lambda n: n + 1, n), [True, np.int32(5)]),
+    # Constants are shared by identity: two equal arrays are two operands.
+    "distinct_equal_constants": (_distinct_equal, [True, X]),
+    "distinct_equal_constants_false": (_distinct_equal, [False, X]),
+    "equal_constants_two_dtypes": (_two_dtypes, [1, X]),
+    "closed_over_key": (_closed_over_key, [True]),
+    "closed_over_key_and_another": (_key_or_another, [False]),
+    "closed_over_raw_key": (_closed_over_raw_key, [True]),
 }
 
 # Differentiable programs: (program, args, argnums); grad of the sum of the output.
@@ -102,6 +139,7 @@ GRADS: dict[str, tuple[Program, list[Any], tuple[int, ...]]] = {
         [True, X],
         (1,),
     ),
+    "distinct_equal_constants": (_distinct_equal_first, [False, X], (1,)),
     "dead_code_in_branch": (
         lambda m: lambda p, x: m.lax.cond(p, lambda x: (m.jnp.exp(x), m.jnp.sin(x))[1], m.jnp.cos, x),
         [True, X],

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import tree_util
+from minijax import dtypes, tree_util
 from minijax.core import (
     ShapedArray,
     Trace,
@@ -70,7 +70,10 @@ class DynamicJaxprTrace(Trace):
         if isinstance(x, Tracer) and not x._trace.is_alive:
             raise_leaked_tracer(x)
         aval = get_aval(x)
-        if not aval.shape and not isinstance(x, Tracer):
+        # A scalar of an extended dtype (a PRNG key) is no NumPy scalar: as a
+        # literal it would be its raw data under the key's type; it stays a
+        # constant, as in JAX.
+        if not aval.shape and not isinstance(x, Tracer) and not isinstance(aval.dtype, dtypes.ExtendedDType):
             return Literal(literal_value(_host_value(x), aval), aval)
         entry = self.constvars.get(id(x))
         if entry is None:
@@ -169,11 +172,14 @@ def trace_to_jaxpr(
     fun: Callable[..., Any],
     in_avals: Sequence[ShapedArray],
     debug_info: DebugInfo | None = None,
+    const_origins: list[Any] | None = None,
 ) -> tuple[ClosedJaxpr, list[Any]]:
     """Trace ``fun`` (taking and returning flat lists) on abstract inputs.
 
     Returns the closed jaxpr and the raw outputs (for their pytree structure the
-    caller flattens before calling).
+    caller flattens before calling). ``const_origins``, when given, receives
+    for each constant the object ``fun`` closed over (a constant may be a
+    converted copy of it): what identifies a constant across traces.
     """
     trace = DynamicJaxprTrace(debug_info)
     tracers = [trace.new_arg(a) for a in in_avals]
@@ -181,6 +187,8 @@ def trace_to_jaxpr(
         with set_current_trace(trace):
             outs = fun(*tracers)
         closed = trace.to_jaxpr(outs)
+        if const_origins is not None:
+            const_origins.extend(origin for _, _, origin in trace.constvars.values())
     finally:
         trace.invalidate()
     if leak_checks_enabled():

@@ -425,8 +425,34 @@ def stack(operands: Sequence[ArrayLike], axis: int = 0) -> Array:
     return stack_p.bind(*operands, axis=axis)
 
 
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape NumPy broadcasting gives ``shapes`` (``lax.broadcast_shapes``).
+
+    Each shape is a sequence of non-negative Python (or NumPy) integers; sizes
+    must agree or be 1 in every trailing axis.
+    """
+    if not shapes:
+        raise TypeError("lax.broadcast_shapes requires at least one shape")
+    checked = []
+    for shape in shapes:
+        dims = tuple(shape)
+        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
+            raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {dims}.")
+        if any(d < 0 for d in dims):
+            raise TypeError(f"Only non-negative indices are allowed when broadcasting static shapes, but got shape {dims}.")
+        checked.append(tuple(int(d) for d in dims))
+    rank = max(len(s) for s in checked)
+    result = []
+    for sizes in zip(*[(1,) * (rank - len(s)) + s for s in checked]):
+        other = {d for d in sizes if d != 1}
+        if len(other) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={checked}")
+        result.append(other.pop() if other else 1)
+    return tuple(result)
+
+
 __all__ = [
-    "broadcast", "broadcast_in_dim", "broadcast_in_dim_p", "broadcast_to_rank", "broadcasted_iota",
+    "broadcast", "broadcast_in_dim", "broadcast_in_dim_p", "broadcast_shapes", "broadcast_to_rank", "broadcasted_iota",
     "collapse", "concatenate", "concatenate_p", "dynamic_index_in_dim", "dynamic_slice",
     "dynamic_slice_in_dim", "dynamic_slice_p", "dynamic_update_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_slice_p", "expand_dims", "full", "full_like",

@@ -26,6 +26,7 @@ __all__ = [
     "arange",
     "array",
     "asarray",
+    "astype",
     "empty",
     "empty_like",
     "eye",
@@ -247,14 +248,24 @@ def full(shape: Any, fill_value: ArrayLike, dtype: Any = None, *, device: Any = 
     return _place(out, device)
 
 
+def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
+    """``x`` converted to ``dtype`` (``x.astype(dtype)`` for any array-like)."""
+    util.check_arraylike("astype", x)
+    return asarray(x).astype(dtype, copy=copy, device=device)
+
+
 def _like(
     fun_name: str, a: Any, fill_value: Any, dtype: Any, shape: Any, device: Any, out_sharding: Any = None
 ) -> Any:
-    util.check_arraylike(fun_name, a, fill_value)
+    # As in JAX, anything with a shape and a dtype (a jax.ShapeDtypeStruct)
+    # describes the result; only other values must be arrays.
+    described = hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, (Array, core.Tracer, np.ndarray, np.generic))
+    util.check_arraylike(fun_name, *([fill_value] if described else [a, fill_value]))
     _no_sharding(fun_name, out_sharding)
     want = _user_dtype(dtype, fun_name)
-    # The result is weak only when it copies a weak array's dtype.
-    weak = want is None and dtypes.is_weakly_typed(a)
+    # The result is weak only when it copies a weak array's dtype (a
+    # description's weak_type is not copied, as in JAX).
+    weak = want is None and not described and dtypes.is_weakly_typed(a)
     out_dtype = want if want is not None else dtypes.dtype(a, canonicalize=True)
     dims = util.shape(a) if shape is None else canonicalize_shape(shape)
     if util.ndim(fill_value) == 0:

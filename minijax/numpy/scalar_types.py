@@ -43,6 +43,8 @@ __all__ = [
     "int8",
     "int_",
     "integer",
+    "iscomplexobj",
+    "isrealobj",
     "issubdtype",
     "isscalar",
     "nan",
@@ -172,6 +174,26 @@ def isscalar(element: Any) -> bool:
     if isinstance(element, (Array, core.Tracer, np.ndarray)):
         return element.ndim == 0
     return bool(np.isscalar(element))
+
+
+def iscomplexobj(x: Any) -> bool:
+    """Whether ``x``'s dtype is complex (its contents do not matter).
+
+    minijax has no complex dtype, so this is False for its arrays; NumPy
+    values and Python ``complex`` are judged by NumPy's dtype for them, as
+    JAX judges them (``jnp.iscomplexobj(1j)`` is True).
+    """
+    if x is None:
+        return False
+    found = getattr(x, "dtype", None)
+    if found is None:
+        found = np.asarray(x).dtype
+    return isinstance(found, np.dtype) and bool(np.issubdtype(found, np.complexfloating))
+
+
+def isrealobj(x: Any) -> bool:
+    """``not iscomplexobj(x)``."""
+    return not iscomplexobj(x)
 
 
 # Constants, as in NumPy.

@@ -116,6 +116,11 @@ def convert_element_type(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     if type(x) in _PYTHON_SCALARS:
         return _python_scalar_to(x, dtype, weak_type)
     if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype == dtype and not weak_type:
+            # Not a copy: a traced function that closes over `x` captures this
+            # very object, which is what identifies the constant (cond shares
+            # it between its branches).
+            return x
         value = np.asarray(x).astype(dtype)
         if weak_type:
             return device_put_value(value, weak_type=True)

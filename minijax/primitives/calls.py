@@ -353,10 +353,24 @@ def _custom_vjp_call_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequ
 # that they run batched too (outputs, residuals and cotangents at axis 0).
 
 
+def _unbatched_call(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[batching.BatchDim], params: dict[str, Any]) -> bool:
+    """Whether nothing in the call is batched: no operand, and no output
+    (through a collective inside). Then the call stays as it is, with its
+    outputs unbatched: a jvp rule that computes its primal by calling its own
+    function (``out = f(x)``) under a vmap of the tangents (jacfwd) must get
+    an unbatched primal back, as in JAX."""
+    if any(d is not None for d in dims):
+        return False
+    _, out_batched = batching.batch_jaxpr(params["call_jaxpr"], trace.axis_size, dims, axis_name=trace.axis_name)
+    return all(d is None for d in out_batched)
+
+
 def _custom_jvp_call_batch(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[batching.BatchDim], params: dict[str, Any]) -> tuple[Any, Any]:
     size, axis_name = trace.axis_size, trace.axis_name
     closed: ClosedJaxpr = params["call_jaxpr"]
     n_out = len(closed.out_avals)
+    if _unbatched_call(trace, vals, dims, params):
+        return custom_jvp_call_p.bind(*vals, **params), [None] * n_out
     batched, _ = batching.batch_jaxpr(closed, size, dims, out_dims=[0] * n_out, axis_name=axis_name)
     old_jvp: NamedCallable = params["jvp"]
     arg_dims = list(dims[params["num_consts"]:])
@@ -380,6 +394,8 @@ def _custom_vjp_call_batch(trace: batching.BatchTrace, vals: Sequence[Any], dims
     size, axis_name = trace.axis_size, trace.axis_name
     closed: ClosedJaxpr = params["call_jaxpr"]
     n_out = len(closed.out_avals)
+    if _unbatched_call(trace, vals, dims, params):
+        return custom_vjp_call_p.bind(*vals, **params), [None] * n_out
     batched, _ = batching.batch_jaxpr(closed, size, dims, out_dims=[0] * n_out, axis_name=axis_name)
     old_fwd: NamedCallable = params["fwd"]
     old_bwd: NamedCallable = params["bwd"]

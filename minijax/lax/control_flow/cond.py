@@ -141,10 +141,10 @@ def _trace_branches(
     flat, in_tree = tree_util.tree_flatten((operands, {}))
     avals = [operand_aval(x) for x in flat]
     traced = [_trace_branch(api, fun, in_tree, avals, operands) for _, fun in named]
-    (name0, fun0), (_, tree0, outs0) = named[0], traced[0]
-    for (name, fun), (_, tree, outs) in zip(named[1:], traced[1:]):
+    (name0, fun0), (_, _, tree0, outs0) = named[0], traced[0]
+    for (name, fun), (_, _, tree, outs) in zip(named[1:], traced[1:]):
         _check_branch_outputs(api, name0, name, fun0, fun, tree0, outs0, tree, outs)
-    jaxprs, consts = _merge_consts([closed for closed, _, _ in traced])
+    jaxprs, consts = _merge_consts([(closed, origins) for closed, origins, _, _ in traced])
     # Outputs every branch forwards from one and the same input are not outputs of the cond.
     fwds = [_forwarding(j.jaxpr) for j in jaxprs]
     fwd = [f[0] if len(set(f)) == 1 else None for f in zip(*fwds)]
@@ -155,8 +155,9 @@ def _trace_branches(
 
 def _trace_branch(
     api: str, fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, avals: Sequence[ShapedArray], operands: tuple[Any, ...]
-) -> tuple[ClosedJaxpr, tree_util.PyTreeDef, list[ShapedArray]]:
+) -> tuple[ClosedJaxpr, list[Any], tree_util.PyTreeDef, list[ShapedArray]]:
     trees: list[tree_util.PyTreeDef] = []
+    origins: list[Any] = []
 
     def flat_fun(*xs: Any) -> list[Any]:
         args, _ = tree_util.tree_unflatten(in_tree, xs)
@@ -171,60 +172,35 @@ def _trace_branch(
         return leaves
 
     info = DebugInfo(fun, arg_names_of(fun, operands, {}), api)
-    closed, _ = trace_to_jaxpr(flat_fun, avals, info)
-    return closed, trees[0], closed.out_avals
+    closed, _ = trace_to_jaxpr(flat_fun, avals, info, const_origins=origins)
+    return closed, origins, trees[0], closed.out_avals
 
 
-def _merge_consts(closeds: Sequence[ClosedJaxpr]) -> tuple[list[ClosedJaxpr], list[Any]]:
+def _merge_consts(closeds: Sequence[tuple[ClosedJaxpr, list[Any]]]) -> tuple[list[ClosedJaxpr], list[Any]]:
     """The branches with their constants turned into leading inputs, shared by all.
 
-    All branches take the union of the constants, each once, in order of
-    first appearance, so that they keep one signature. JAX shares a constant
-    that several branches close over; here each branch may hold its own
-    conversion of it (``x * c`` with a NumPy ``c`` converts ``c`` in each
-    branch), so concrete constants of one type and the same contents count as
-    one. Tracers of an enclosing transformation are shared by identity.
+    Each branch comes with the objects its constants were captured from. All
+    branches take the union of the constants, each once, in order of first
+    appearance, so that they keep one signature. A constant is shared when
+    the branches closed over one and the same object (as in JAX): identity,
+    not contents, so two distinct arrays that happen to be equal stay two
+    operands, each bound in the branch that reads it.
     """
     consts: list[Any] = []
-    position: dict[Any, int] = {}
-    keyed = [_occurrence_keys(closed.consts) for closed in closeds]
-    for closed, keys in zip(closeds, keyed):
-        for c, key in zip(closed.consts, keys):
-            if key not in position:
-                position[key] = len(consts)
+    position: dict[int, int] = {}
+    for closed, origins in closeds:
+        for c, origin in zip(closed.consts, origins):
+            if id(origin) not in position:
+                position[id(origin)] = len(consts)
                 consts.append(c)
     merged = []
-    for closed, keys in zip(closeds, keyed):
+    for closed, origins in closeds:
         jaxpr = closed.jaxpr
         leading: list[Var] = [Var(get_aval(c)) for c in consts]
-        for v, key in zip(jaxpr.constvars, keys):
-            leading[position[key]] = v
+        for v, origin in zip(jaxpr.constvars, origins):
+            leading[position[id(origin)]] = v
         merged.append(ClosedJaxpr(Jaxpr([], [*leading, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns), []))
     return merged, consts
-
-
-# Constants larger than this are shared by identity only (comparing costs a copy).
-_COMPARED_CONST_SIZE = 1 << 16
-
-
-def _occurrence_keys(consts: Sequence[Any]) -> list[Any]:
-    # One branch may hold two equal constants under two constvars (two NumPy
-    # arrays with the same contents): the second of them is a different key,
-    # so that each constvar keeps its own input.
-    seen: dict[Any, int] = {}
-    keys = []
-    for c in consts:
-        key = _const_key(c)
-        seen[key] = seen.get(key, -1) + 1
-        keys.append((key, seen[key]))
-    return keys
-
-
-def _const_key(c: Any) -> Any:
-    aval = get_aval(c)
-    if isinstance(c, Tracer) or aval.size > _COMPARED_CONST_SIZE:
-        return ("object", id(c))
-    return ("value", aval, np.asarray(c).tobytes())
 
 
 def _forwarding(jaxpr: Jaxpr) -> list[int | None]:
