@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from minijax_numpy import NumpyBackend
 
 from minijax import dtypes
@@ -97,6 +98,37 @@ def test_law_reproducers_replay_in_float64(kind: str, options: dict[str, Any], t
     again, meta = load_reproducer(directory)
     assert again.x64 and again.options == json.loads(json.dumps(options))
     assert runner.replay(directory)[1] == meta["verdict"]
+
+
+MULTI_RESULT = ["eigh", "lu", "qr", "svd", "sort", "top_k", "split", "threefry2x32"]
+
+
+@pytest.mark.single_backend
+@pytest.mark.parametrize("name", MULTI_RESULT)
+def test_vmap_law_out_axes_fit_every_result(name: str, tmp_path: pathlib.Path) -> None:
+    # `--examples 20` drew out_axes=2 for eigh and lu from the rank of their first result, out of
+    # bounds for the eigenvalues and pivots (the check raised "axis 2 is out of bounds").
+    from minijax.testing.samplers import SAMPLERS
+    from minijax.testing.suite import law_dtypes, law_unit, run_unit
+
+    sampler = SAMPLERS[name]
+    numpy = checks.backend_named("numpy")
+    dtype = law_dtypes("vmap", sampler)[0]
+    result = run_unit(law_unit("vmap", sampler, dtype, 20, True), numpy, numpy, seed=0)
+    assert result.failed == 0 and result.passed == 20, result.failure and result.failure[1].message
+    # And what it draws is a valid reproducer: the loader bounds out_axes by the lowest rank too.
+    draw = law_unit("vmap", sampler, dtype, 1, True).draw
+    assert draw is not None
+    drawn: list[Check] = []
+
+    @settings(max_examples=30, database=None, derandomize=True, deadline=None)
+    @given(st.data())
+    def draw_some(data: st.DataObject) -> None:
+        drawn.extend(draw(data))
+
+    draw_some()
+    for i, check in enumerate(drawn):
+        load_reproducer(write_reproducer(check, Outcome("pass"), tmp_path / str(i), "numpy", "numpy"))
 
 
 @pytest.mark.single_backend
