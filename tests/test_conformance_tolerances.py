@@ -63,6 +63,11 @@ def test_unlisted_primitives_and_integers_are_exact() -> None:
     assert tolerance("sin", np.int32).exact
     assert tolerance("sin", F32).ulps == ULPS["sin"]["float32"][0] == 2
     assert tolerance("reduce_sum", F32).bound == "sum" and tolerance("cholesky", F32).bound == "linalg"
+    # The cumulative reductions (spec/primitives/sorting.md, "Accumulation"): floating sums and
+    # products may reassociate; integer ones wrap (associative) and cummax/cummin pick an operand.
+    assert tolerance("cumsum", F32).bound == "cumsum" and tolerance("cumprod", np.float64).bound == "cumprod"
+    assert all(tolerance(name, dt).exact for name in ("cumsum", "cumprod") for dt in (np.int32, np.uint8, np.int64))
+    assert all(tolerance(name, dt).exact for name in ("cummax", "cummin") for dt in (F32, np.float64, np.int32))
 
 
 # ---------------------------------------------------------------------------
