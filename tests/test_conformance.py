@@ -209,6 +209,39 @@ def test_bad_options_are_rejected_by_name() -> None:
 
 
 @pytest.mark.single_backend
+def test_slices_split_the_primitives_into_disjoint_near_equal_parts() -> None:
+    from minijax.testing.samplers import sampled_primitive_names
+
+    names = sampled_primitive_names()
+    parts = [conformance.slice_of(names, k, 8) for k in range(1, 9)]
+    assert sorted(n for part in parts for n in part) == sorted(names)
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1
+    assert parts[1] == names[1::8]  # every 8th name: each slice takes from all over the alphabet
+    assert conformance.parse_slice("3/8") == (3, 8)
+    for bad in ("0/8", "9/8", "3", "a/b", "3/8/1"):
+        with pytest.raises(ValueError, match="is not K/N with 1 <= K <= N"):
+            conformance.parse_slice(bad)
+
+
+@pytest.mark.single_backend
+def test_a_slice_plans_its_primitives_their_corpus_cases_and_no_random_programs(tmp_path: pathlib.Path) -> None:
+    from minijax.testing.samplers import sampled_primitive_names
+
+    numpy = checks.backend_named("numpy")
+    wanted = set(conformance.slice_of(sampled_primitive_names(), 2, 40))
+    units = conformance.plan(conformance.Options("numpy", slice=(2, 40), examples=1, progress=False), numpy)
+    assert {u.subject for u in units if u.section in ("primitives", "laws")} == wanted
+    assert not [u for u in units if u.section == "programs"]
+    corpus_cases = {u.subject for u in units if u.section == "corpus"}
+    assert corpus_cases == {c.name for c in corpus.load_corpus(None, sorted(wanted))} and corpus_cases
+    report_path = tmp_path / "r.json"
+    report, _ = run(conformance.Options("numpy", slice=(2, 40), examples=1, program_examples=0, report=report_path,
+                                        progress=False, sections=("primitives",)))  # fmt: skip
+    data = json.loads(report_path.read_text())
+    assert report.ok and data["settings"]["slice"] == "2/40" and validate(data, REPORT_SCHEMA) == []
+
+
+@pytest.mark.single_backend
 def test_progress_counts_rows_checks_and_failures() -> None:
     stream = io.StringIO()
     progress = Progress(2, stream)
