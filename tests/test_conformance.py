@@ -131,6 +131,23 @@ def test_vmap_law_out_axes_fit_every_result(name: str, tmp_path: pathlib.Path) -
         load_reproducer(write_reproducer(check, Outcome("pass"), tmp_path / str(i), "numpy", "numpy"))
 
 
+@pytest.mark.parametrize("kind", ["jvp", "vjp"])
+def test_eigh_derivative_laws_hold_where_lapack_flips_a_vector_between_the_steps(kind: str, backend_name: str) -> None:
+    # --examples 50 --law-examples 50 on the reference: the eigenvalues are ~1 apart, but LAPACK
+    # picked an eigenvector's sign differently at x + eps t and x - eps t, and the finite
+    # difference came out ~1/eps (-421 where the jvp rule's tangent is -0.27).
+    from minijax.core import ShapedArray, primitive_registry
+
+    bits = [0xBF7AAC1E, 0xBF37195B, 0xBEBE0440, 0xBF37195B, 0x3DC11113, 0x3CBB08CF, 0xBEBE0440, 0x3CBB08CF, 0xBF2AAD20]
+    a = np.array(bits, np.uint32).view(np.float32).reshape(3, 3)
+    params = {"algorithm": None, "lower": True, "sort_eigenvalues": True, "subset_by_index": None}
+    closed = one_equation(primitive_registry["eigh"], params, [ShapedArray((3, 3), np.dtype(np.float32))])
+    check = Check(kind, "eigh", "float32", closed, [a], False, {"positions": [0]})
+    backend = checks.backend_named(backend_name)
+    outcome = run_check(check, backend, checks.backend_named("numpy"))
+    assert outcome.passed, outcome.message
+
+
 @pytest.mark.single_backend
 def test_replaying_a_directory_that_is_not_a_reproducer_says_so(tmp_path: pathlib.Path) -> None:
     with pytest.raises(FileNotFoundError, match="is not a reproducer: check.json, jaxpr.txt, inputs.npz missing"):

@@ -473,7 +473,7 @@ def _within_bound(a: NDArray, e: NDArray, bound: NDArray) -> NDArray:
     return np.asarray(both_nan | (infinite & (g == w)) | (~infinite & close))
 
 
-def _with_expected_signs(
+def with_expected_signs(
     name: str, params: Mapping[str, Any], actual: Sequence[NDArray], expected: Sequence[NDArray]
 ) -> list[NDArray]:
     """``actual`` with each singular or eigen-vector's sign flipped to the expected one's.
@@ -520,7 +520,7 @@ def compare_primitive(
     if bad_types is not None:
         return bad_types
     unsigned = actual
-    actual = _with_expected_signs(name, params, actual, expected)
+    actual = with_expected_signs(name, params, actual, expected)
     operands = [np.asarray(x) for x in operands]
     flushes = name not in BIT_EXACT and any(x.dtype in FLUSHABLE for x in [*operands, *actual])
     flushed_ops = [_flush(x) for x in operands]
@@ -534,7 +534,7 @@ def compare_primitive(
         if not flushed_expected:
             with np.errstate(all="ignore"):
                 flushed_expected.extend(np.asarray(r) for r in reference(flushed_ops))
-            flushed_actual.extend(_with_expected_signs(name, params, unsigned, flushed_expected))
+            flushed_actual.extend(with_expected_signs(name, params, unsigned, flushed_expected))
         return flushed_actual[k], flushed_expected[k]
 
     worst = 0.0
@@ -663,4 +663,5 @@ __all__ = [
     "documented_rows",
     "tolerance",
     "ulp_distance",
+    "with_expected_signs",
 ]
