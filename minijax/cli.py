@@ -201,6 +201,7 @@ def conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             backend=args.backend,
             reference=args.reference,
             only=[n.strip() for n in args.only.split(",") if n.strip()] if args.only else None,
+            slice=suite.parse_slice(args.slice) if args.slice else None,
             examples=args.examples,
             law_examples=args.law_examples,
             program_examples=args.program_examples,
@@ -245,6 +246,9 @@ def _add_conformance_parsers(commands: Any) -> None:
     p.add_argument("--backend", metavar="NAME", required=True, help="the backend to check")
     p.add_argument("--reference", metavar="NAME", default="numpy", help="the backend to compare with (default: numpy)")
     p.add_argument("--only", metavar="PRIMS", default=None, help="comma-separated primitive names to check")
+    p.add_argument("--slice", metavar="K/N", default=None,
+                   help="check only the K-th of N slices of the primitives (every N-th from the K-th), "
+                        "e.g. to spread a deep run over days")
     p.add_argument("--examples", metavar="N", type=int, default=DEFAULT_EXAMPLES,
                    help=f"hypothesis examples per primitive and dtype (default: {DEFAULT_EXAMPLES})")
     p.add_argument("--law-examples", metavar="N", type=int, default=None,

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from minijax_numpy import NumpyBackend
 
 from minijax import dtypes
@@ -99,6 +100,54 @@ def test_law_reproducers_replay_in_float64(kind: str, options: dict[str, Any], t
     assert runner.replay(directory)[1] == meta["verdict"]
 
 
+MULTI_RESULT = ["eigh", "lu", "qr", "svd", "sort", "top_k", "split", "threefry2x32"]
+
+
+@pytest.mark.single_backend
+@pytest.mark.parametrize("name", MULTI_RESULT)
+def test_vmap_law_out_axes_fit_every_result(name: str, tmp_path: pathlib.Path) -> None:
+    # `--examples 20` drew out_axes=2 for eigh and lu from the rank of their first result, out of
+    # bounds for the eigenvalues and pivots (the check raised "axis 2 is out of bounds").
+    from minijax.testing.samplers import SAMPLERS
+    from minijax.testing.suite import law_dtypes, law_unit, run_unit
+
+    sampler = SAMPLERS[name]
+    numpy = checks.backend_named("numpy")
+    dtype = law_dtypes("vmap", sampler)[0]
+    result = run_unit(law_unit("vmap", sampler, dtype, 20, True), numpy, numpy, seed=0)
+    assert result.failed == 0 and result.passed == 20, result.failure and result.failure[1].message
+    # And what it draws is a valid reproducer: the loader bounds out_axes by the lowest rank too.
+    draw = law_unit("vmap", sampler, dtype, 1, True).draw
+    assert draw is not None
+    drawn: list[Check] = []
+
+    @settings(max_examples=30, database=None, derandomize=True, deadline=None)
+    @given(st.data())
+    def draw_some(data: st.DataObject) -> None:
+        drawn.extend(draw(data))
+
+    draw_some()
+    for i, check in enumerate(drawn):
+        load_reproducer(write_reproducer(check, Outcome("pass"), tmp_path / str(i), "numpy", "numpy"))
+
+
+@pytest.mark.parametrize("kind", ["jvp", "vjp"])
+def test_eigh_derivative_laws_hold_where_lapack_flips_a_vector_between_the_steps(kind: str, backend_name: str) -> None:
+    # --examples 50 --law-examples 50 on the reference: the eigenvalues are ~1 apart, but LAPACK
+    # picked an eigenvector's sign differently at x + eps t and x - eps t, and the finite
+    # difference came out ~1/eps (-421 where the jvp rule's tangent is -0.27).
+    from minijax.core import ShapedArray, primitive_registry
+
+    bits = [0xBF7AAC1E, 0xBF37195B, 0xBEBE0440, 0xBF37195B, 0x3DC11113, 0x3CBB08CF, 0xBEBE0440, 0x3CBB08CF, 0xBF2AAD20]
+    a = np.array(bits, np.uint32).view(np.float32).reshape(3, 3)
+    params = {"algorithm": None, "lower": True, "sort_eigenvalues": True, "subset_by_index": None}
+    closed = one_equation(primitive_registry["eigh"], params, [ShapedArray((3, 3), np.dtype(np.float32))])
+    check = Check(kind, "eigh", "float32", closed, [a], False, {"positions": [0]})
+    backend = checks.backend_named(backend_name)
+    outcome = run_check(check, backend, checks.backend_named("numpy"))
+    assert outcome.passed, outcome.message
+
+
 @pytest.mark.single_backend
 def test_replaying_a_directory_that_is_not_a_reproducer_says_so(tmp_path: pathlib.Path) -> None:
     with pytest.raises(FileNotFoundError, match="is not a reproducer: check.json, jaxpr.txt, inputs.npz missing"):
@@ -174,6 +223,39 @@ def test_bad_options_are_rejected_by_name() -> None:
         conformance.Options("numpy", sections=("everything",))
     with pytest.raises(ValueError, match="unknown backend 'tpu9000'; installed backends: "):
         checks.backend_named("tpu9000")
+
+
+@pytest.mark.single_backend
+def test_slices_split_the_primitives_into_disjoint_near_equal_parts() -> None:
+    from minijax.testing.samplers import sampled_primitive_names
+
+    names = sampled_primitive_names()
+    parts = [conformance.slice_of(names, k, 8) for k in range(1, 9)]
+    assert sorted(n for part in parts for n in part) == sorted(names)
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1
+    assert parts[1] == names[1::8]  # every 8th name: each slice takes from all over the alphabet
+    assert conformance.parse_slice("3/8") == (3, 8)
+    for bad in ("0/8", "9/8", "3", "a/b", "3/8/1"):
+        with pytest.raises(ValueError, match="is not K/N with 1 <= K <= N"):
+            conformance.parse_slice(bad)
+
+
+@pytest.mark.single_backend
+def test_a_slice_plans_its_primitives_their_corpus_cases_and_no_random_programs(tmp_path: pathlib.Path) -> None:
+    from minijax.testing.samplers import sampled_primitive_names
+
+    numpy = checks.backend_named("numpy")
+    wanted = set(conformance.slice_of(sampled_primitive_names(), 2, 40))
+    units = conformance.plan(conformance.Options("numpy", slice=(2, 40), examples=1, progress=False), numpy)
+    assert {u.subject for u in units if u.section in ("primitives", "laws")} == wanted
+    assert not [u for u in units if u.section == "programs"]
+    corpus_cases = {u.subject for u in units if u.section == "corpus"}
+    assert corpus_cases == {c.name for c in corpus.load_corpus(None, sorted(wanted))} and corpus_cases
+    report_path = tmp_path / "r.json"
+    report, _ = run(conformance.Options("numpy", slice=(2, 40), examples=1, program_examples=0, report=report_path,
+                                        progress=False, sections=("primitives",)))  # fmt: skip
+    data = json.loads(report_path.read_text())
+    assert report.ok and data["settings"]["slice"] == "2/40" and validate(data, REPORT_SCHEMA) == []
 
 
 @pytest.mark.single_backend

@@ -63,6 +63,11 @@ def test_unlisted_primitives_and_integers_are_exact() -> None:
     assert tolerance("sin", np.int32).exact
     assert tolerance("sin", F32).ulps == ULPS["sin"]["float32"][0] == 2
     assert tolerance("reduce_sum", F32).bound == "sum" and tolerance("cholesky", F32).bound == "linalg"
+    # The cumulative reductions (spec/primitives/sorting.md, "Accumulation"): floating sums and
+    # products may reassociate; integer ones wrap (associative) and cummax/cummin pick an operand.
+    assert tolerance("cumsum", F32).bound == "cumsum" and tolerance("cumprod", np.float64).bound == "cumprod"
+    assert all(tolerance(name, dt).exact for name in ("cumsum", "cumprod") for dt in (np.int32, np.uint8, np.int64))
+    assert all(tolerance(name, dt).exact for name in ("cummax", "cummin") for dt in (F32, np.float64, np.int32))
 
 
 # ---------------------------------------------------------------------------
@@ -221,3 +226,31 @@ def test_cumulative_sums_and_products_are_bounded_per_prefix() -> None:
     off_first[0] += 1e-4
     assert judge("cumsum", [ones], off_last, want, forward).ok
     assert not judge("cumsum", [ones], off_first, want, forward).ok
+
+
+def test_a_sum_that_may_overflow_on_the_way_is_unspecified() -> None:
+    # --examples 50 found dot_general 1 x 3 contractions of [0.944598, 0.373594, -2.0996263] with three
+    # -max(float32): XLA gives -inf, the reference inf; the exact value is finite (2.6e38), and which
+    # partial sum overflows first depends on the order, so no order's answer is the right one.
+    big = float(np.finfo(np.float32).max)
+    lhs, rhs = f32(0.94459808, 0.37359399, -2.0996263), f32(-big, -big, -big)
+    dot = {"dimension_numbers": (((0,), (0,)), ((), ()))}
+    assert judge("dot_general", [lhs, rhs], np.float32(-np.inf), np.float32(np.inf), dot).ok
+    assert judge("dot_general", [lhs, rhs], np.float32(np.nan), np.float32(np.inf), dot).ok
+    # An infinity given as an operand propagates the same in every order: still exact.
+    lhs, rhs = f32(np.inf, 1.0, 2.0), f32(1.0, -1.0, 1.0)
+    assert not judge("dot_general", [lhs, rhs], np.float32(-np.inf), np.float32(np.inf), dot).ok
+    assert not judge("dot_general", [lhs, rhs], np.float32(np.nan), np.float32(np.inf), dot).ok
+    # Sums, cumulative sums and products likewise: only where some order can overflow.
+    axes = {"axes": (0,)}
+    x = f32(big, big, -big)
+    assert judge("reduce_sum", [x], np.float32(big), np.float32(np.inf), axes).ok
+    assert not judge("reduce_sum", [f32(1.0, np.inf)], np.float32(-np.inf), np.float32(np.inf), axes).ok
+    forward = {"axis": 0, "reverse": False}
+    got, want = f32(big, np.inf, big), f32(big, np.inf, np.inf)
+    assert judge("cumsum", [x], got, want, forward).ok  # the third: (big + big) - big or big + (big - big)
+    assert not judge("cumsum", [x], f32(np.inf, np.inf, big), want, forward).ok  # the first has one term
+    p = f32(1e30, 1e30, 1e-30)
+    assert judge("reduce_prod", [p], np.float32(1e30), np.float32(np.inf), axes).ok
+    assert judge("cumprod", [p], f32(1e30, np.inf, 1e30), f32(1e30, np.inf, np.inf), forward).ok
+    assert not judge("reduce_prod", [f32(2.0, 3.0)], np.float32(np.inf), np.float32(6.0), axes).ok

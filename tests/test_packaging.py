@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -46,6 +47,19 @@ def test_ci_runs_the_readme_commands_verbatim() -> None:
     # The tests run last, after the linters, so a lint failure is reported fast.
     assert ci_lines.index(test_command) > ci_lines.index("ruff check .")
     assert ci_lines.index(test_command) > ci_lines.index("mypy")
+
+
+def test_ci_runs_a_rotating_deep_conformance_slice() -> None:
+    # docs/conformance.md, "Deep runs": --examples 20 over the day's eighth of the primitives.
+    text = CI.read_text(encoding="utf-8")
+    assert 'minijax conformance --backend xla --examples 20 --slice "$deep_slice/8"' in text
+    (rotation,) = re.findall(r'^deep_slice="(.*)"$', text, re.M)
+    env = {k: v for k, v in os.environ.items() if k != "MINIJAX_DEEP_SLICE"}
+    picked = subprocess.run(["bash", "-c", f'echo "{rotation}"'], capture_output=True, text=True, env=env, check=True)
+    assert 1 <= int(picked.stdout) <= 8
+    chosen = subprocess.run(["bash", "-c", f'echo "{rotation}"'], capture_output=True, text=True,
+                            env={**env, "MINIJAX_DEEP_SLICE": "5"}, check=True)  # fmt: skip
+    assert chosen.stdout.strip() == "5"
 
 
 def test_ci_script_is_strict_bash_and_executable() -> None:

@@ -72,6 +72,7 @@ class Options:
     backend: str
     reference: str = "numpy"
     only: list[str] | None = None  # primitive names
+    slice: tuple[int, int] | None = None  # (k, n): the k-th (from 1) of n slices of the primitives
     examples: int = DEFAULT_EXAMPLES  # hypothesis examples per primitive and dtype
     law_examples: int | None = None  # per law, primitive and dtype (default: half of examples, at least 1)
     program_examples: int = DEFAULT_PROGRAM_EXAMPLES
@@ -89,6 +90,10 @@ class Options:
             raise ValueError(f"conformance: unknown sections {unknown}; the sections are {list(SECTIONS)}")
         if self.examples < 1 or self.program_examples < 0:
             raise ValueError("conformance: --examples must be at least 1")
+        if self.slice is not None:
+            k, n = self.slice
+            if not 1 <= k <= n:
+                raise ValueError(f"conformance --slice: {k}/{n} names no slice; K/N needs 1 <= K <= N")
         if self.only:
             missing = [n for n in self.only if n not in primitive_registry]
             if missing:
@@ -108,6 +113,7 @@ class Options:
             "law_examples": self.laws_examples,
             "seed": self.seed,
             "only": list(self.only) if self.only else None,
+            "slice": f"{self.slice[0]}/{self.slice[1]}" if self.slice else None,
             "sections": list(self.sections),
         }
 
@@ -116,9 +122,28 @@ class Options:
 # The plan: one unit per row
 
 
+def parse_slice(text: str) -> tuple[int, int]:
+    """``--slice K/N``: the K-th (from 1) of N slices."""
+    k, sep, n = text.partition("/")
+    try:
+        value = (int(k), int(n)) if sep else None
+    except ValueError:
+        value = None
+    if value is None or not 1 <= value[0] <= value[1]:
+        raise ValueError(f"conformance --slice: {text!r} is not K/N with 1 <= K <= N, e.g. 3/8")
+    return value
+
+
+def slice_of(names: list[str], k: int, n: int) -> list[str]:
+    """The k-th of n slices of ``names``: every n-th name from the k-th, so that each slice takes
+    some of every family (the families' names cluster and their costs differ)."""
+    return names[k - 1 :: n]
+
+
 def _primitives(options: Options) -> list[str]:
     names = sampled_primitive_names()
-    return [n for n in names if n in options.only] if options.only else names
+    names = [n for n in names if n in options.only] if options.only else names
+    return slice_of(names, *options.slice) if options.slice else names
 
 
 def _law_applies(kind: str, name: str) -> bool:
@@ -151,9 +176,9 @@ def plan(options: Options, backend: Backend) -> list[Unit]:
                     sampler = SAMPLERS[name]
                     units.extend(law_unit(kind, sampler, dt, options.laws_examples, True) for dt in law_dtypes(kind, sampler))
     if "corpus" in options.sections:
-        for case in load_corpus(options.cases, options.only, options.max_bytes):
+        for case in load_corpus(options.cases, names if options.only or options.slice else None, options.max_bytes):
             units.append(Unit("corpus", "program", case.name, "-", 1, case.x64, fixed=[case.check()], note=""))
-    if "programs" in options.sections and options.program_examples and not options.only:
+    if "programs" in options.sections and options.program_examples and not (options.only or options.slice):
         units.extend(program_units(options.program_examples))
     return units
 
@@ -233,7 +258,7 @@ def _config_value(config: pytest.Config, name: str, env: str, default: Any = Non
 
 def pytest_options(config: pytest.Config) -> Options:
     """The conformance options of a pytest run (``minijax.testing.pytest_plugin``'s flags, or
-    the environment variables MINIJAX_CONFORMANCE_BACKEND / _EXAMPLES / _ONLY)."""
+    the environment variables MINIJAX_CONFORMANCE_BACKEND / _EXAMPLES / _ONLY / _SLICE)."""
     backend = _config_value(config, "minijax_backend", "MINIJAX_CONFORMANCE_BACKEND")
     if backend is None:
         raise ValueError(
@@ -244,9 +269,11 @@ def pytest_options(config: pytest.Config) -> Options:
     import_modules(str(_config_value(config, "minijax_import", "MINIJAX_CONFORMANCE_IMPORT", "")).split(","))
     only = _config_value(config, "minijax_only", "MINIJAX_CONFORMANCE_ONLY")
     examples = int(_config_value(config, "minijax_examples", "MINIJAX_CONFORMANCE_EXAMPLES", DEFAULT_EXAMPLES))
+    part = _config_value(config, "minijax_slice", "MINIJAX_CONFORMANCE_SLICE")
     reproducers = _config_value(config, "minijax_reproducers", "MINIJAX_CONFORMANCE_REPRODUCERS", "minijax-reproducers")
     return Options(str(backend), examples=examples, only=only.split(",") if only else None,
-                   reproducers=pathlib.Path(reproducers), progress=False)  # fmt: skip
+                   slice=parse_slice(part) if part else None, reproducers=pathlib.Path(reproducers),
+                   progress=False)  # fmt: skip
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -274,5 +301,5 @@ def test_conformance(conformance_unit: Unit, request: pytest.FixtureRequest) -> 
         pytest.fail(f"{outcome.message}\nreproducer: {directory} (minijax replay {directory})", pytrace=False)
 
 
-__all__ = ["DEFAULT_EXAMPLES", "LAWS", "SECTIONS", "Options", "import_modules", "plan", "program_units",
-           "reproducer_directory", "run"]  # fmt: skip
+__all__ = ["DEFAULT_EXAMPLES", "LAWS", "SECTIONS", "Options", "import_modules", "parse_slice", "plan", "program_units",
+           "reproducer_directory", "run", "slice_of"]  # fmt: skip

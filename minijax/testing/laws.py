@@ -8,7 +8,8 @@ to ``f``'s own results on the same backend:
 
 * ``jvp``: the tangents of ``jvp(f)`` match central finite differences of
   ``f`` (``check_jvp``), along a seeded random direction, for the operands
-  at ``options["positions"]``.
+  at ``options["positions"]`` (for eigh and svd, on the branch through
+  ``f(x)``'s vectors: their signs at the steps matched to those at ``x``).
 * ``vjp``: ``<vjp(f)(u), v> = <u, numerical jvp(f)(v)>`` (``check_vjp``).
 * ``transpose``: for operands ``f`` is linear in (``options["positions"]``),
   the tangent map ``L`` of ``jvp(f)`` equals ``f`` itself, and
@@ -34,7 +35,7 @@ from minijax.backend import Backend
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.testing.checks import Check, Compiled, Outcome
 from minijax.testing.gradients import check_jvp, check_vjp, inner_product
-from minijax.testing.tolerances import compare_program
+from minijax.testing.tolerances import compare_program, with_expected_signs
 
 NDArray = np.ndarray[Any, Any]
 
@@ -77,12 +78,21 @@ class _OnBackend:
         self.backend = backend
         self.f_full = Compiled(backend, check.jaxpr)
         self.restricted, self.positions, self.outs = _restricted(check)
+        # eigh's and svd's vectors are fixed up to sign only, and the sign LAPACK picks can flip
+        # between x + eps t and x - eps t, which turns a finite difference into 1/eps garbage.
+        # The derivative the jvp rule gives is that of the branch through f(x)'s vectors, so the
+        # finite differences are taken on that branch: each vector's sign matched to f(x)'s.
+        eqns = check.jaxpr.jaxpr.eqns
+        self.signed = eqns[0] if len(eqns) == 1 and eqns[0].primitive.name in ("eigh", "svd") else None
+        self.anchor = self.f_full(*check.args) if self.signed is not None else None
 
     def f(self, *chosen: NDArray) -> tuple[NDArray, ...]:
         full = list(self.check.args)
         for i, x in zip(self.positions, chosen):
             full[i] = np.asarray(x)
         results = self.f_full(*full)
+        if self.signed is not None and self.anchor is not None:
+            results = with_expected_signs(self.signed.primitive.name, self.signed.params, results, self.anchor)
         return tuple(results[k] for k in self.outs)
 
     def compile(self, fn: Callable[..., Any], *example: Any) -> Compiled:

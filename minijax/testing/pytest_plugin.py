@@ -22,6 +22,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the backend to check (or MINIJAX_CONFORMANCE_BACKEND)")
     group.addoption("--minijax-only", dest="minijax_only", default=None, metavar="PRIMS",
                     help="comma-separated primitive names to check (or MINIJAX_CONFORMANCE_ONLY)")
+    group.addoption("--minijax-slice", dest="minijax_slice", default=None, metavar="K/N",
+                    help="check only the K-th of N slices of the primitives (or MINIJAX_CONFORMANCE_SLICE)")
     group.addoption("--minijax-examples", dest="minijax_examples", default=None, metavar="N",
                     help="hypothesis examples per primitive and dtype (or MINIJAX_CONFORMANCE_EXAMPLES)")
     group.addoption("--minijax-reproducers", dest="minijax_reproducers", default=None, metavar="DIR",

@@ -40,6 +40,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "law_examples": _COUNT,
                 "seed": {"type": ["integer", "null"]},
                 "only": {"type": ["array", "null"], "items": {"type": "string"}},
+                "slice": {"type": ["string", "null"]},
                 "sections": {"type": "array", "items": {"type": "string", "enum": ["primitives", "laws", "corpus", "programs"]}},
             },
         },
