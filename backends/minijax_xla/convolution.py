@@ -22,11 +22,9 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from minijax.primitives.reductions import Precision, dot_accumulation_dtypes
 from minijax_xla.jaxlib_api import tensor_type
 from minijax_xla.lowering import LoweringRuleContext, constant, register
+from minijax_xla.reductions import precision_config
 
 DType = np.dtype[Any]
-
-_PRECISIONS = {Precision.DEFAULT: "DEFAULT", Precision.HIGH: "HIGH", Precision.HIGHEST: "HIGHEST"}
-
 
 def _convert(x: ir.Value[Any], shape: Sequence[int], src: DType, dst: DType) -> ir.Value[Any]:
     return x if src == dst else hlo.convert(tensor_type(shape, dst), x)
@@ -73,7 +71,7 @@ def _conv_general_dilated(
     pads = np.array(padding, np.int64).reshape(nsp, 2)
     # None is written out as (DEFAULT, DEFAULT), as JAX does: XLA gets JAX's very op.
     pair = (Precision.DEFAULT, Precision.DEFAULT) if precision is None else precision
-    config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(_PRECISIONS[p]) for p in pair])
+    config = precision_config(pair)
     i64 = ir.IntegerType.get_signless(64)
     product = hlo.convolution(
         tensor_type(out_aval.shape, work),

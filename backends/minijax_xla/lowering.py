@@ -30,6 +30,8 @@ from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 from minijax_xla import jaxlib_api
 
 LoweringRule = Callable[..., Sequence[Any]]
+# combine(accumulators, elements) -> new accumulators, all 0-d: a reduction's body.
+Combiner = Callable[[list[ir.Value[Any]], list[ir.Value[Any]]], list[ir.Value[Any]]]
 
 LOWERINGS: dict[str, LoweringRule] = {}
 
@@ -73,6 +75,19 @@ def ir_type(aval: ShapedArray) -> ir.RankedTensorType:
 def constant(value: Any, dtype: Any) -> ir.Value[Any]:
     """A ``stablehlo.constant`` of ``value`` (scalar or array) cast to ``dtype``."""
     return jaxlib_api.dense_constant(np.asarray(value, dtype=dtype))
+
+
+def build_combiner(region: ir.Region, dtypes: Sequence[Any], combine: Combiner) -> None:
+    """Fill the body region of a (variadic) reduce or reduce_window over operands of ``dtypes``.
+
+    XLA passes the accumulators first, then the elements, one 0-d value each.
+    """
+    scalars = [jaxlib_api.tensor_type((), dt) for dt in dtypes]
+    block = region.blocks.append(*scalars, *scalars)
+    n = len(scalars)
+    with ir.InsertionPoint(block):
+        args: list[ir.Value[Any]] = list(block.arguments)
+        hlo.return_(combine(args[:n], args[n:]))
 
 
 def broadcast_to_shape(value: ir.Value[Any], from_aval: ShapedArray, to_shape: Sequence[int]) -> ir.Value[Any]:

@@ -26,7 +26,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from minijax import dtypes
 from minijax.primitives.reductions import Precision, dot_accumulation_dtypes, dot_input_dtype, reduction_identity
 from minijax_xla.jaxlib_api import tensor_type
-from minijax_xla.lowering import LoweringRuleContext, constant, register
+from minijax_xla.lowering import LoweringRuleContext, build_combiner, constant, register
 
 DType = np.dtype[Any]
 Combiner = Callable[[ir.Value[Any], ir.Value[Any]], ir.Value[Any]]
@@ -59,12 +59,7 @@ def _reduce(
     op = hlo.ReduceOp(
         [tensor_type(out_shape, dt) for dt in operand_dtypes], list(operands), list(inits), [int(a) for a in axes]
     )
-    scalars = [tensor_type((), dt) for dt in operand_dtypes]
-    block = op.regions[0].blocks.append(*scalars, *scalars)
-    n = len(operands)
-    with ir.InsertionPoint(block):
-        args = list(block.arguments)
-        hlo.return_(combine(args[:n], args[n:]))
+    build_combiner(op.regions[0], operand_dtypes, combine)
     return list(op.results)
 
 
@@ -166,6 +161,11 @@ register("argmin")(_arg_rule("argmin"))
 _PRECISIONS = {Precision.DEFAULT: "DEFAULT", Precision.HIGH: "HIGH", Precision.HIGHEST: "HIGHEST"}
 
 
+def precision_config(precision: Sequence[Precision]) -> ir.ArrayAttr:
+    """The ``precision_config`` attribute of a dot_general or convolution: one entry per operand."""
+    return ir.ArrayAttr.get([hlo.PrecisionAttr.get(_PRECISIONS[p]) for p in precision])
+
+
 @register("dot_general")
 def _dot_general(
     ctx: LoweringRuleContext,
@@ -198,7 +198,7 @@ def _dot_general(
     )
     config = None
     if precision is not None:
-        config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(_PRECISIONS[p]) for p in precision])
+        config = precision_config(precision)
     product = hlo.dot_general(tensor_type(out_aval.shape, work), lhs, rhs, numbers, precision_config=config)
     if out_aval.dtype == np.bool_:
         # "nonzero", also for NaN (a convert to i1 would not promise that).

@@ -25,7 +25,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax.primitives.reductions import reduction_identity
 from minijax_xla.jaxlib_api import tensor_type
-from minijax_xla.lowering import LoweringRuleContext, constant, emit_jaxpr, register
+from minijax_xla.lowering import LoweringRuleContext, build_combiner, constant, emit_jaxpr, register
 
 Value = ir.Value[Any]
 DType = np.dtype[Any]
@@ -100,12 +100,7 @@ def reduce_window(
         window_dilations=[int(d) for d in window_dilation],
         padding=_padding_attr(padding),
     )
-    scalars = [tensor_type((), dt) for dt in dtypes_]
-    block = op.regions[0].blocks.append(*scalars, *scalars)
-    n = len(operands)
-    with ir.InsertionPoint(block):
-        args = list(block.arguments)
-        hlo.return_(body(args[:n], args[n:]))
+    build_combiner(op.regions[0], dtypes_, body)
     return list(op.results)
 
 
