@@ -368,13 +368,19 @@ ad.defjvp(reduce_window_min_p, _chooser_jvp(ew.le_p))
 # --- select_and_scatter_add, select_and_gather_add: linear in their first operand
 
 
-def _select_and_scatter_add_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
-    source, operand = primals
-    out = select_and_scatter_add_p.bind(source, operand, **params)
-    t = tangents[0]
-    if type(t) is ad.Zero:
-        return out, ad.Zero.from_primal(out)
-    return out, select_and_scatter_add_p.bind(t, operand, **params)
+def _jvp_linear_in_first(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
+    """The jvp of a primitive linear in its first operand, its second only choosing
+    positions (whose tangent is therefore ignored)."""
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        source, operand = primals
+        out = prim.bind(source, operand, **params)
+        t = tangents[0]
+        if type(t) is ad.Zero:
+            return out, ad.Zero.from_primal(out)
+        return out, prim.bind(t, operand, **params)
+
+    return jvp
 
 
 def _select_and_scatter_add_transpose(ct: Any, source: Any, operand: Any, *, select_prim: Primitive,
@@ -385,15 +391,6 @@ def _select_and_scatter_add_transpose(ct: Any, source: Any, operand: Any, *, sel
         return [ad.Zero(source.aval), None]
     ones = (1,) * len(window_dimensions)
     return [_bind_gather(ct, operand, select_prim, window_dimensions, window_strides, padding, ones, ones), None]
-
-
-def _select_and_gather_add_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
-    source, operand = primals
-    out = select_and_gather_add_p.bind(source, operand, **params)
-    t = tangents[0]
-    if type(t) is ad.Zero:
-        return out, ad.Zero.from_primal(out)
-    return out, select_and_gather_add_p.bind(t, operand, **params)
 
 
 def _select_and_gather_add_transpose(ct: Any, tangents: Any, operand: Any, *, select_prim: Primitive,
@@ -420,9 +417,9 @@ def _select_and_gather_add_transpose(ct: Any, tangents: Any, operand: Any, *, se
     return [result, None]
 
 
-ad.primitive_jvps[select_and_scatter_add_p] = _select_and_scatter_add_jvp
+ad.primitive_jvps[select_and_scatter_add_p] = _jvp_linear_in_first(select_and_scatter_add_p)
 ad.transpose_rules[select_and_scatter_add_p] = _select_and_scatter_add_transpose
-ad.primitive_jvps[select_and_gather_add_p] = _select_and_gather_add_jvp
+ad.primitive_jvps[select_and_gather_add_p] = _jvp_linear_in_first(select_and_gather_add_p)
 ad.transpose_rules[select_and_gather_add_p] = _select_and_gather_add_transpose
 
 
