@@ -153,3 +153,76 @@ def test_a_gpu_client_makes_gpus_the_default_platform(on_path: Path, monkeypatch
     x = jax.device_put(np.arange(3.0, dtype=np.float32), cpu)
     y = jax.jit(lambda v: v * 2.0)(x) + 1.0
     assert y.devices() == {cpu} and y.tolist() == [1.0, 3.0, 5.0]
+
+
+# --- lowering for a GPU, checked on the CPU ----------------------------------------------------
+
+
+def _lower_for(platform: str, f: Any, *args: Any) -> tuple[Any, str]:
+    from minijax_xla.lowering import lower_jaxpr, module_text
+
+    closed = jax.make_jaxpr(f)(*args)
+    module, _ = lower_jaxpr(closed, "main", {}, [], platform)
+    return closed, module_text(module)
+
+
+@pytest.mark.parametrize(
+    ("name", "f", "shape", "cpu_target", "gpu_target"),
+    [
+        ("cholesky", jax.numpy.linalg.cholesky, (3, 3), "lapack_spotrf_ffi", "cusolver_potrf_ffi"),
+        ("lu", jax.lax.linalg.lu, (3, 3), "lapack_sgetrf_ffi", "cusolver_getrf_ffi"),
+        ("qr", jax.numpy.linalg.qr, (4, 3), "lapack_sgeqrf_ffi", "cusolver_geqrf_ffi"),
+        ("eigh", jax.numpy.linalg.eigh, (3, 3), "lapack_ssyevd_ffi", "cusolver_syevd_ffi"),
+        ("svd", jax.numpy.linalg.svd, (2, 5), "lapack_sgesdd_ffi", "cusolver_gesvd_ffi"),
+    ],
+)
+def test_linalg_calls_cusolver_in_a_module_for_the_gpu(name: str, f: Any, shape: tuple[int, ...], cpu_target: str, gpu_target: str) -> None:
+    # The LAPACK kernels live in the host process: a GPU program naming one
+    # fails inside XLA ("No FFI handler registered ... on a platform CUDA").
+    x = np.eye(*shape, dtype=np.float32) + 0.5
+    _, cpu_text = _lower_for("cpu", f, x)
+    _, gpu_text = _lower_for("gpu", f, x)
+    assert cpu_target in cpu_text and "cusolver" not in cpu_text
+    assert gpu_target in gpu_text and "lapack_" not in gpu_text
+
+
+@pytest.mark.parametrize("options", [{}, {"transpose_a": True}, {"left_side": False, "unit_diagonal": True}, {"lower": False}])
+def test_triangular_solve_for_the_gpu_is_xlas_op_and_agrees(options: dict[str, Any]) -> None:
+    # On a GPU triangular_solve lowers to stablehlo.triangular_solve, which
+    # XLA:CPU runs too: so the GPU's rule is checked for values here.
+    rng = np.random.default_rng(0)
+    a = (rng.random((2, 4, 4)) + 4 * np.eye(4)).astype(np.float32)
+    b = rng.random((2, 4, 3) if options.get("left_side", True) else (2, 3, 4)).astype(np.float32)
+    kw = {"left_side": True, "lower": True, **options}
+
+    def f(a: Any, b: Any) -> Any:
+        return jax.lax.linalg.triangular_solve(a, b, **kw)
+
+    closed, text = _lower_for("gpu", f, a, b)
+    assert "stablehlo.triangular_solve" in text and "lapack_" not in text
+    from minijax_xla.lowering import lower_jaxpr
+
+    module, _ = lower_jaxpr(closed, "main", {}, [], "gpu")
+    be = jax.backend.get_backend("xla")
+    pjrt = be._pjrt_device(None)
+    run = jaxlib_api.make_runner(jaxlib_api.compile_module(jaxlib_api.device_client(pjrt), module, pjrt), closed.out_avals, pjrt)
+    got = jaxlib_api.get(run([jaxlib_api.put(a, pjrt), jaxlib_api.put(b, pjrt)])[0])
+    want = np.asarray(jax.jit(f)(a, b))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_buffer_numpy_cannot_view_is_read_through_a_host_copy() -> None:
+    # Without jax installed, np.asarray of a GPU buffer is a 0-d object array
+    # (no buffer protocol for device memory): reading must copy to the host.
+    pjrt = jax.backend.get_backend("xla")._pjrt_device(None)
+    real = jaxlib_api.put(np.arange(6, dtype=np.float32).reshape(2, 3), pjrt)
+
+    class DeviceOnly:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
+            return np.asarray(object())
+
+    got = jaxlib_api.get(DeviceOnly())
+    np.testing.assert_array_equal(got, np.arange(6, dtype=np.float32).reshape(2, 3))

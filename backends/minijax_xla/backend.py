@@ -298,7 +298,7 @@ class XlaBackend(Backend):
         pjrt = self._pjrt_device(device)
         aliases = donation_aliases(closed.in_avals, closed.out_avals, donated_invars or [])
         host_callbacks: list[Callable[..., Any]] = []
-        module, hoisted = lower_jaxpr(closed, "main", aliases, host_callbacks)
+        module, hoisted = lower_jaxpr(closed, "main", aliases, host_callbacks, jaxlib_api.device_platform(pjrt))
         const_avals = [closed.jaxpr.constvars[i].aval for i in hoisted]
         if host_callbacks:  # the program calls back into Python (debug.print, pure_callback, ...)
             # Never through the persistent cache: a stored executable does not

@@ -191,6 +191,11 @@ def device_client(device: PjrtDevice) -> Client:
     return device.client
 
 
+def device_platform(device: PjrtDevice) -> str:
+    """"gpu" for a CUDA or ROCm device, "cpu" for a host one: what a lowering needs to know."""
+    return "gpu" if str(device.platform) in ("gpu", "cuda", "rocm") else "cpu"
+
+
 def platform_version(client: Client) -> str:
     return str(client.platform_version)
 
@@ -340,6 +345,8 @@ def get(buffer: Buffer) -> np.ndarray[Any, Any]:
         host: np.ndarray[Any, Any] = buffer._single_device_array_to_np_array_did_copy()[0]
     else:
         host = np.asarray(buffer)
+        if host.dtype == object:  # a GPU buffer: no zero-copy view of device memory without jax
+            host = buffer._single_device_array_to_np_array_did_copy()[0]
     if host.dtype != aval.dtype or host.shape != aval.shape:
         check_live(buffer)  # donated by another thread since the wait above
         raise RuntimeError(
@@ -805,6 +812,18 @@ def _register_cuda_kernels(plugin: CudaPlugin, c_api: Any) -> None:
                 xc.register_custom_type(type_name, type_id, platform="CUDA")
     except Exception as e:
         warnings.warn(f"registering the GPU kernels of {plugin.kernels} failed ({type(e).__name__}: {e})", stacklevel=3)
+    _register_cusolver_kernels(plugin.kernels)
+
+
+def _register_cusolver_kernels(kernels: str) -> None:
+    """The cuSOLVER kernels the linalg lowerings call on a GPU (``cusolver_getrf_ffi``, ...),
+    as jaxlib's ``gpu_solver`` registers them for jax."""
+    try:
+        solver = importlib.import_module(f"{kernels}._solver")
+        for name, capsule in solver.registrations().items():
+            xc.register_custom_call_target(name, capsule, platform="CUDA", api_version=1 if name.endswith("_ffi") else 0)
+    except Exception as e:
+        warnings.warn(f"the cuSOLVER kernels of {kernels} are unavailable ({type(e).__name__}: {e}): linalg will fail on the GPU", stacklevel=3)
 
 
 # --- host callbacks: Python functions called from compiled code (notes section 8) -------------

@@ -124,11 +124,19 @@ def _matrix_io(rank: int, count: int) -> list[tuple[int, ...]]:
     return [lapack.matrix_layout(rank)] * count
 
 
-def _cpu_only(ctx: LoweringRuleContext, name: str) -> None:
-    """The LAPACK kernels run on the host: a module compiled for a GPU cannot call them."""
-    platform = getattr(ctx.module_context, "platform", "cpu")
-    if platform != "cpu":
-        raise NotImplementedError(f"{name} is not implemented on {platform} by minijax's xla backend (CPU only)")
+def _on_gpu(ctx: LoweringRuleContext) -> bool:
+    return getattr(ctx.module_context, "platform", "cpu") == "gpu"
+
+
+# The same column-major kernels exist twice: LAPACK's on the host (from jaxlib)
+# and cuSOLVER's on an NVIDIA GPU (from the CUDA plugin). The cuSOLVER ones take
+# any float dtype under one name, and spell their options as booleans.
+def _target(ctx: LoweringRuleContext, routine: str, dt: DType) -> str:
+    return f"cusolver_{routine}_ffi" if _on_gpu(ctx) else lapack.target_name(routine, dt)
+
+
+def _flag(value: bool) -> ir.Attribute:
+    return ir.BoolAttr.get(value)
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +145,6 @@ def _cpu_only(ctx: LoweringRuleContext, name: str) -> None:
 
 @register("cholesky")
 def _cholesky(ctx: LoweringRuleContext, x: Value) -> list[Value]:
-    _cpu_only(ctx, "cholesky")
     (aval,) = ctx.avals_in
     shape, batch = aval.shape, aval.shape[:-2]
     dt = _working(aval.dtype)
@@ -147,10 +154,10 @@ def _cholesky(ctx: LoweringRuleContext, x: Value) -> list[Value]:
     lower = _triangle_mask(shape, lower=True)
     read = hlo.select(lower, x, _full(0, dt, shape))
     factor, info = lapack.call(
-        lapack.target_name("potrf", dt), [x], [tensor_type(shape, dt), tensor_type(batch, _I32)],
+        _target(ctx, "potrf", dt), [x], [tensor_type(shape, dt), tensor_type(batch, _I32)],
         operand_layouts=_matrix_io(len(shape), 1),
         result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(batch))],
-        attributes={"uplo": lapack.char_attr("L")}, aliases={0: 0},
+        attributes={"lower": _flag(True)} if _on_gpu(ctx) else {"uplo": lapack.char_attr("L")}, aliases={0: 0},
     )  # fmt: skip
     ok = hlo.and_(_info_ok(info, batch), _all_finite(read, shape))
     factor = hlo.select(lower, factor, _full(0, dt, shape))  # potrf leaves the upper triangle as it was
@@ -165,13 +172,16 @@ def _cholesky(ctx: LoweringRuleContext, x: Value) -> list[Value]:
 def _triangular_solve(
     ctx: LoweringRuleContext, a: Value, b: Value, *, left_side: bool, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
 ) -> list[Value]:
-    _cpu_only(ctx, "triangular_solve")
     a_aval, b_aval = ctx.avals_in
     if a_aval.size == 0 or b_aval.size == 0:  # nothing to solve: b is empty too
         return [b] if b_aval.size == 0 else [_full(0, b_aval.dtype, b_aval.shape)]
     dt = _working(b_aval.dtype)
     a = _convert(a, a_aval.shape, a_aval.dtype, dt)
     b = _convert(b, b_aval.shape, b_aval.dtype, dt)
+    if _on_gpu(ctx):  # XLA's own op, which XLA:GPU runs with cuBLAS
+        transpose = hlo.TransposeAttr.get("TRANSPOSE" if transpose_a else "NO_TRANSPOSE")
+        solved = hlo.triangular_solve(a, b, left_side, lower, unit_diagonal, transpose)
+        return [_convert(solved, b_aval.shape, dt, b_aval.dtype)]
     (out,) = lapack.call(
         lapack.target_name("trsm", dt), [a, b], [tensor_type(b_aval.shape, dt)],
         operand_layouts=_matrix_io(a_aval.ndim, 2), result_layouts=_matrix_io(b_aval.ndim, 1),
@@ -249,7 +259,6 @@ def _lu_pivots_to_permutation(ctx: LoweringRuleContext, pivots: Value, *, permut
 
 @register("lu")
 def _lu(ctx: LoweringRuleContext, x: Value) -> list[Value]:
-    _cpu_only(ctx, "lu")
     (aval,) = ctx.avals_in
     shape = aval.shape
     *batch_list, m, n = shape
@@ -260,7 +269,7 @@ def _lu(ctx: LoweringRuleContext, x: Value) -> list[Value]:
     dt = _working(aval.dtype)
     x = _convert(x, shape, aval.dtype, dt)
     lu, ipiv, info = lapack.call(
-        lapack.target_name("getrf", dt), [x],
+        _target(ctx, "getrf", dt), [x],
         [tensor_type(shape, dt), tensor_type((*batch, k), _I32), tensor_type(batch, _I32)],
         operand_layouts=_matrix_io(len(shape), 1),
         result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(batch) + 1), lapack.row_major_layout(len(batch))],
@@ -282,9 +291,9 @@ def _eye(shape: Shape, dtype: DType) -> Value:
     return hlo.select(same, _full(1, dtype, shape), _full(0, dtype, shape))
 
 
-def _orgqr(a: Value, a_shape: Shape, taus: Value, taus_shape: Shape, dt: DType) -> Value:
+def _orgqr(ctx: LoweringRuleContext, a: Value, a_shape: Shape, taus: Value, taus_shape: Shape, dt: DType) -> Value:
     (q,) = lapack.call(
-        lapack.target_name("orgqr", dt), [a, taus], [tensor_type(a_shape, dt)],
+        _target(ctx, "orgqr", dt), [a, taus], [tensor_type(a_shape, dt)],
         operand_layouts=[lapack.matrix_layout(len(a_shape)), lapack.row_major_layout(len(taus_shape))],
         result_layouts=_matrix_io(len(a_shape), 1), aliases={0: 0},
     )  # fmt: skip
@@ -293,7 +302,6 @@ def _orgqr(a: Value, a_shape: Shape, taus: Value, taus_shape: Shape, dt: DType) 
 
 @register("qr")
 def _qr(ctx: LoweringRuleContext, x: Value, *, pivoting: bool, full_matrices: bool, use_magma: Any) -> list[Value]:
-    _cpu_only(ctx, "qr")
     (aval,) = ctx.avals_in
     q_aval, r_aval = ctx.avals_out
     shape = aval.shape
@@ -306,21 +314,21 @@ def _qr(ctx: LoweringRuleContext, x: Value, *, pivoting: bool, full_matrices: bo
     k = min(m, n)
     taus_shape = (*batch, k)
     r, taus = lapack.call(
-        lapack.target_name("geqrf", dt), [x], [tensor_type(shape, dt), tensor_type(taus_shape, dt)],
+        _target(ctx, "geqrf", dt), [x], [tensor_type(shape, dt), tensor_type(taus_shape, dt)],
         operand_layouts=_matrix_io(len(shape), 1),
         result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(taus_shape))], aliases={0: 0},
     )  # fmt: skip
     nd = len(shape)
     if m < n:  # Q from the first m columns; R is all of r
         square = (*batch, m, m)
-        q = _orgqr(_slice_last(r, shape, 1, 0, m), square, taus, taus_shape, dt)
+        q = _orgqr(ctx, _slice_last(r, shape, 1, 0, m), square, taus, taus_shape, dt)
     elif full_matrices:  # pad the reflectors to m columns for a square Q
         padded = (*batch, m, m)
         zero = constant(0, dt)
         q_in = hlo.pad(r, zero, [0] * nd, [0] * (nd - 1) + [m - n], [0] * nd)
-        q = _orgqr(q_in, padded, taus, taus_shape, dt)
+        q = _orgqr(ctx, q_in, padded, taus, taus_shape, dt)
     else:
-        q = _orgqr(r, shape, taus, taus_shape, dt)
+        q = _orgqr(ctx, r, shape, taus, taus_shape, dt)
         r = _slice_last(r, shape, 2, 0, n)
     r_shape = r_aval.shape
     r = hlo.select(_triangle_mask(r_shape, lower=False), r, _full(0, dt, r_shape))
@@ -331,9 +339,14 @@ def _qr(ctx: LoweringRuleContext, x: Value, *, pivoting: bool, full_matrices: bo
 # eigh: syevd
 
 
+def _syevd_attributes(ctx: LoweringRuleContext, lower: bool) -> dict[str, ir.Attribute]:
+    if _on_gpu(ctx):  # algorithm 0: cuSOLVER's default (divide and conquer)
+        return {"lower": _flag(lower), "algorithm": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), 0)}
+    return {"mode": lapack.char_attr("V"), "uplo": lapack.char_attr("L" if lower else "U")}
+
+
 @register("eigh")
 def _eigh(ctx: LoweringRuleContext, x: Value, *, lower: bool, sort_eigenvalues: bool, subset_by_index: Any, algorithm: Any) -> list[Value]:
-    _cpu_only(ctx, "eigh")
     (aval,) = ctx.avals_in
     v_aval, w_aval = ctx.avals_out
     shape = aval.shape
@@ -344,11 +357,11 @@ def _eigh(ctx: LoweringRuleContext, x: Value, *, lower: bool, sort_eigenvalues: 
     x = _convert(x, shape, aval.dtype, dt)
     read = hlo.select(_triangle_mask(shape, lower), x, _full(0, dt, shape))
     v, w, info = lapack.call(
-        lapack.target_name("syevd", dt), [x],
+        _target(ctx, "syevd", dt), [x],
         [tensor_type(shape, dt), tensor_type((*batch, n), dt), tensor_type(batch, _I32)],
         operand_layouts=_matrix_io(len(shape), 1),
         result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(batch) + 1), lapack.row_major_layout(len(batch))],
-        attributes={"mode": lapack.char_attr("V"), "uplo": lapack.char_attr("L" if lower else "U")}, aliases={0: 0},
+        attributes=_syevd_attributes(ctx, lower), aliases={0: 0},
     )  # fmt: skip
     ok = hlo.and_(_info_ok(info, batch), _all_finite(read, shape))
     v = _nan_unless(ok, v, batch, shape, dt)
@@ -368,9 +381,34 @@ def _svd_target(algorithm: Any, dt: DType) -> str:
     return lapack.target_name("gesvd" if algorithm == SvdAlgorithm.QR else "gesdd", dt)
 
 
+def _gesvd_on_gpu(x: Value, shape: Shape, dt: DType, *, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value, Value, Value]:
+    """s, U, Vh and info from cuSOLVER's gesvd (QR iteration; the algorithm
+    option only chooses between LAPACK's two, so the GPU takes this one).
+
+    cuSOLVER's gesvd needs m >= n: a wide matrix is handed over in row-major
+    order, which it reads as the (tall) transpose, and the transpose's U and
+    Vh are the matrix's Vh and U. Without U and Vh the kernel still returns
+    two (unused) scalars in their places.
+    """
+    *batch_list, m, n = shape
+    batch, k, nd = tuple(batch_list), min(m, n), len(shape)
+    u_shape = (*batch, m, m if full_matrices else k) if compute_uv else ()
+    vt_shape = (*batch, n if full_matrices else k, n) if compute_uv else ()
+    transposed = m < n
+    shapes = [shape, (*batch, k), *((vt_shape, u_shape) if transposed else (u_shape, vt_shape)), batch]
+    layouts = [lapack.matrix_layout(nd) if len(r) == nd and not transposed else lapack.row_major_layout(len(r)) for r in shapes]
+    _, s, first, second, info = lapack.call(
+        "cusolver_gesvd_ffi", [x],
+        [tensor_type(r, _I32 if i == 4 else dt) for i, r in enumerate(shapes)],
+        operand_layouts=layouts[:1], result_layouts=layouts,
+        attributes={"full_matrices": _flag(full_matrices), "compute_uv": _flag(compute_uv), "transposed": _flag(transposed)},
+        aliases={0: 0},
+    )  # fmt: skip
+    return (s, second, first, info) if transposed else (s, first, second, info)
+
+
 @register("svd")
 def _svd(ctx: LoweringRuleContext, x: Value, *, full_matrices: bool, compute_uv: bool, subset_by_index: Any, algorithm: Any) -> list[Value]:
-    _cpu_only(ctx, "svd")
     (aval,) = ctx.avals_in
     shape = aval.shape
     *batch_list, m, n = shape
@@ -390,13 +428,16 @@ def _svd(ctx: LoweringRuleContext, x: Value, *, full_matrices: bool, compute_uv:
     vt_shape = (*batch, n if full_matrices else k, n)
     s_shape = (*batch, k)
     nd = len(shape)
-    _, s, u, vt, info = lapack.call(
-        _svd_target(algorithm, dt), [x],
-        [tensor_type(shape, dt), tensor_type(s_shape, dt), tensor_type(u_shape, dt), tensor_type(vt_shape, dt), tensor_type(batch, _I32)],
-        operand_layouts=_matrix_io(nd, 1),
-        result_layouts=[lapack.matrix_layout(nd), lapack.row_major_layout(nd - 1), lapack.matrix_layout(nd), lapack.matrix_layout(nd), lapack.row_major_layout(nd - 2)],
-        attributes={"mode": lapack.char_attr(mode)}, aliases={0: 0},
-    )  # fmt: skip
+    if _on_gpu(ctx):
+        s, u, vt, info = _gesvd_on_gpu(x, shape, dt, full_matrices=full_matrices, compute_uv=compute_uv)
+    else:
+        _, s, u, vt, info = lapack.call(
+            _svd_target(algorithm, dt), [x],
+            [tensor_type(shape, dt), tensor_type(s_shape, dt), tensor_type(u_shape, dt), tensor_type(vt_shape, dt), tensor_type(batch, _I32)],
+            operand_layouts=_matrix_io(nd, 1),
+            result_layouts=[lapack.matrix_layout(nd), lapack.row_major_layout(nd - 1), lapack.matrix_layout(nd), lapack.matrix_layout(nd), lapack.row_major_layout(nd - 2)],
+            attributes={"mode": lapack.char_attr(mode)}, aliases={0: 0},
+        )  # fmt: skip
     ok = hlo.and_(_info_ok(info, batch), _all_finite(x, shape))
     s = _nan_unless(ok, s, batch, s_shape, dt)
     if subset_by_index is not None:

@@ -121,8 +121,11 @@ INLINE_CONST_MAX_SIZE = 16
 class ModuleContext:
     """The module under construction: its symbol names and nested functions."""
 
-    def __init__(self, module: ir.Module, host_callbacks: list[Callable[..., Any]] | None = None) -> None:
+    def __init__(self, module: ir.Module, host_callbacks: list[Callable[..., Any]] | None = None, platform: str = "cpu") -> None:
         self.module = module
+        # "cpu" or "gpu": the kernels a custom call may name differ (LAPACK or
+        # cuSOLVER, the host-callback target), so some rules ask.
+        self.platform = platform
         # Python functions the module's host-callback custom calls name by
         # index (callbacks.py adds them); the backend hands them to XLA.
         self.host_callbacks: list[Callable[..., Any]] = [] if host_callbacks is None else host_callbacks
@@ -318,6 +321,7 @@ def lower_jaxpr(
     name: str = "main",
     aliases: Mapping[int, int] | None = None,
     host_callbacks: list[Callable[..., Any]] | None = None,
+    platform: str = "cpu",
 ) -> tuple[ir.Module, list[int]]:
     """Lower ``closed`` to a StableHLO module with a public ``func.func @name``.
 
@@ -327,13 +331,14 @@ def lower_jaxpr(
     ``aliases`` maps an input position (of the jaxpr's invars) to the output
     that may reuse its buffer (donation). The Python functions the module
     calls back (debug.print, pure_callback, ...) are appended to ``host_callbacks``.
+    ``platform`` ("cpu" or "gpu") is where the module will run.
     """
     # A context keeps every attribute built in it: a module embedding large
     # constants gets one of its own, which goes with the module.
     context = jaxlib_api.new_mlir_context() if _embeds_large_consts(closed.jaxpr, set()) else jaxlib_api.mlir_context()
     with jaxlib_api.context_lock, context, ir.Location.unknown():
         module = ir.Module.create()
-        mctx = ModuleContext(module, host_callbacks)
+        mctx = ModuleContext(module, host_callbacks, platform)
         sym = mctx.fresh_name(name)
         with ir.InsertionPoint(module.body):
             hoisted, _ = _build_func(mctx, sym, closed, private=False, hoist_consts=True, aliases=aliases or {})
