@@ -788,3 +788,20 @@ def test_random_programs_print_parse_typecheck_and_evaluate_alike(prog):
         w, g = np.asarray(w), np.asarray(g)
         assert w.dtype == g.dtype
         np.testing.assert_array_equal(g, w)
+
+
+def test_a_host_scalar_converted_while_tracing_is_folded_into_a_literal() -> None:
+    # JAX folds convert_element_type of a Python or NumPy scalar at trace
+    # time: `2 * iota` prints `mul 2:i32[] a`, not a conversion of the literal.
+    import numpy as np
+
+    import minijax as jax
+    import minijax.numpy as jnp
+    from minijax import lax
+
+    text = str(jax.make_jaxpr(lambda: lax.convert_element_type(1.5, "int32") + jnp.arange(2))())
+    assert "convert_element_type" not in text and "add 1:i32[] a" in text
+    assert str(jax.make_jaxpr(lambda: lax.convert_element_type(np.float32(2), "int32"))()) == "{ lambda ; . let  in (2:i32[],) }"
+    # An Array (or a traced value) still converts, and eager conversion still makes an Array.
+    assert "convert_element_type" in str(jax.make_jaxpr(lambda x: lax.convert_element_type(x, "int32"))(1.0))
+    assert isinstance(lax.convert_element_type(1, "int32"), jax.Array)

@@ -31,7 +31,8 @@ from minijax.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, lite
 class DynamicJaxprTracer(Tracer):
     __slots__ = ("_aval", "var")
 
-    def __init__(self, trace: DynamicJaxprTrace, aval: ShapedArray, var: Var) -> None:
+    def __init__(self, trace: DynamicJaxprTrace, aval: ShapedArray, var: Atom) -> None:
+        # ``var`` is a Literal when the value was folded at trace time (see _CONST_FOLDING).
         self._trace = trace
         self._aval = aval
         self.var = var
@@ -42,7 +43,7 @@ class DynamicJaxprTracer(Tracer):
 
     def _origin_msg(self) -> str:
         trace = self._trace
-        return trace.describe_origin(self.var) if isinstance(trace, DynamicJaxprTrace) else ""
+        return trace.describe_origin(self.var) if isinstance(trace, DynamicJaxprTrace) and isinstance(self.var, Var) else ""
 
 
 class DynamicJaxprTrace(Trace):
@@ -89,6 +90,11 @@ class DynamicJaxprTrace(Trace):
     def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         atoms = [self.to_atom(x) for x in args]
         out = prim.abstract_eval_cached([a.aval for a in atoms], params)
+        fold = _CONST_FOLDING.get(prim.name)
+        if fold is not None and not prim.multiple_results:
+            folded = fold(args, out, params)
+            if folded is not None:
+                return DynamicJaxprTracer(self, out, folded)
         out_avals = out if prim.multiple_results else [out]
         outvars = [Var(a) for a in out_avals]
         self.eqns.append(JaxprEqn(atoms, outvars, prim, params))
@@ -123,6 +129,27 @@ class DynamicJaxprTrace(Trace):
         consts = list(self.constvars.values())
         jaxpr = Jaxpr([v for v, _, _ in consts], self.invars, outvars, self.eqns)
         return ClosedJaxpr(jaxpr, [c for _, c, _ in consts])
+
+
+def _fold_convert_element_type(args: Sequence[Any], out: ShapedArray, params: dict[str, Any]) -> Literal | None:
+    """A host scalar converted while tracing becomes a literal of the new dtype,
+    with no equation (JAX folds these: ``2 * iota`` prints ``mul 2:i32[] b``).
+    Only NumPy values and Python scalars fold: an Array stays a conversion."""
+    (x,) = args
+    host = type(x) in (np.ndarray, bool, int, float, complex) or isinstance(x, np.generic)
+    if not host or np.shape(x) or isinstance(out.dtype, dtypes.ExtendedDType):
+        return None
+    value = np.asarray(x)
+    if value.dtype.kind == "c" and np.dtype(params["new_dtype"]).kind != "c":
+        value = value.real
+    value = value.astype(params["new_dtype"])
+    return Literal(literal_value(value, out), out)
+
+
+# Primitives evaluated at trace time when their operands are host constants, by name.
+_CONST_FOLDING: dict[str, Callable[[Sequence[Any], ShapedArray, dict[str, Any]], Literal | None]] = {
+    "convert_element_type": _fold_convert_element_type,
+}
 
 
 def _host_value(x: Any) -> Any:
