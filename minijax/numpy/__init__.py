@@ -28,6 +28,11 @@ from minijax.numpy.tensor_contractions import *  # noqa: F403
 from minijax.numpy.ufuncs import *  # noqa: F403
 from minijax.numpy.ufuncs_math import *  # noqa: F403
 
+# issue 21, jnpmath: numerical functions (pad, quantiles, polynomials, windows, ...)
+from minijax.numpy.numerical import *  # noqa: F403, E402
+from minijax.numpy.padding import *  # noqa: F403, E402
+from minijax.numpy.polynomial import *  # noqa: F403, E402
+
 _array_methods.attach(sys.modules[__name__])
 del _array_methods
 
