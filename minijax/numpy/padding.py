@@ -100,9 +100,9 @@ def _pad_wrap(array: Any, widths: Pairs) -> Any:
     return array
 
 
-def _mirror(array: Any, axis: int, padding: int, before: bool, mode: str, odd: bool) -> Any:
-    """Mirror ``padding`` elements onto one side of ``axis``, in chunks at most the axis long."""
-    size = array.shape[axis]
+def _mirror(array: Any, axis: int, size: int, padding: int, before: bool, mode: str, odd: bool) -> Any:
+    """Mirror ``padding`` elements onto one side of ``axis``, in chunks at most the original
+    axis length ``size`` (after the first side is padded, the mirror reaches into that padding too)."""
     # 'reflect' leaves the border element out of the mirror image (unless the axis has one element).
     offset = 1 if (mode == "reflect" and size > 1) else 0
     edge = lax.slice_in_dim(array, 0, 1, axis=axis) if before else lax.slice_in_dim(array, -1, None, axis=axis)
@@ -130,8 +130,9 @@ def _pad_mirror(array: Any, widths: Pairs, mode: str, reflect_type: str) -> Any:
         if array.shape[i] == 0:
             _no_padding_of_empty((lo, hi), mode)
             continue
-        array = _mirror(array, i, lo, True, mode, reflect_type == "odd")
-        array = _mirror(array, i, hi, False, mode, reflect_type == "odd")
+        size = array.shape[i]
+        array = _mirror(array, i, size, lo, True, mode, reflect_type == "odd")
+        array = _mirror(array, i, size, hi, False, mode, reflect_type == "odd")
     return array
 
 
