@@ -36,7 +36,7 @@ MNP: Any = minijax.numpy
 rng = np.random.default_rng(0)
 F = rng.standard_normal((4, 5)).astype(np.float32)
 V = rng.standard_normal(7).astype(np.float32)
-I = rng.integers(-5, 9, (4, 5)).astype(np.int32)
+INTS = rng.integers(-5, 9, (4, 5)).astype(np.int32)
 NANS = F.copy()
 NANS[0, 1] = NANS[2, 3] = NANS[2, 4] = np.nan
 NANS[3] = np.nan
@@ -49,21 +49,35 @@ SAMPLE = rng.standard_normal((50, 3)).astype(np.float32)
 BITS = np.array([0.0, -0.0, 1.0, -3.5, 1e-40, -1e-42, 3e38, np.inf, -np.inf, np.nan, 0.1], np.float32)
 
 Case = tuple[Callable[[Any], Any], tuple[Any, ...]]
+METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
+
+
+def _quantile_program(fname: str, axis: int, method: str) -> Callable[[Any], Any]:
+    return lambda m: lambda x, q: getattr(m, fname)(x, q, axis=axis, method=method)
+
+
+def _window_program(name: str, n: int) -> Callable[[Any], Any]:
+    return lambda m: lambda: getattr(m, name)(n)
+
+
+def _pad_program(width: Any, mode: str) -> Callable[[Any], Any]:
+    return lambda m: lambda x: m.pad(x, width, mode=mode)
+
 
 CASES: dict[str, Case] = {
     # nan_to_num / nanprod / average / cov / corrcoef
     "nan_to_num": (lambda m: m.nan_to_num, (INFS,)),
     "nan_to_num_values": (lambda m: lambda x: m.nan_to_num(x, nan=7.0, posinf=9.0, neginf=-9.0), (INFS,)),
-    "nan_to_num_int": (lambda m: m.nan_to_num, (I,)),
+    "nan_to_num_int": (lambda m: m.nan_to_num, (INTS,)),
     "nan_to_num_weak": (lambda m: m.nan_to_num, (2.5,)),
     "nanprod": (lambda m: lambda x: m.nanprod(x, axis=1), (NANS,)),
-    "nanprod_keepdims_int": (lambda m: lambda x: m.nanprod(x, axis=0, keepdims=True), (I,)),
+    "nanprod_keepdims_int": (lambda m: lambda x: m.nanprod(x, axis=0, keepdims=True), (INTS,)),
     "nanprod_where_initial": (lambda m: lambda x: m.nanprod(x, axis=1, where=x > 0, initial=2.0), (NANS,)),
     "average": (lambda m: m.average, (F,)),
     "average_axis_weights": (lambda m: lambda x, w: m.average(x, axis=1, weights=w), (F, POSF[0])),
     "average_axes_weights": (lambda m: lambda x, w: m.average(x, axis=(1, 0), weights=w), (F, POSF.T)),
     "average_returned": (lambda m: lambda x, w: m.average(x, axis=0, weights=w, returned=True), (F, POSF)),
-    "average_returned_noweights": (lambda m: lambda x: m.average(x, axis=1, returned=True, keepdims=True), (I,)),
+    "average_returned_noweights": (lambda m: lambda x: m.average(x, axis=1, returned=True, keepdims=True), (INTS,)),
     "cov": (lambda m: m.cov, (F,)),
     "cov_y_rowvar": (lambda m: lambda x, y: m.cov(x, y, rowvar=False), (F, F[:, :2])),
     "cov_bias_ddof": (lambda m: lambda x: m.cov(x, bias=True), (F,)),
@@ -72,7 +86,7 @@ CASES: dict[str, Case] = {
     "cov_aweights": (lambda m: lambda x, a: m.cov(x, aweights=a), (F, POSF[0])),
     "cov_both": (lambda m: lambda x, f, a: m.cov(x, fweights=f, aweights=a),
                  (F, np.array([1, 2, 1, 3, 1], np.int32), POSF[1])),
-    "cov_1d_int": (lambda m: m.cov, (I[0],)),
+    "cov_1d_int": (lambda m: m.cov, (INTS[0],)),
     "corrcoef": (lambda m: m.corrcoef, (F,)),
     "corrcoef_xy": (lambda m: m.corrcoef, (V, V[::-1])),
     "corrcoef_1d": (lambda m: m.corrcoef, (V,)),
@@ -81,20 +95,20 @@ CASES: dict[str, Case] = {
     "diff_n2_axis0": (lambda m: lambda x: m.diff(x, n=2, axis=0), (F,)),
     "diff_prepend_append": (lambda m: lambda x: m.diff(x, prepend=0.5, append=x[:, :2]), (F,)),
     "diff_bool": (lambda m: lambda x: m.diff(x > 0), (F,)),
-    "diff_int8": (lambda m: m.diff, (I.astype(np.int8),)),
+    "diff_int8": (lambda m: m.diff, (INTS.astype(np.int8),)),
     "diff_n0": (lambda m: lambda x: m.diff(x, n=0), (F,)),
     "ediff1d": (lambda m: m.ediff1d, (F,)),
-    "ediff1d_ends": (lambda m: lambda x: m.ediff1d(x, to_end=np.array([9, 8]), to_begin=-1.5), (I,)),
+    "ediff1d_ends": (lambda m: lambda x: m.ediff1d(x, to_end=np.array([9, 8]), to_begin=-1.5), (INTS,)),
     "gradient": (lambda m: m.gradient, (F,)),
     "gradient_axis_spacing": (lambda m: lambda x: m.gradient(x, 0.5, axis=1), (F,)),
     "gradient_coords": (lambda m: lambda x, c: m.gradient(x, c, axis=-1), (F, np.cumsum(POSF[0]))),
     "gradient_two_spacings": (lambda m: lambda x: m.gradient(x, 2.0, np.arange(5.0) ** 2), (F,)),
-    "gradient_int": (lambda m: m.gradient, (I,)),
+    "gradient_int": (lambda m: m.gradient, (INTS,)),
     "trapezoid": (lambda m: m.trapezoid, (F,)),
     "trapezoid_x": (lambda m: lambda y, x: m.trapezoid(y, x), (F, np.cumsum(POSF[0]))),
     "trapezoid_x2d_axis0": (lambda m: lambda y, x: m.trapezoid(y, x, axis=0), (F, np.cumsum(POSF, axis=0))),
     "trapezoid_dx": (lambda m: lambda y: m.trapezoid(y, dx=0.3, axis=0), (F,)),
-    "trapezoid_int": (lambda m: m.trapezoid, (I,)),
+    "trapezoid_int": (lambda m: m.trapezoid, (INTS,)),
     "unwrap": (lambda m: m.unwrap, (np.cumsum(F * 3, axis=1),)),
     "unwrap_period_axis": (lambda m: lambda p: m.unwrap(p, period=4.0, axis=0), (np.cumsum(F * 3, axis=0),)),
     "unwrap_discont": (lambda m: lambda p: m.unwrap(p, discont=4.0), (np.cumsum(F * 3, axis=1),)),
@@ -114,7 +128,7 @@ CASES: dict[str, Case] = {
     "median_axes": (lambda m: lambda x: m.median(x, axis=(0, 2)), (rng.standard_normal((3, 4, 5)).astype(np.float32),)),
     "median_axes_keepdims": (lambda m: lambda x: m.median(x, axis=(2, 0), keepdims=True),
                              (rng.standard_normal((3, 4, 5)).astype(np.float32),)),
-    "median_int": (lambda m: m.median, (I,)),
+    "median_int": (lambda m: m.median, (INTS,)),
     "median_nan": (lambda m: lambda x: m.median(x, axis=1), (NANS,)),
     "nanmedian": (lambda m: lambda x: m.nanmedian(x, axis=1), (NANS,)),
     "nanmedian_all": (lambda m: m.nanmedian, (NANS,)),
@@ -123,10 +137,8 @@ CASES: dict[str, Case] = {
     "nanpercentile": (lambda m: lambda x: m.nanpercentile(x, np.array([5.0, 50, 95]), axis=1), (NANS,)),
     "i0_bool": (lambda m: m.i0, (np.array([True, False]),)),
     "quantile_bf16": (lambda m: lambda x: m.quantile(x, 0.3), (F.astype(jax.numpy.bfloat16),)),
-    **{f"quantile_{meth}": ((lambda meth: lambda m: lambda x, q: m.quantile(x, q, axis=1, method=meth))(meth), (F, Q))
-       for meth in ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")},
-    **{f"nanquantile_{meth}": ((lambda meth: lambda m: lambda x, q: m.nanquantile(x, q, axis=0, method=meth))(meth),
-                               (NANS, Q)) for meth in ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")},
+    **{f"quantile_{meth}": (_quantile_program("quantile", 1, meth), (F, Q)) for meth in METHODS},
+    **{f"nanquantile_{meth}": (_quantile_program("nanquantile", 0, meth), (NANS, Q)) for meth in METHODS},
     "quantile_weights": (lambda m: lambda x, w: m.quantile(x, 0.4, axis=1, method="inverted_cdf", weights=w),
                          (F, POSF)),
     "quantile_weights_axis": (lambda m: lambda x, w: m.quantile(x, np.array([0.2, 0.9]), axis=1, method="inverted_cdf",
@@ -147,27 +159,27 @@ CASES: dict[str, Case] = {
                                (SAMPLE[:, 0], SAMPLE[:, 1])),
     # float decomposition, gcd/lcm, i0
     "frexp": (lambda m: m.frexp, (BITS,)),
-    "frexp_int": (lambda m: m.frexp, (I,)),
+    "frexp_int": (lambda m: m.frexp, (INTS,)),
     "frexp_f16": (lambda m: m.frexp, (np.array([0.0, 1.5, -6e-6, 6e-8, 300.0, np.inf], np.float16),)),
     "ldexp": (lambda m: m.ldexp, (BITS, np.arange(11, dtype=np.int32) - 5)),
     "ldexp_overflow": (lambda m: m.ldexp, (np.array([1e-30, 0.75, 3.0], np.float32), np.array([200, 128, -150]))),
-    "ldexp_int": (lambda m: m.ldexp, (I, np.int32(3))),
+    "ldexp_int": (lambda m: m.ldexp, (INTS, np.int32(3))),
     "modf": (lambda m: m.modf, (np.array([-2.5, -0.5, 0.0, 1.75, np.inf, -np.inf, np.nan], np.float32),)),
-    "modf_int": (lambda m: m.modf, (I,)),
+    "modf_int": (lambda m: m.modf, (INTS,)),
     "spacing": (lambda m: m.spacing, (BITS,)),
     "spacing_f16": (lambda m: m.spacing, (np.array([0.0, -1.0, 2.0, 6e-8], np.float16),)),
     "spacing_weak": (lambda m: m.spacing, (1.0,)),
-    "gcd": (lambda m: m.gcd, (I, I.T[:1].T * 3)),
+    "gcd": (lambda m: m.gcd, (INTS, INTS.T[:1].T * 3)),
     "gcd_scalar_weak": (lambda m: m.gcd, (12, 18)),
     "gcd_uint8": (lambda m: m.gcd, (np.array([0, 12, 255, 7], np.uint8), np.array([0, 8, 15, 0], np.uint8))),
-    "lcm": (lambda m: m.lcm, (I, np.int32(6))),
+    "lcm": (lambda m: m.lcm, (INTS, np.int32(6))),
     "lcm_zero": (lambda m: m.lcm, (np.array([0, 4, -6]), np.array([5, 0, 4]))),
     "i0": (lambda m: m.i0, (np.linspace(-12, 12, 25).astype(np.float32),)),
-    "i0_int": (lambda m: m.i0, (I,)),
+    "i0_int": (lambda m: m.i0, (INTS,)),
     "i0_f16": (lambda m: m.i0, (np.array([0.0, 1.0, 3.0], np.float16),)),
     # windows
-    **{f"{w}_{n}": ((lambda w, n: lambda m: lambda: getattr(m, w)(n))(w, n), ())
-       for w in ("bartlett", "blackman", "hamming", "hanning") for n in (0, 1, 2, 7, 10)},
+    **{f"{w}_{n}": (_window_program(w, n), ()) for w in ("bartlett", "blackman", "hamming", "hanning")
+       for n in (0, 1, 2, 7, 10)},
     "kaiser": (lambda m: lambda: m.kaiser(9, 4.0), ()),
     "kaiser_1": (lambda m: lambda: m.kaiser(1, 4.0), ()),
     # polynomials
@@ -175,7 +187,7 @@ CASES: dict[str, Case] = {
     "poly_int": (lambda m: m.poly, (np.array([1, 2]),)),
     "poly_empty": (lambda m: m.poly, (np.zeros(0, np.float32),)),
     "polyadd": (lambda m: m.polyadd, (V[:3], V)),
-    "polyadd_int": (lambda m: m.polyadd, (I[0], I[1, :2])),
+    "polyadd_int": (lambda m: m.polyadd, (INTS[0], INTS[1, :2])),
     "polysub": (lambda m: m.polysub, (V, V[:2])),
     "polymul": (lambda m: m.polymul, (V[:3], V[:4])),
     "polymul_trim": (lambda m: lambda a, b: m.polymul(a, b, trim_leading_zeros=True),
@@ -185,10 +197,10 @@ CASES: dict[str, Case] = {
                      (np.array([1.0, 3.0, 3.0, 1.0], np.float32), np.array([1.0, 1.0], np.float32))),
     "polyder": (lambda m: m.polyder, (V,)),
     "polyder_m3": (lambda m: lambda p: m.polyder(p, 3), (V,)),
-    "polyder_int": (lambda m: m.polyder, (I[0],)),
+    "polyder_int": (lambda m: m.polyder, (INTS[0],)),
     "polyint": (lambda m: m.polyint, (V,)),
     "polyint_m2_k": (lambda m: lambda p: m.polyint(p, m=2, k=np.array([1.0, -2.0])), (V,)),
-    "polyint_k_scalar": (lambda m: lambda p: m.polyint(p, 3, 2.5), (I[0],)),
+    "polyint_k_scalar": (lambda m: lambda p: m.polyint(p, 3, 2.5), (INTS[0],)),
     "polyfit": (lambda m: lambda x, y: m.polyfit(x, y, 2), (np.linspace(0, 1, 9).astype(np.float32),
                                                             np.linspace(0, 1, 9).astype(np.float32) ** 2 - 1)),
     "polyfit_w_2d": (lambda m: lambda x, y, w: m.polyfit(x, y, 1, w=w),
@@ -211,22 +223,22 @@ def _pad_cases() -> dict[str, Case]:
     cases: dict[str, Case] = {}
     A = rng.standard_normal((3, 4)).astype(np.float32)  # noqa: N806
     for mode in PAD_MODES:
-        cases[f"pad_{mode}"] = ((lambda mode: lambda m: lambda x: m.pad(x, ((2, 5), (6, 1)), mode=mode))(mode), (A,))
-        cases[f"pad_{mode}_int"] = ((lambda mode: lambda m: lambda x: m.pad(x, 3, mode=mode))(mode), (I[:3, :2],))
+        cases[f"pad_{mode}"] = (_pad_program(((2, 5), (6, 1)), mode), (A,))
+        cases[f"pad_{mode}_int"] = (_pad_program(3, mode), (INTS[:3, :2],))
     cases["pad_constant_values"] = (lambda m: lambda x: m.pad(x, (1, 2), constant_values=((1, 2), (3, 4))), (A,))
     cases["pad_constant_one_pair"] = (lambda m: lambda x: m.pad(x, [[1, 2]], constant_values=(7, 8)), (A,))
     cases["pad_constant_weak"] = (lambda m: lambda x: m.pad(x, 1, constant_values=2.5), (2.0,))
-    cases["pad_constant_int_with_float"] = (lambda m: lambda x: m.pad(x, 1, constant_values=2.7), (I,))
+    cases["pad_constant_int_with_float"] = (lambda m: lambda x: m.pad(x, 1, constant_values=2.7), (INTS,))
     cases["pad_reflect_odd"] = (lambda m: lambda x: m.pad(x, ((7, 2), (0, 9)), mode="reflect", reflect_type="odd"), (A,))
     cases["pad_symmetric_odd"] = (lambda m: lambda x: m.pad(x, 9, mode="symmetric", reflect_type="odd"), (A,))
     cases["pad_reflect_size1"] = (lambda m: lambda x: m.pad(x, 3, mode="reflect"), (A[:1],))
     cases["pad_reflect_odd_size1"] = (lambda m: lambda x: m.pad(x, 3, mode="reflect", reflect_type="odd"), (A[:1],))
     cases["pad_stat_length"] = (lambda m: lambda x: m.pad(x, (2, 3), mode="mean", stat_length=((1, 2), (3, 9))), (A,))
-    cases["pad_median_stat_length_int"] = (lambda m: lambda x: m.pad(x, 2, mode="median", stat_length=2), (I,))
+    cases["pad_median_stat_length_int"] = (lambda m: lambda x: m.pad(x, 2, mode="median", stat_length=2), (INTS,))
     cases["pad_maximum_stat_length"] = (lambda m: lambda x: m.pad(x, 2, mode="maximum", stat_length=(1,)), (A,))
     cases["pad_linear_ramp_end_values"] = (lambda m: lambda x: m.pad(x, ((2, 3), (1, 4)), mode="linear_ramp",
                                                                       end_values=((1, -1), (5, 2))), (A,))
-    cases["pad_linear_ramp_int"] = (lambda m: lambda x: m.pad(x, 4, mode="linear_ramp", end_values=20), (I,))
+    cases["pad_linear_ramp_int"] = (lambda m: lambda x: m.pad(x, 4, mode="linear_ramp", end_values=20), (INTS,))
     cases["pad_symmetric_short_axis"] = (lambda m: lambda x: m.pad(x, ((1, 4),), mode="symmetric"), (V[:2],))
     cases["pad_reflect_short_axis_odd"] = (lambda m: lambda x: m.pad(x, ((5, 4),), mode="reflect", reflect_type="odd"),
                                            (V[:3],))

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-import minijax.numpy as jnp
 from minijax import core, dtypes
 from minijax.numpy import util
+from minijax.numpy.namespace import jnp
 from minijax.numpy.ufuncs import staged
 from minijax.numpy.util import ArrayLike
 
@@ -32,7 +32,7 @@ def _poly(seq_of_zeros: Any) -> Any:
     (z,) = util.promote_dtypes_inexact(seq_of_zeros)
     z = jnp.atleast_1d(z)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
-        raise NotImplementedError("jnp.poly of a square matrix needs its (complex) eigenvalues, which minijax does not "
+        raise NotImplementedError("poly of a square matrix needs its (complex) eigenvalues, which minijax does not "
                                   "compute yet; pass the roots as a 1-D array.")
     if z.ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
@@ -136,7 +136,7 @@ _polyder_jit = staged("polyder", _polyder, static_argnames=("m",))
 def polyder(p: ArrayLike, m: int = 1) -> Any:
     """The ``m``-th derivative of the polynomial ``p``."""
     (arr,) = _arr("polyder", p)
-    m = operator.index(core.concrete_or_error(m, "'m' argument of jnp.polyder"))
+    m = operator.index(core.concrete_or_error(m, "'m' argument of polyder"))
     return _polyder_jit(arr, m)
 
 
@@ -160,7 +160,7 @@ _polyint_jit = staged("polyint", _polyint, static_argnames=("m",))
 
 def polyint(p: ArrayLike, m: int = 1, k: int | ArrayLike | None = None) -> Any:
     """The ``m``-th antiderivative of ``p``, with integration constants ``k`` (a scalar or m of them, default 0)."""
-    m = operator.index(core.concrete_or_error(m, "'m' argument of jnp.polyint"))
+    m = operator.index(core.concrete_or_error(m, "'m' argument of polyint"))
     arr, karr = _arr("polyint", p, 0 if k is None else k)
     return _polyint_jit(arr, karr, m)
 
