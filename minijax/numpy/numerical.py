@@ -282,8 +282,8 @@ def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: ArrayLike | None = N
          append: ArrayLike | None = None) -> Any:
     """The ``n``-th discrete difference along ``axis`` (booleans: ``!=``), after joining ``prepend``/``append``."""
     (arr,) = _arr("diff", a)
-    n = _static_index(n, "'n' argument of diff")
-    axis = _static_index(axis, "'axis' argument of diff")
+    n = _static_index(n, "'n' argument of jnp.diff")
+    axis = _static_index(axis, "'axis' argument of jnp.diff")
     pre = None if prepend is None else _arr("diff", prepend)[0]
     app = None if append is None else _arr("diff", append)[0]
     return _diff_jit(arr, n, axis, pre, app)
@@ -373,7 +373,7 @@ def gradient(f: ArrayLike, *varargs: ArrayLike, axis: int | Sequence[int] | None
     supported (JAX raises NotImplementedError).
     """
     if edge_order is not None:
-        raise NotImplementedError("The 'edge_order' argument to gradient is not supported.")
+        raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
     util.check_arraylike("gradient", f, *varargs)
     if isinstance(axis, list):
         axis = tuple(axis)
@@ -403,7 +403,7 @@ _trapezoid_jit = staged("trapezoid", _trapezoid, static_argnames=("axis",))
 def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: ArrayLike = 1.0, axis: int = -1) -> Any:
     """The integral of ``y`` along ``axis`` by the trapezoidal rule (sample points ``x``, or spacing ``dx``)."""
     util.check_arraylike("trapezoid", y, *(() if x is None else (x,)))
-    return _trapezoid_jit(y, x, dx, _static_index(axis, "'axis' argument of trapezoid"))
+    return _trapezoid_jit(y, x, dx, _static_index(axis, "'axis' argument of jnp.trapezoid"))
 
 
 def _unwrap(p: Any, discont: Any, axis: int, period: Any) -> Any:
@@ -427,7 +427,7 @@ _unwrap_jit = staged("unwrap", _unwrap, static_argnames=("axis",))
 def unwrap(p: ArrayLike, discont: ArrayLike | None = None, axis: int = -1, period: ArrayLike = 2 * np.pi) -> Any:
     """``p`` with jumps larger than ``discont`` (default ``period/2``) along ``axis`` removed by adding multiples of ``period``."""
     (arr,) = _arr("unwrap", p)
-    return _unwrap_jit(arr, discont, _static_index(axis, "'axis' argument of unwrap"), period)
+    return _unwrap_jit(arr, discont, _static_index(axis, "'axis' argument of jnp.unwrap"), period)
 
 
 def _interp(x: Any, xp: Any, fp: Any, left: Any, right: Any, period: Any) -> Any:
@@ -830,7 +830,7 @@ def modf(x: ArrayLike, /, out: None = None) -> tuple[Any, Any]:
     """(fractional part, integral part) of ``x``, both with ``x``'s sign."""
     (arr,) = _arr("modf", x)
     if out is not None:
-        raise NotImplementedError("The 'out' argument to modf is not supported.")
+        raise NotImplementedError("The 'out' argument to jnp.modf is not supported.")
     return _modf_jit(arr)  # type: ignore[no-any-return]
 
 

@@ -1,4 +1,4 @@
-"""``pad``: every NumPy padding mode, as JAX 0.10.2 implements it.
+"""``jnp.pad``: every NumPy padding mode, as JAX 0.10.2 implements it.
 
 The widths (and ``stat_length``, ``end_values``) are normalised to one
 (before, after) pair per axis. Each mode then pads one axis at a time with
@@ -32,7 +32,7 @@ Pairs = tuple[tuple[Any, Any], ...]
 
 def _to_pairs(values: Any, nd: int, name: str) -> Pairs:
     """``values`` as one (before, after) pair per axis, from any of NumPy's forms."""
-    concrete = tree_util.tree_map(lambda v: core.concrete_or_error(v, f"{name} argument of pad"), values)
+    concrete = tree_util.tree_map(lambda v: core.concrete_or_error(v, f"{name} argument of jnp.pad"), values)
     try:
         arr = np.asarray(concrete)
     except ValueError as e:
@@ -50,7 +50,7 @@ def _to_pairs(values: Any, nd: int, name: str) -> Pairs:
     if arr.shape in ((1,), ()):
         v = arr.reshape(-1)[0]
         return ((v, v),) * nd
-    raise ValueError(f"pad: {name} with nd={nd} has unsupported shape {arr.shape}. "
+    raise ValueError(f"jnp.pad: {name} with nd={nd} has unsupported shape {arr.shape}. "
                      f"Valid shapes are ({nd}, 2), (1, 2), (2,), (1,), or ().")
 
 
@@ -69,7 +69,7 @@ def _pad_constant(array: Any, widths: Pairs, constant_values: Any) -> Any:
     if values.ndim == 0 or (values.ndim == 1 and values.shape[0] == 1):
         return lax.pad(array, values.reshape(()), [(lo, hi, 0) for lo, hi in widths])
     if values.ndim == 1 and values.shape[0] != 2:
-        raise ValueError(f"pad: constant_values has unsupported shape {values.shape}. If the shape is 1D or 2D, "
+        raise ValueError(f"jnp.pad: constant_values has unsupported shape {values.shape}. If the shape is 1D or 2D, "
                          "the last dimension must be of size 1 or 2.")
     values = jnp.broadcast_to(values, (nd, 2))
     for i, (lo, hi) in enumerate(widths):

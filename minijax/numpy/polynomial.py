@@ -32,7 +32,7 @@ def _poly(seq_of_zeros: Any) -> Any:
     (z,) = util.promote_dtypes_inexact(seq_of_zeros)
     z = jnp.atleast_1d(z)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
-        raise NotImplementedError("poly of a square matrix needs its (complex) eigenvalues, which minijax does not "
+        raise NotImplementedError("jnp.poly of a square matrix needs its (complex) eigenvalues, which minijax does not "
                                   "compute yet; pass the roots as a 1-D array.")
     if z.ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
@@ -136,7 +136,7 @@ _polyder_jit = staged("polyder", _polyder, static_argnames=("m",))
 def polyder(p: ArrayLike, m: int = 1) -> Any:
     """The ``m``-th derivative of the polynomial ``p``."""
     (arr,) = _arr("polyder", p)
-    m = operator.index(core.concrete_or_error(m, "'m' argument of polyder"))
+    m = operator.index(core.concrete_or_error(m, "'m' argument of jnp.polyder"))
     return _polyder_jit(arr, m)
 
 
@@ -160,7 +160,7 @@ _polyint_jit = staged("polyint", _polyint, static_argnames=("m",))
 
 def polyint(p: ArrayLike, m: int = 1, k: int | ArrayLike | None = None) -> Any:
     """The ``m``-th antiderivative of ``p``, with integration constants ``k`` (a scalar or m of them, default 0)."""
-    m = operator.index(core.concrete_or_error(m, "'m' argument of polyint"))
+    m = operator.index(core.concrete_or_error(m, "'m' argument of jnp.polyint"))
     arr, karr = _arr("polyint", p, 0 if k is None else k)
     return _polyint_jit(arr, karr, m)
 
