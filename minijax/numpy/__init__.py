@@ -20,6 +20,11 @@ from minijax.numpy import array_methods as _array_methods, indexing as indexing,
 from minijax.numpy.creation import *  # noqa: F403
 from minijax.numpy.indexing import *  # noqa: F403
 from minijax.numpy.matrix_ops import *  # noqa: F403
+
+# issue 21, jnpmath: numerical functions (pad, quantiles, polynomials, windows, ...)
+from minijax.numpy.numerical import *  # noqa: F403, E402
+from minijax.numpy.padding import *  # noqa: F403, E402
+from minijax.numpy.polynomial import *  # noqa: F403, E402
 from minijax.numpy.reductions import *  # noqa: F403
 from minijax.numpy.scalar_types import *  # noqa: F403
 from minijax.numpy.shape_ops import *  # noqa: F403
