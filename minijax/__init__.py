@@ -30,19 +30,26 @@ from minijax.api import (
     debug_nans as debug_nans,
     default_backend as default_backend,
     default_device as default_device,
+    default_matmul_precision as default_matmul_precision,
     device_count as device_count,
     device_get as device_get,
     device_put as device_put,
     devices as devices,
     disable_jit as disable_jit,
+    enable_x64 as enable_x64,
+    ensure_compile_time_eval as ensure_compile_time_eval,
     eval_shape as eval_shape,
     explain_cache_misses as explain_cache_misses,
     local_device_count as local_device_count,
     local_devices as local_devices,
     log_compiles as log_compiles,
     make_jaxpr as make_jaxpr,
+    numpy_dtype_promotion as numpy_dtype_promotion,
+    numpy_rank_promotion as numpy_rank_promotion,
+    print_environment_info as print_environment_info,
     process_count as process_count,
     process_index as process_index,
+    typeof as typeof,
 )
 from minijax.array import Array as Array
 from minijax.autodiff import (
@@ -60,6 +67,7 @@ from minijax.backend import Device as Device
 from minijax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
 from minijax.config import config as config
 from minijax.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
+from minijax.dtypes import float0 as float0
 from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap
 from minijax.stages import clear_caches as clear_caches, jit as jit

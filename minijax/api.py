@@ -11,14 +11,18 @@ import numpy as np
 
 from minijax import config as config_module, core, dtypes, tree_util
 from minijax.array import Array
-from minijax.backend import Device, devices_for, get_backend
+from minijax.backend import Device, default_backend_name, devices_for, get_backend
 from minijax.config import (  # checking_leaks() etc.: the flags as context managers (docs/debugging.md)
     check_tracer_leaks as checking_leaks,
     debug_infs as debug_infs,
     debug_nans as debug_nans,
     default_device as default_device,
+    default_matmul_precision as default_matmul_precision,
+    enable_x64 as enable_x64,
     explain_cache_misses as explain_cache_misses,
     log_compiles as log_compiles,
+    numpy_dtype_promotion as numpy_dtype_promotion,
+    numpy_rank_promotion as numpy_rank_promotion,
 )
 from minijax.interpreters.batching import extend_axis_env
 from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
@@ -175,14 +179,65 @@ __all__ = [
     "device_get",
     "device_put",
     "devices",
+    "default_matmul_precision",
     "disable_jit",
+    "enable_x64",
+    "ensure_compile_time_eval",
     "eval_shape",
     "explain_cache_misses",
     "local_device_count",
     "local_devices",
     "log_compiles",
     "make_jaxpr",
+    "numpy_dtype_promotion",
+    "numpy_rank_promotion",
+    "print_environment_info",
+    "typeof",
 ]
+
+
+def ensure_compile_time_eval() -> contextlib.AbstractContextManager[None]:
+    """Inside ``with jax.ensure_compile_time_eval():`` operations on concrete
+    values run right away even while jit traces (their results are concrete,
+    usable in Python ``if``); operations on traced values are staged as usual."""
+    return config_module.eager_constant_folding(True)
+
+
+def typeof(x: Any) -> core.ShapedArray:
+    """The abstract value of ``x``: its shape, dtype and weak type (``jax.typeof``)."""
+    if isinstance(x, (list, tuple, dict)) or not (isinstance(x, core.Tracer) or core.is_array_like(x)):
+        raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")
+    return core.get_aval(x)
+
+
+def print_environment_info(return_string: bool = False) -> str | None:
+    """The versions and devices in use, as JAX's ``print_environment_info`` lists them."""
+    import importlib.metadata
+    import platform
+    import sys
+
+    # The package's version; read from the loaded package (this module is below it).
+    version = sys.modules["minijax"].__version__
+    backend = default_backend_name()
+    try:
+        jaxlib_version = importlib.metadata.version("jaxlib")
+    except importlib.metadata.PackageNotFoundError:
+        jaxlib_version = "not installed"
+    local = devices_for(backend)
+    # JAX's own text, its stray quote after "devices" included.
+    text = (
+        f"jax:    {version}\n"
+        f"jaxlib: {jaxlib_version}\n"
+        f"numpy:  {np.__version__}\n"
+        f"python: {sys.version}\n"
+        f"device info: {local[0].device_kind}-{len(local)}, {len(local)} local devices\"\n"
+        f"process_count: {process_count()}\n"
+        f"platform: {platform.uname()}\n"
+    )
+    if return_string:
+        return text
+    print(text)
+    return None
 
 
 def disable_jit(disable: bool = True) -> contextlib.AbstractContextManager[None]:

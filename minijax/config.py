@@ -97,6 +97,25 @@ def _enum_parser(*choices: str) -> Callable[[str, object], str]:
     return parse
 
 
+def _optional_enum_parser(*choices: str) -> Callable[[str, object], str | None]:
+    def parse(name: str, value: object) -> str | None:
+        if value is None or (isinstance(value, str) and value in choices):
+            return None if value is None else str(value)
+        raise ValueError(f"new enum value must be None or in {list(choices)}, got {value} of type {type(value)}.")
+
+    return parse
+
+
+# jax_default_matmul_precision's values: the precisions by name, then JAX's
+# dot algorithm presets (which minijax does not implement, see canonicalize_precision).
+MATMUL_PRECISIONS = (
+    "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM",
+    "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6",
+    "BF16_BF16_F32_X9", "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64",
+)  # fmt: skip
+
+
 def _parse_optional_str(name: str, value: object) -> str | None:
     if value is None or value == "":
         return None
@@ -169,6 +188,8 @@ _overrides = _ThreadOverrides()
 # each flag's value is ``global_values[name]``.
 thread_overrides = _overrides
 global_values = _global_values
+# The key under which global_values holds global_trace_context() (not a flag).
+GLOBAL_TRACE_CONTEXT = " trace context"
 _listeners: list[Callable[[str, Any], None]] = []
 
 
@@ -240,6 +261,24 @@ def read(name: str) -> Any:
 def global_value(name: str) -> Any:
     """The global value of flag ``name``, whatever this thread overrides."""
     return _global_values[name]
+
+
+# The flags that change what tracing a function gives (dtypes, promotion,
+# precision): jit's caches key on their values, as JAX's trace context does,
+# so a function traced outside ``with jax.numpy_dtype_promotion("strict")``
+# is traced again inside it.
+TRACE_CONTEXT_FLAGS = ("jax_enable_x64", "jax_numpy_dtype_promotion", "jax_numpy_rank_promotion", "jax_default_matmul_precision")
+
+
+def trace_context() -> tuple[Any, ...]:
+    """The values of TRACE_CONTEXT_FLAGS in force in this thread."""
+    return tuple(read(name) for name in TRACE_CONTEXT_FLAGS)
+
+
+def global_trace_context() -> tuple[Any, ...]:
+    """trace_context() for a thread that overrides nothing (jit's hot path reads
+    ``global_values[GLOBAL_TRACE_CONTEXT]``, kept up to date by ``update``)."""
+    return tuple(_global_values[name] for name in TRACE_CONTEXT_FLAGS)
 
 
 def x64_enabled() -> bool:
@@ -366,6 +405,17 @@ numpy_rank_promotion: Flag[str] = _define(
     "jax_numpy_rank_promotion", "allow", _enum_parser("allow", "warn", "raise"),
     "NumPy-style implicit rank promotion in broadcasting: 'allow', 'warn' or 'raise'.",
 )
+default_matmul_precision: Flag[str | None] = _define(
+    "jax_default_matmul_precision", None, _optional_enum_parser(*MATMUL_PRECISIONS),
+    "The precision of dot_general and convolutions called with precision=None: "
+    "'default'/'bfloat16', 'high'/'tensorfloat32', 'highest'/'float32' (or one of "
+    "JAX's dot algorithm presets). None leaves it to the backend.",
+)
+eager_constant_folding: Flag[bool] = _define(
+    "jax_eager_constant_folding", False, _parse_bool,
+    "While tracing, compute operations whose operands are all concrete right "
+    "away instead of staging them (jax.ensure_compile_time_eval turns it on).",
+)
 debug_nans: Flag[bool] = _define(
     "jax_debug_nans", False, _parse_bool,
     "Check every operation's output for NaNs and raise FloatingPointError.",
@@ -481,6 +531,7 @@ class Config:
         """Set a flag's global value (thread-local overrides still win)."""
         flag = _lookup(name)
         _global_values[name] = flag.parse(name, value)
+        _global_values[GLOBAL_TRACE_CONTEXT] = global_trace_context()
         _notify({name: read(name)})
 
     def __getattr__(self, name: str) -> Any:
@@ -518,3 +569,6 @@ class Config:
 
 
 config = Config()
+
+# Set once every flag above exists; update() keeps it current.
+_global_values[GLOBAL_TRACE_CONTEXT] = global_trace_context()

@@ -110,11 +110,14 @@ class ShapedArray:
         # Rebuilt through __init__: ``fast_key`` is this process's name for the triple.
         return (type(self), (self.shape, self.dtype, self.weak_type))
 
+    # Printed alone, an aval names its dtype in full, as JAX's does
+    # (``ShapedArray(float32[3])``); jaxprs ask str_short() for short names.
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
+        return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
 
-    __str__ = str_short
+    def __str__(self) -> str:  # "~" marks a weak type, as in JAX
+        return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
 
 # Python scalars and NumPy values become avals here; Array and Tracer carry one.

@@ -1,7 +1,8 @@
 """``jit`` and its stages: trace once per signature, compile on the backend, replay.
 
 The cache key is (pytree structure, avals incl. weak types, static argument
-values, backend, x64 flag); each entry keeps one executable per device. With
+values, backend, trace context: the x64, promotion and precision flags); each
+entry keeps one executable per device. With
 no transformation active a call goes straight to the cached executable; under
 a transformation (make_jaxpr, grad, vmap) the call is bound as the ``jit``
 primitive (minijax/primitives/calls.py), which carries the traced jaxpr.
@@ -36,7 +37,7 @@ from minijax.api import ShapeDtypeStruct
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, get_backend
 from minijax.caching import BoundedCache, clear_all, on_clear_all
-from minijax.config import global_values as global_flag_values, thread_overrides, trace_cache_size
+from minijax.config import GLOBAL_TRACE_CONTEXT, global_values as global_flag_values, thread_overrides, trace_cache_size
 from minijax.core import ShapedArray
 from minijax.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
 from minijax.dispatch import aval_key, compile_log_level, compiled_for
@@ -155,7 +156,7 @@ def _call_site() -> str:
 
 
 # The parts of a jit cache key (``Jitted._entry``), as a miss explanation names them.
-_KEY_PARTS = ("input pytree", "input types", "static arguments", "backend", "jax_enable_x64 flag", "named axes")
+_KEY_PARTS = ("input pytree", "input types", "static arguments", "backend", "trace context (flags " + ", ".join(config_module.TRACE_CONTEXT_FLAGS) + ")", "named axes")
 
 
 def _key_distance(old: tuple[Any, ...], new: tuple[Any, ...]) -> tuple[int, int]:
@@ -378,7 +379,7 @@ class _JitState:
         # new shapes must not keep every trace and executable alive.
         self.cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(f"jit({fun_name(fun)})", trace_cache_size)
         # Calls with only positional Array arguments and no static ones skip
-        # pytree flattening: keyed by the avals alone (plus the x64 flag).
+        # pytree flattening: keyed by the avals alone (plus the trace context).
         self.fast_cache: BoundedCache[Hashable, tuple[_CacheEntry, Executable | None]] = BoundedCache(
             f"jit({fun_name(fun)}) fast path", trace_cache_size
         )
@@ -496,7 +497,7 @@ class Jitted:
         named = None if self._backend_name is None else get_backend(self._backend_name)
         device, committed = placement(flat, fun_name(self.fun), lambda: self._dynamic_arg_names(args, kwargs), named)
         backend = device.backend
-        key: tuple[Any, ...] = (in_tree, avals, static_key, backend.name, config_module.x64_enabled())
+        key: tuple[Any, ...] = (in_tree, avals, static_key, backend.name, config_module.trace_context())
         if core.current_trace() is not core.eval_trace:
             # Under vmap a traced body may read the named axes' sizes (pmean).
             # None bound: the eager call's key, so grad of an already-called
@@ -631,9 +632,9 @@ class Jitted:
         if kwargs or not self._fast_ok or not args or core.trace_state.trace is not core.eval_trace:
             return self._call(args, kwargs)
         if thread_overrides.values:  # some flag overridden in this thread: read through config
-            disable_jit, x64 = config_module.read("jax_disable_jit"), config_module.x64_enabled()
+            disable_jit, context = config_module.read("jax_disable_jit"), config_module.trace_context()
         else:
-            disable_jit, x64 = global_flag_values["jax_disable_jit"], global_flag_values["jax_enable_x64"]
+            disable_jit, context = global_flag_values["jax_disable_jit"], global_flag_values[GLOBAL_TRACE_CONTEXT]
         if disable_jit:
             return self.fun(*args)
         first = args[0]
@@ -642,7 +643,7 @@ class Jitted:
         device = first._device
         committed = False
         # Avals enter the key as ints (``aval_key``), as in eager dispatch's fast path.
-        key: list[Any] = [x64, device]
+        key: list[Any] = [context, device]
         bufs: list[Any] = []
         for a in args:
             buf = a._buf if type(a) is Array else None
@@ -677,7 +678,7 @@ class Jitted:
             return
         if self._backend_name is not None and device.backend.name != self._backend_name:
             return
-        key = (config_module.x64_enabled(), device, *(aval_key(a.aval) for a in args))
+        key = (config_module.trace_context(), device, *(aval_key(a.aval) for a in args))
         # The runner of a plain call (no donation) is called by __call__ itself.
         hot = None if entry.consumed else entry.runner(device)
         self._fast_cache.put(key, (entry, hot))

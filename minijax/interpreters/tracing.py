@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes, tree_util
+from minijax import config, dtypes, tree_util
 from minijax.core import (
     ShapedArray,
     Trace,
     Tracer,
+    eval_trace,
     get_aval,
     is_array_like as core_is_array_like,
     raise_leaked_tracer,
@@ -88,6 +89,10 @@ class DynamicJaxprTrace(Trace):
         return entry[0]
 
     def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        if config.read("jax_eager_constant_folding") and not any(isinstance(x, Tracer) for x in args):
+            # jax.ensure_compile_time_eval: concrete operands compute now, not in the program.
+            with set_current_trace(eval_trace):
+                return prim.bind(*args, **params)
         atoms = [self.to_atom(x) for x in args]
         out = prim.abstract_eval_cached([a.aval for a in atoms], params)
         fold = _CONST_FOLDING.get(prim.name)

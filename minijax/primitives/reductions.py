@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes
+from minijax import config, dtypes
 from minijax.core import Primitive, ShapedArray, get_aval, shape_size
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
@@ -302,9 +302,22 @@ def reduction_identity(name: str, dtype: np.dtype[Any]) -> Any:
 
 
 def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None:
-    """None, or a (lhs, rhs) pair of ``Precision`` from any spelling JAX accepts."""
+    """None, or a (lhs, rhs) pair of ``Precision`` from any spelling JAX accepts.
+
+    None takes ``jax_default_matmul_precision`` when it is set, as JAX does at
+    trace time (the jaxpr then shows the precision the flag names).
+    """
     if precision is None:
-        return None
+        default = config.read("jax_default_matmul_precision")
+        if default is None:
+            return None
+        if default.lower() not in _PRECISION_NAMES:
+            raise NotImplementedError(
+                f"jax_default_matmul_precision={default!r} names a dot algorithm preset "
+                "(lax.DotAlgorithmPreset), which minijax does not implement; use 'default', "
+                "'high' or 'highest' (or their aliases)"
+            )
+        return (Precision(default), Precision(default))
     try:
         if isinstance(precision, (str, Precision)):
             return (Precision(precision), Precision(precision))
