@@ -14,6 +14,8 @@ from minijax import (
     lax as lax,
     nn as nn,
     numpy as numpy,
+    # jnpshape (issue 21): jax.ops, jax.flatten_util, jax.dlpack
+    ops as ops,
     primitives as _primitives,  # noqa: F401  (registers every primitive)
     random as random,
     scipy as scipy,
