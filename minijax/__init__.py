@@ -15,6 +15,8 @@ from minijax import (
     nn as nn,
     numpy as numpy,
     # jnpshape (issue 21): jax.ops, jax.flatten_util, jax.dlpack
+    dlpack as dlpack,
+    flatten_util as flatten_util,
     ops as ops,
     primitives as _primitives,  # noqa: F401  (registers every primitive)
     random as random,
