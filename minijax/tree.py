@@ -5,6 +5,9 @@ These are the same function objects as in `minijax.tree_util` (no wrappers), so
 builtins inside this module only, as in JAX.
 """
 
+import dataclasses
+from typing import Any
+
 from minijax.tree_util import (
     tree_all as all,
     tree_broadcast as broadcast,
@@ -20,7 +23,18 @@ from minijax.tree_util import (
     tree_unflatten as unflatten,
 )
 
+# jnpshape (issue 21)
+from minijax.tree_util import tree_reduce_associative as reduce_associative
+
 __all__ = [
     "all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
     "map_with_path", "reduce", "structure", "transpose", "unflatten",
+    "reduce_associative", "static",
 ]
+
+
+def static(**kwargs: Any) -> Any:
+    """A ``dataclasses.field`` marked static (``metadata={"static": True}``), so
+    ``register_dataclass`` keeps the field in the treedef rather than as a leaf."""
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)
