@@ -63,7 +63,7 @@ def _unravel_pytree(treedef: PyTreeDef, unravel_list: Callable[[Any], list[Any]]
 def _ravel_list(leaves: Sequence[Any]) -> tuple[Any, Callable[[Any], list[Any]]]:
     if not leaves:
         return lax.full([0], 0, np.float32), _Unravel(_unravel_nothing)
-    from_dtypes = tuple(dtypes.dtype(leaf) for leaf in leaves)
+    from_dtypes = tuple(dtypes.dtype(leaf, canonicalize=True) for leaf in leaves)
     to_dtype = dtypes.result_type(*from_dtypes)
     sizes = tuple(int(np.size(leaf)) for leaf in leaves)
     shapes = tuple(tuple(np.shape(leaf)) for leaf in leaves)
