@@ -8,6 +8,7 @@ builtins inside this module only, as in JAX.
 import dataclasses
 from typing import Any
 
+# jnpshape (issue 21)
 from minijax.tree_util import (
     tree_all as all,
     tree_broadcast as broadcast,
@@ -18,13 +19,11 @@ from minijax.tree_util import (
     tree_map as map,
     tree_map_with_path as map_with_path,
     tree_reduce as reduce,
+    tree_reduce_associative as reduce_associative,
     tree_structure as structure,
     tree_transpose as transpose,
     tree_unflatten as unflatten,
 )
-
-# jnpshape (issue 21)
-from minijax.tree_util import tree_reduce_associative as reduce_associative
 
 __all__ = [
     "all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",

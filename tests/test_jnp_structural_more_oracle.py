@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 jax = pytest.importorskip("jax", reason="real JAX (the oracle) is not installed in this environment")
-import jax.flatten_util  # noqa: E402
+import jax.flatten_util  # noqa: E402, F811  (the submodule, for jax.flatten_util.ravel_pytree)
 import jax.numpy as jjnp  # noqa: E402
 
 import minijax as mj  # noqa: E402
@@ -68,7 +68,6 @@ def raises_both(case: Case) -> None:
 
 
 A = np.arange(12, dtype=np.float32).reshape(3, 4)
-I = np.array([3, 0, 7, 1], np.int32)
 
 CASES: dict[str, Case] = {
     "append_flat": lambda j, n: n.append(A, 1.0),

@@ -19,14 +19,14 @@ import sys
 from minijax.numpy import array_methods as _array_methods, indexing as indexing, linalg as linalg
 from minijax.numpy.creation import *  # noqa: F403
 from minijax.numpy.indexing import *  # noqa: F403
-# jnpshape (issue 21): structural, index-trick, io and dtype names
 from minijax.numpy.io_misc import *  # noqa: F403
-from minijax.numpy.structural_more import *  # noqa: F403
 from minijax.numpy.matrix_ops import *  # noqa: F403
 from minijax.numpy.reductions import *  # noqa: F403
+from minijax.numpy.scalar_aliases import *  # noqa: F403
 from minijax.numpy.scalar_types import *  # noqa: F403
 from minijax.numpy.shape_ops import *  # noqa: F403
 from minijax.numpy.sorting import *  # noqa: F403
+from minijax.numpy.structural_more import *  # noqa: F403
 from minijax.numpy.tensor_contractions import *  # noqa: F403
 from minijax.numpy.ufuncs import *  # noqa: F403
 from minijax.numpy.ufuncs_math import *  # noqa: F403

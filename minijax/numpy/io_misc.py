@@ -39,7 +39,7 @@ def printoptions(*args: Any, **kwargs: Any) -> Any:
 
 def get_printoptions() -> dict[str, Any]:
     """NumPy's current print options, which Arrays print with."""
-    return np.get_printoptions()
+    return dict(np.get_printoptions())
 
 
 def set_printoptions(*args: Any, **kwargs: Any) -> None:
@@ -102,8 +102,8 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
 _BOOL = {np.dtype(np.bool_)}
 _SIGNED = {np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64)}
 _UNSIGNED = {np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)}
-_FLOAT = {np.dtype(t) for t in (np.float16, dtypes.bfloat16, np.float32, np.float64)}
-_COMPLEX = {np.dtype(np.complex64), np.dtype(np.complex128)}
+_FLOAT: set[np.dtype[Any]] = {np.dtype(t) for t in (np.float16, dtypes.bfloat16, np.float32, np.float64)}
+_COMPLEX: set[np.dtype[Any]] = {np.dtype(np.complex64), np.dtype(np.complex128)}
 _KINDS: dict[str, set[np.dtype[Any]]] = {
     "bool": _BOOL,
     "signed integer": _SIGNED,

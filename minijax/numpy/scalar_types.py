@@ -61,8 +61,6 @@ __all__ = [
     "uint64",
     "uint8",
     "unsignedinteger",
-    # jnpshape (issue 21)
-    "bool", "character", "double", "flexible", "object_", "single",
 ]
 
 
@@ -111,15 +109,6 @@ float64 = _make_scalar_type(np.float64)
 float_ = float64
 int_ = int64
 uint = uint64
-
-# jnpshape (issue 21): the remaining scalar-type aliases JAX exports. ``bool``
-# is ``bool_`` itself; the non-numeric abstract classes are NumPy's own.
-bool = bool_  # noqa: A001  (NumPy's name)
-double = float64
-single = float32
-character = np.character
-flexible = np.flexible
-object_ = np.object_
 
 # The abstract scalar classes are NumPy's own (issubdtype understands them).
 generic = np.generic
