@@ -196,3 +196,17 @@ def test_dlpack_both_ways() -> None:
         jax.dlpack.from_dlpack([1, 2])
     with pytest.raises(ValueError, match="copy=False"):
         jax.dlpack.from_dlpack(np.arange(3.0), copy=False)
+
+
+def test_frompyfunc_ufunc_methods() -> None:
+    u = jnp.frompyfunc(lambda a, b: a * 2 + b, 2, 1, identity=0)
+    assert isinstance(u, jnp.ufunc) and (u.nin, u.nout, u.identity) == (2, 1, 0)
+    x = np.arange(6.0).reshape(2, 3)
+    check(u(x, 1.0), x * 2 + 1, np.float32)
+    check(u.reduce(x, axis=1), [(0 * 2 + 1) * 2 + 2, (3 * 2 + 4) * 2 + 5])
+    check(u.accumulate(x, axis=1), [[0, 1, 4], [3, 10, 25]])
+    check(u.outer(np.arange(2.0), np.arange(3.0)), np.arange(2.0)[:, None] * 2 + np.arange(3.0))
+    check(u.at(np.zeros(4), np.array([0, 0, 2]), np.array([1.0, 2.0, 3.0]), inplace=False), [4, 0, 3, 0])
+    check(jax.grad(lambda a: u.reduce(a))(jnp.arange(3.0)), [4.0, 2.0, 1.0])
+    with pytest.raises(NotImplementedError, match="inplace=False"):
+        u.at(np.zeros(3), 0, 1.0)

@@ -188,6 +188,21 @@ CASES: dict[str, Case] = {
     "dlpack_supported": lambda j, n: [j.dlpack.is_supported_dtype(d) for d in (np.float32, np.int64, np.bool_, n.bfloat16, np.float16)],
     "load_save": lambda j, n: _save_load(n, np.arange(6.0).reshape(2, 3)),
     "load_bf16": lambda j, n: _save_load(n, np.arange(3.0).astype(n.bfloat16)),
+    # ufunc / frompyfunc
+    "ufunc_call": lambda j, n: _u(n)(np.arange(6.0).reshape(2, 3), 1.0),
+    "ufunc_call_scalar": lambda j, n: _u(n)(1.0, 2.0),
+    "ufunc_reduce": lambda j, n: _u(n).reduce(np.arange(6.0).reshape(2, 3)),
+    "ufunc_reduce_keepdims": lambda j, n: _u(n).reduce(np.arange(6.0).reshape(2, 3), axis=1, keepdims=True),
+    "ufunc_reduce_none_initial": lambda j, n: _u(n).reduce(np.arange(6.0), axis=None, initial=5.0),
+    "ufunc_reduce_where": lambda j, n: _u(n).reduce(np.ones((2, 3)), axis=1, where=np.array([True, False, True])),
+    "ufunc_accumulate": lambda j, n: _u(n).accumulate(np.arange(6.0).reshape(2, 3), axis=1),
+    "ufunc_outer": lambda j, n: _u(n).outer(np.arange(2.0), np.arange(3.0)),
+    "ufunc_reduceat": lambda j, n: _u(n).reduceat(np.arange(8.0), np.array([0, 4, 1, 5])),
+    "ufunc_at": lambda j, n: _u(n).at(np.zeros(4), np.array([0, 0, 2]), np.array([1.0, 2.0, 3.0]), inplace=False),
+    "ufunc_at_int": lambda j, n: _u(n).at(np.arange(4), 1, 5, inplace=False),
+    "ufunc_props": lambda j, n: [_u(n).nin, _u(n).nout, _u(n).nargs, _u(n).identity, repr(_u(n))],
+    "ufunc_grad": lambda j, n: j.grad(lambda a: _u(n).reduce(a))(np.arange(3.0)),
+    "ufunc_jit": lambda j, n: j.jit(lambda a: _u(n)(a, a))(np.arange(3.0)),
     # jax.ops
     "segment_sum": lambda j, n: j.ops.segment_sum(np.arange(6.0), np.array([0, 0, 1, 2, 2, 2])),
     "segment_sum_n": lambda j, n: j.ops.segment_sum(np.arange(6), np.array([0, 0, 1, 5, 2, -1]), num_segments=4),
@@ -222,6 +237,14 @@ CASES: dict[str, Case] = {
     "reduce_associative_identity": lambda j, n: j.tree.reduce_associative(lambda a, b: a + b, [], identity=0),
     "flatten_one_level_with_keys": lambda j, n: [str(k) for k, _ in j.tree_util.flatten_one_level_with_keys({"x": 1, "y": [2]})[0]],
 }
+
+
+def _add2(a: Any, b: Any) -> Any:
+    return a * 2 + b
+
+
+def _u(n: Any) -> Any:
+    return n.frompyfunc(_add2, 2, 1, identity=0)
 
 
 def _save_load(n: Any, x: np.ndarray) -> Any:
@@ -286,6 +309,10 @@ ERRORS: dict[str, Case] = {
     "packbits_float": lambda j, n: n.packbits(np.ones(3)),
     "packbits_order": lambda j, n: n.packbits(np.ones(3, bool), bitorder="mid"),
     "unpackbits_int": lambda j, n: n.unpackbits(np.ones(3, np.int32)),
+    "ufunc_at_inplace": lambda j, n: _u(n).at(np.zeros(3), 0, 1.0),
+    "ufunc_where_no_identity": lambda j, n: n.frompyfunc(_add2, 2, 1).reduce(np.ones(3), where=np.ones(3, bool)),
+    "ufunc_unary_reduce": lambda j, n: n.frompyfunc(abs, 1, 1).reduce(np.ones(3)),
+    "ufunc_empty_reduce": lambda j, n: n.frompyfunc(_add2, 2, 1).reduce(np.ones(0)),
     "fromiter": lambda j, n: n.fromiter(iter([1, 2]), dtype=float),
     "fromfile": lambda j, n: n.fromfile("nothing"),
     "isdtype_bad_kind": lambda j, n: n.isdtype(np.float32, "reals"),

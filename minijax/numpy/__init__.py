@@ -28,6 +28,7 @@ from minijax.numpy.shape_ops import *  # noqa: F403
 from minijax.numpy.sorting import *  # noqa: F403
 from minijax.numpy.structural_more import *  # noqa: F403
 from minijax.numpy.tensor_contractions import *  # noqa: F403
+from minijax.numpy.ufunc_class import *  # noqa: F403
 from minijax.numpy.ufuncs import *  # noqa: F403
 from minijax.numpy.ufuncs_math import *  # noqa: F403
 
