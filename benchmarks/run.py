@@ -64,6 +64,8 @@ TARGETS: dict[str, tuple[str, float]] = {
     # issue 21 (jnpmath: order statistics)
     "median_1e6": ("latency", 1.1),
     "percentile_1e6": ("latency", 1.1),
+    # issue 21 (jnpshape: jax.ops)
+    "segment_sum_1e6": ("latency", 1.1),
 }
 
 

@@ -7,13 +7,17 @@ for the supported surface.
 from minijax import (
     debug as debug,
     dispatch as _dispatch,  # noqa: F401  (installs eager evaluation)
+    # jnpshape (issue 21): jax.ops, jax.flatten_util, jax.dlpack
+    dlpack as dlpack,
     dtypes as dtypes,
     errors as errors,
     experimental as experimental,
+    flatten_util as flatten_util,
     image as image,
     lax as lax,
     nn as nn,
     numpy as numpy,
+    ops as ops,
     primitives as _primitives,  # noqa: F401  (registers every primitive)
     random as random,
     scipy as scipy,

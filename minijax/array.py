@@ -62,6 +62,20 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
             return np.array(value, dtype=dtype, copy=True)
         return value if dtype is None else value.astype(dtype)
 
+    # --- DLPack (jnpshape, issue 21) ----------------------------------------
+    # The host copy of the value exports itself: ``np.from_dlpack(x)`` and any
+    # other DLPack consumer read a CPU tensor, whatever device holds ``x``.
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: bool | None = None) -> Any:  # fmt: skip
+        host = self._value
+        if max_version is None:
+            # A pre-1.0 consumer cannot be told the tensor is read-only: hand it a private copy.
+            return np.array(host, copy=True).__dlpack__(stream=stream)
+        return host.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # (kDLCPU, 0): the exported tensor is the host copy
+
     # --- printing ----------------------------------------------------------
     def __repr__(self) -> str:
         if isinstance(self.aval.dtype, dtypes.ExtendedDType):

@@ -5,6 +5,10 @@ These are the same function objects as in `minijax.tree_util` (no wrappers), so
 builtins inside this module only, as in JAX.
 """
 
+import dataclasses
+from typing import Any
+
+# jnpshape (issue 21)
 from minijax.tree_util import (
     tree_all as all,
     tree_broadcast as broadcast,
@@ -15,6 +19,7 @@ from minijax.tree_util import (
     tree_map as map,
     tree_map_with_path as map_with_path,
     tree_reduce as reduce,
+    tree_reduce_associative as reduce_associative,
     tree_structure as structure,
     tree_transpose as transpose,
     tree_unflatten as unflatten,
@@ -23,4 +28,12 @@ from minijax.tree_util import (
 __all__ = [
     "all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
     "map_with_path", "reduce", "structure", "transpose", "unflatten",
+    "reduce_associative", "static",
 ]
+
+
+def static(**kwargs: Any) -> Any:
+    """A ``dataclasses.field`` marked static (``metadata={"static": True}``), so
+    ``register_dataclass`` keeps the field in the treedef rather than as a leaf."""
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)

@@ -746,3 +746,87 @@ def _partial_unflatten(func: Any, kids: Iterable[Any]) -> Partial:
 
 
 register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func), _partial_unflatten)
+
+
+# ------------------------------------------------------- jnpshape (issue 21): JAX's last three names
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any]], Hashable]:
+    """``tree``'s children, each with its key, and the node's auxiliary data (one level only)."""
+    node = _dispatch[type(tree)]
+    if node is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    keyed, aux = node.flatten_with_keys(tree)
+    return tuple((key, kid) for key, kid in keyed), aux
+
+
+class _Unspecified:
+    def __repr__(self) -> str:
+        return "<unspecified>"
+
+
+_UNSPECIFIED: Any = _Unspecified()
+
+
+def tree_reduce_associative(operation: Callable[[T, T], T], tree: Any, *, identity: Any = _UNSPECIFIED,
+                            is_leaf: IsLeaf = None) -> T:  # fmt: skip
+    """Reduce ``tree``'s leaves with an associative ``operation`` as a balanced tree of calls
+    (depth log2(n)): the leaves split in halves, each half reduced, then the two combined."""
+    return cast(T, _halving_reduce(tree_leaves(tree, is_leaf), operation, identity))
+
+
+def _halving_reduce(seq: list[Any], operation: Callable[[Any, Any], Any], identity: Any) -> Any:
+    if not seq:
+        if identity is _UNSPECIFIED:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    if len(seq) == 1:
+        return seq[0]
+    half = len(seq) // 2
+    return operation(_halving_reduce(seq[:half], operation, identity), _halving_reduce(seq[half:], operation, identity))
+
+
+class PyTreeRegistry:
+    """The registry of pytree node types, as an object (JAX's ``default_registry``).
+
+    minijax has the one global registry; this object's methods are the
+    module-level functions over it.
+    """
+
+    def flatten(self, tree: Any, leaf_predicate: IsLeaf = None) -> tuple[list[Any], PyTreeDef]:
+        return tree_flatten(tree, leaf_predicate)
+
+    def flatten_one_level(self, tree: Any) -> tuple[Iterable[Any], Any] | None:
+        node = _dispatch[type(tree)]
+        return None if node is None else node.flatten(tree)
+
+    def flatten_one_level_with_keys(self, tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any]], Any] | None:
+        return None if _dispatch[type(tree)] is None else flatten_one_level_with_keys(tree)
+
+    def flatten_with_path(self, tree: Any, leaf_predicate: Callable[[Any, Any], bool] | None = None,
+                          ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:  # fmt: skip
+        if leaf_predicate is None:
+            return tree_flatten_with_path(tree)
+        return tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
+
+    def is_node(self, type: Any) -> bool:  # noqa: A002  (JAX's parameter name)
+        return isinstance(type, builtins_type) and _dispatch[type] is not None
+
+    def register_node(self, type: Any, to_iterable: Any, from_iterable: Any,  # noqa: A002
+                      to_iterable_with_keys: Any = None) -> None:  # fmt: skip
+        if to_iterable_with_keys is None:
+            register_pytree_node(type, to_iterable, from_iterable)
+        else:
+            register_pytree_node(type, to_iterable, from_iterable, to_iterable_with_keys)
+
+    def register_dataclass_node(self, type: Any, data_fields: Sequence[str], meta_fields: Sequence[str],  # noqa: A002
+                                /) -> None:  # fmt: skip
+        register_dataclass(type, data_fields, meta_fields)
+
+    def __repr__(self) -> str:
+        return "<minijax.tree_util.PyTreeRegistry (the default registry)>"
+
+
+builtins_type = type
+default_registry = PyTreeRegistry()
+__all__ += ["default_registry", "flatten_one_level_with_keys", "tree_reduce_associative"]

@@ -41,7 +41,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("libraries", ("minijax.lax", "minijax.lax.*", "minijax.numpy", "minijax.numpy.*", "minijax.nn", "minijax.nn.*",
                    "minijax.scipy", "minijax.scipy.*", "minijax.random", "minijax.experimental",
                    "minijax.experimental.*", "minijax.typing", "minijax.tree", "minijax.image", "minijax.image.*",
-                   "minijax.example_libraries", "minijax.example_libraries.*")),
+                   "minijax.example_libraries", "minijax.example_libraries.*",
+                   # jnpshape (issue 21): jax.ops, jax.flatten_util, jax.dlpack
+                   "minijax.ops", "minijax.ops.*", "minijax.flatten_util", "minijax.dlpack")),
     ("backends", ("minijax_numpy", "minijax_numpy.*", "minijax_xla", "minijax_xla.*")),
     ("package", ("minijax", "minijax.__main__", "minijax.cli", "minijax.test_util", "minijax.testing",
                  "minijax.testing.*")),

@@ -19,6 +19,7 @@ import sys
 from minijax.numpy import array_methods as _array_methods, indexing as indexing, linalg as linalg
 from minijax.numpy.creation import *  # noqa: F403
 from minijax.numpy.indexing import *  # noqa: F403
+from minijax.numpy.io_misc import *  # noqa: F403
 from minijax.numpy.matrix_ops import *  # noqa: F403
 
 # issue 21, jnpmath: numerical functions (pad, quantiles, polynomials, windows, ...)
@@ -26,10 +27,13 @@ from minijax.numpy.numerical import *  # noqa: F403, E402
 from minijax.numpy.padding import *  # noqa: F403, E402
 from minijax.numpy.polynomial import *  # noqa: F403, E402
 from minijax.numpy.reductions import *  # noqa: F403
+from minijax.numpy.scalar_aliases import *  # noqa: F403
 from minijax.numpy.scalar_types import *  # noqa: F403
 from minijax.numpy.shape_ops import *  # noqa: F403
 from minijax.numpy.sorting import *  # noqa: F403
+from minijax.numpy.structural_more import *  # noqa: F403
 from minijax.numpy.tensor_contractions import *  # noqa: F403
+from minijax.numpy.ufunc_class import *  # noqa: F403
 from minijax.numpy.ufuncs import *  # noqa: F403
 from minijax.numpy.ufuncs_math import *  # noqa: F403
 
