@@ -28,6 +28,9 @@ from minijax.numpy.tensor_contractions import *  # noqa: F403
 from minijax.numpy.ufuncs import *  # noqa: F403
 from minijax.numpy.ufuncs_math import *  # noqa: F403
 
+# issue 21 (sciother): vectorize, piecewise, apply_along_axis, apply_over_axes
+from minijax.numpy.functional import *  # noqa: F403, E402
+
 _array_methods.attach(sys.modules[__name__])
 del _array_methods
 
