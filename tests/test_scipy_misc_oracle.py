@@ -145,7 +145,6 @@ ERRORS: list[Callable[[Any, Any, Any], Any]] = [
     lambda m, j, s: s.interpolate.RegularGridInterpolator((j.arange(3.0),), j.ones(3), method="cubic"),
     lambda m, j, s: s.interpolate.RegularGridInterpolator((j.arange(3.0),), j.ones(3), bounds_error=True),
     lambda m, j, s: s.interpolate.RegularGridInterpolator((j.arange(3.0), j.arange(2.0)), j.ones(3)),
-    lambda m, j, s: s.interpolate.RegularGridInterpolator((j.arange(3.0),), j.ones(3), fill_value="a"),
     lambda m, j, s: s.interpolate.RegularGridInterpolator((j.arange(3.0),), j.ones(3))(j.ones((2, 2))),
     lambda m, j, s: s.interpolate.RegularGridInterpolator((j.arange(3.0),), j.ones(3))(j.ones(2), method="cubic"),
     lambda m, j, s: s.cluster.vq.vq(j.ones((2, 2)), j.ones(2)),
