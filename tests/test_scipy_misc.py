@@ -12,7 +12,7 @@ import minijax
 import minijax.numpy as jnp
 from minijax.scipy import cluster, integrate, interpolate, ndimage, optimize
 
-scipy = pytest.importorskip("scipy")
+pytest.importorskip("scipy")
 import scipy.cluster.vq  # noqa: E402
 import scipy.interpolate  # noqa: E402
 import scipy.ndimage  # noqa: E402

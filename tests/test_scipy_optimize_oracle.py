@@ -66,7 +66,7 @@ def test_rosenbrock(method: str, x64: bool) -> None:
     try:
         with config_context(jax_enable_x64=x64, minijax_backend="xla"):
             results = {}
-            for name, (lib, j, opt) in LIBS.items():
+            for name, (_lib, j, opt) in LIBS.items():
                 x0 = j.array([-1.2, 1.0, 0.5, -0.3])
                 results[name] = opt.minimize(rosenbrock(j), x0, method=method, options={"maxiter": 100})
             _same(results["minijax"], results["jax"])
@@ -89,7 +89,7 @@ def test_problems_under_jit(x0: list[float], method: str, problem: str, maxiter:
             fun, args = quadratic(j), (j.array([1.0, 3.0]),)
         else:
             fun, args = himmelblau(j), ()
-        results[name] = lib.jit(lambda x: opt.minimize(fun, x, args, method=method, options=options))(j.array(x0))
+        results[name] = lib.jit(lambda x, opt=opt, fun=fun, args=args: opt.minimize(fun, x, args, method=method, options=options))(j.array(x0))
     with config_context(minijax_backend="xla"):
         _same(results["minijax"], results["jax"])
 
@@ -98,15 +98,15 @@ def test_vmap_over_starting_points() -> None:
     x0 = np.array([[3.0, -1.0], [0.5, 0.5], [-2.0, 4.0]], np.float32)
     results = {}
     for name, (lib, j, opt) in LIBS.items():
-        results[name] = lib.vmap(lambda x: opt.minimize(himmelblau(j), x, method="BFGS"))(j.asarray(x0))
+        results[name] = lib.vmap(lambda x, opt=opt, j=j: opt.minimize(himmelblau(j), x, method="BFGS"))(j.asarray(x0))
     _same(results["minijax"], results["jax"])
 
 
 def test_errors() -> None:
     for _, j, opt in LIBS.values():
         with pytest.raises(ValueError, match="Method Nelder-Mead not recognized"):
-            opt.minimize(lambda x: j.sum(x), j.ones(2), method="Nelder-Mead")
+            opt.minimize(lambda x, j=j: j.sum(x), j.ones(2), method="Nelder-Mead")
         with pytest.raises(TypeError, match="args argument to jax.scipy.optimize.minimize must be a tuple"):
-            opt.minimize(lambda x, a: j.sum(x), j.ones(2), [1], method="BFGS")
+            opt.minimize(lambda x, a, j=j: j.sum(x), j.ones(2), [1], method="BFGS")
         with pytest.raises(TypeError):
-            opt.minimize(lambda x: j.sum(x), j.ones(2), method="BFGS", options={"bogus": 1})
+            opt.minimize(lambda x, j=j: j.sum(x), j.ones(2), method="BFGS", options={"bogus": 1})

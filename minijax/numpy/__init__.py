@@ -18,6 +18,9 @@ import sys
 
 from minijax.numpy import array_methods as _array_methods, indexing as indexing, linalg as linalg
 from minijax.numpy.creation import *  # noqa: F403
+
+# issue 21 (sciother): vectorize, piecewise, apply_along_axis, apply_over_axes
+from minijax.numpy.functional import *  # noqa: F403
 from minijax.numpy.indexing import *  # noqa: F403
 from minijax.numpy.matrix_ops import *  # noqa: F403
 from minijax.numpy.reductions import *  # noqa: F403
@@ -27,9 +30,6 @@ from minijax.numpy.sorting import *  # noqa: F403
 from minijax.numpy.tensor_contractions import *  # noqa: F403
 from minijax.numpy.ufuncs import *  # noqa: F403
 from minijax.numpy.ufuncs_math import *  # noqa: F403
-
-# issue 21 (sciother): vectorize, piecewise, apply_along_axis, apply_over_axes
-from minijax.numpy.functional import *  # noqa: F403, E402
 
 _array_methods.attach(sys.modules[__name__])
 del _array_methods

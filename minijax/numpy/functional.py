@@ -22,8 +22,8 @@ from minijax.config import numpy_rank_promotion
 from minijax.numpy import util
 from minijax.numpy.creation import array, asarray, zeros_like
 from minijax.numpy.reductions import argmax
-from minijax.numpy.sorting import cumsum
 from minijax.numpy.shape_ops import concatenate, expand_dims, squeeze
+from minijax.numpy.sorting import cumsum
 from minijax.numpy.util import ArrayLike, canonicalize_axis
 from minijax.vectorization import vmap
 

@@ -5,7 +5,7 @@ whose leaves are the grid, the values and the fill value."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -125,12 +125,13 @@ def _flatten(obj: RegularGridInterpolator) -> tuple[tuple[Any, ...], tuple[str, 
     return (obj.grid, obj.values, obj.fill_value), (obj.method, obj.bounds_error)
 
 
-def _unflatten(aux: tuple[str, bool], children: Sequence[Any]) -> RegularGridInterpolator:
+def _unflatten(aux: Any, children: Iterable[Any]) -> RegularGridInterpolator:
     # Not through __init__: the children may be tracers or placeholders (as in
     # tree_map over a pytree of objects), which __init__'s checks would reject.
     obj = object.__new__(RegularGridInterpolator)
     obj.method, obj.bounds_error = aux
-    obj.grid, obj.values, obj.fill_value = tuple(children[0]), children[1], children[2]
+    grid, values, fill = children
+    obj.grid, obj.values, obj.fill_value = tuple(grid), values, fill
     return obj
 
 

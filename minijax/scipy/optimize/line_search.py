@@ -133,7 +133,8 @@ def _zoom(
         s = s._replace(j=s.j + 1)
         return s._replace(failed=s.failed | (s.j >= 30))
 
-    return lax.while_loop(lambda s: (~s.done) & (~skip) & (~s.failed), body, state)
+    out: _Zoom = lax.while_loop(lambda s: (~s.done) & (~skip) & (~s.failed), body, state)
+    return out
 
 
 class _Search(NamedTuple):

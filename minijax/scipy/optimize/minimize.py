@@ -118,7 +118,8 @@ def _bfgs(
         0,
         jnp.where(state.k == maxiter, 1, jnp.where(state.failed, 2 + state.line_search_status, -1)),
     )
-    return state._replace(status=status)
+    done: _BFGSState = state._replace(status=status)
+    return done
 
 
 class _LBFGSState(NamedTuple):
@@ -236,7 +237,8 @@ def _lbfgs(
             ls_status=ls.status,
         )
 
-    return lax.while_loop(lambda s: (~s.converged) & (~s.failed), body, state)
+    out: _LBFGSState = lax.while_loop(lambda s: (~s.converged) & (~s.failed), body, state)
+    return out
 
 
 def minimize(
