@@ -21,4 +21,6 @@ __all__ = [
     "integrate",
     "interpolate",
     "ndimage",
+    "optimize",
+    "spatial",
 ]
