@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -195,7 +195,7 @@ class Slerp(NamedTuple):
         t = jnp.atleast_1d(t)
         segment = jnp.maximum(jnp.searchsorted(self.times, t) - 1, 0)
         fraction = (t - self.times[segment]) / self.timedelta[segment]
-        result = self.rotations[segment] * Rotation.from_rotvec(self.rotvecs[segment] * fraction[:, None])
+        result: Rotation = self.rotations[segment] * Rotation.from_rotvec(self.rotvecs[segment] * fraction[:, None])
         return result[0] if single_time else result
 
 
@@ -203,7 +203,7 @@ class Slerp(NamedTuple):
 # One quaternion at a time, lifted over stacks by vectorize
 
 
-def _lift(signature: str) -> Any:
+def _lift(signature: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return functools.partial(vectorize, signature=signature)
 
 
