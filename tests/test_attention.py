@@ -52,7 +52,9 @@ def test_padding_lengths_and_residual(backend_name: str) -> None:
     keep = (np.arange(4)[None, :, None] < q_len[:, None, None]) & (np.arange(5)[None, None, :] < kv_len[:, None, None])
     want = _reference(Q, K, V, np.broadcast_to(keep[:, None], (2, 4, 4, 5)), 1 / np.sqrt(8))
     want[0, 2:] = 0.0  # padded queries give zeros
-    out, lse = nn.dot_product_attention(Q, K, V, query_seq_lengths=q_len, key_value_seq_lengths=kv_len, return_residual=True)
+    out, lse = nn.dot_product_attention(
+        Q, K, V, query_seq_lengths=q_len, key_value_seq_lengths=kv_len, return_residual=True
+    )
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-5)
     assert lse.shape == (2, 4, 4)
     logits = np.einsum("tnh,snh->nts", Q[1], np.repeat(K[1], 2, axis=1)) / np.sqrt(8)
@@ -69,7 +71,9 @@ def test_jit_grad_vmap_and_bias(backend_name: str) -> None:
     eager = np.asarray(f(jnp.asarray(Q)))
     np.testing.assert_allclose(np.asarray(minijax.jit(f)(Q)), eager, rtol=1e-5, atol=1e-6)
     batched = minijax.vmap(lambda q: nn.dot_product_attention(q, K[0], V[0]))(Q)
-    np.testing.assert_allclose(np.asarray(batched[1]), np.asarray(nn.dot_product_attention(Q[1], K[0], V[0])), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(batched[1]), np.asarray(nn.dot_product_attention(Q[1], K[0], V[0])), rtol=1e-5, atol=1e-6
+    )
     g = minijax.grad(lambda q: f(q).sum())(jnp.asarray(Q))
     eps = 1e-2
     bumped = Q.copy()

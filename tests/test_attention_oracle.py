@@ -116,8 +116,12 @@ def test_block_scaled_configs_and_plain_scaled_dot_general() -> None:
 
 
 ERRORS: list[Callable[[Any, Any], Any]] = [
-    lambda n, j: n.dot_product_attention(j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), implementation="cudnn"),
-    lambda n, j: n.dot_product_attention(j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), implementation="x"),
+    lambda n, j: n.dot_product_attention(
+        j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), implementation="cudnn"
+    ),
+    lambda n, j: n.dot_product_attention(
+        j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), implementation="x"
+    ),
     lambda n, j: n.dot_product_attention(j.ones((1, 2, 3, 4)), j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4))),
     lambda n, j: n.dot_product_attention(j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), j.ones((1, 3, 2, 4))),
     lambda n, j: n.dot_product_attention(j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4)), j.ones((1, 2, 2, 4), j.float16)),
@@ -135,7 +139,10 @@ ERRORS: list[Callable[[Any, Any], Any]] = [
     lambda n, j: n.scaled_matmul(j.ones((1, 4, 64)), j.ones((1, 4, 64)), j.ones((1, 4, 2)), j.ones((1, 4, 1))),
     lambda n, j: n.scaled_matmul(j.ones((1, 4, 64)), j.ones((1, 4, 64)), j.ones((1, 3, 2)), j.ones((1, 4, 2))),
     lambda n, j: n.scaled_dot_general(
-        j.ones((4, 64)), j.ones((64, 8)), (((1,), (0,)), ((), ())), configs=[n.get_scaled_dot_general_config("mxfp8")] * 3
+        j.ones((4, 64)),
+        j.ones((64, 8)),
+        (((1,), (0,)), ((), ())),
+        configs=[n.get_scaled_dot_general_config("mxfp8")] * 3,
     ),
     lambda n, j: n.get_scaled_dot_general_config("fp8"),
 ]

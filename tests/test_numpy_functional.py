@@ -52,7 +52,9 @@ def test_piecewise_is_numpys(backend_name: str) -> None:
     funcs = [lambda t: -t, 5.0, lambda t: t**2]
     want = np.piecewise(x, conds, funcs)
     np.testing.assert_allclose(np.asarray(jnp.piecewise(x, conds, funcs)), want, rtol=1e-6)
-    np.testing.assert_allclose(np.asarray(minijax.jit(lambda t: jnp.piecewise(t, [t < -1, t > 1], funcs))(x)), want, rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(minijax.jit(lambda t: jnp.piecewise(t, [t < -1, t > 1], funcs))(x)), want, rtol=1e-6
+    )
     # Integer x: results are cast to x's dtype.
     xi = np.arange(-3, 4)
     got = jnp.piecewise(xi, [xi < 0], [lambda t: t * 2.5])
@@ -85,7 +87,9 @@ def test_apply_along_axis_is_numpys(backend_name: str, axis: int) -> None:
 
 def test_apply_over_axes_is_numpys(backend_name: str) -> None:
     a = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
-    np.testing.assert_allclose(np.asarray(jnp.apply_over_axes(jnp.sum, a, [0, 2])), np.apply_over_axes(np.sum, a, [0, 2]))
+    np.testing.assert_allclose(
+        np.asarray(jnp.apply_over_axes(jnp.sum, a, [0, 2])), np.apply_over_axes(np.sum, a, [0, 2])
+    )
     g = minijax.grad(lambda t: jnp.apply_over_axes(jnp.max, t, (1,)).sum())(jnp.asarray(a))
     assert float(g.sum()) == 8.0
     with pytest.raises(ValueError, match="function is not returning an array of the correct shape"):

@@ -30,7 +30,11 @@ def _same(got: Any, want: Any) -> None:
         for g, w in zip(got, want):
             _same(g, w)
         return
-    assert (got.shape, str(got.dtype), getattr(got, "weak_type", False)) == (want.shape, str(want.dtype), want.weak_type)
+    assert (got.shape, str(got.dtype), getattr(got, "weak_type", False)) == (
+        want.shape,
+        str(want.dtype),
+        want.weak_type,
+    )
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
 
 

@@ -79,7 +79,10 @@ SAMPLERS: dict[str, tuple[st.SearchStrategy[dict[str, Any]], Sample]] = {
     "binomial_arrays": (
         _params(dtype=st.sampled_from(["float32", "float16"])),
         lambda r, j, k, p: r.binomial(
-            k, j.array([3.0, 50.0, 200.0, 7.0]), j.array([[0.3, 0.5, 0.8, 0.9]], p["dtype"]), dtype=getattr(j, p["dtype"])
+            k,
+            j.array([3.0, 50.0, 200.0, 7.0]),
+            j.array([[0.3, 0.5, 0.8, 0.9]], p["dtype"]),
+            dtype=getattr(j, p["dtype"]),
         ),
     ),
     "multinomial": (

@@ -68,7 +68,9 @@ def test_regular_grid_interpolator_is_scipys(backend_name: str, method: str) -> 
     assert got.shape == (7, 2) and got.dtype == np.float32
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
     # A pytree: it passes through jit as an argument.
-    np.testing.assert_allclose(np.asarray(minijax.jit(lambda f, x: f(x))(interp, xi.astype(np.float32))), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(minijax.jit(lambda f, x: f(x))(interp, xi.astype(np.float32))), want, rtol=1e-5, atol=1e-5
+    )
     leaves = minijax.tree_util.tree_leaves(interp)
     assert len(leaves) == 4
     with pytest.raises(NotImplementedError, match="bounds_error"):

@@ -32,7 +32,11 @@ def _same(got: Any, want: Any, rtol: float = 1e-5) -> None:
         for g, w in zip(got, want, strict=True):
             _same(g, w, rtol)
         return
-    assert (got.shape, str(got.dtype), getattr(got, "weak_type", False)) == (want.shape, str(want.dtype), want.weak_type)
+    assert (got.shape, str(got.dtype), getattr(got, "weak_type", False)) == (
+        want.shape,
+        str(want.dtype),
+        want.weak_type,
+    )
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=rtol)
 
 
@@ -81,9 +85,7 @@ def test_map_coordinates_grad_and_jit() -> None:
     fill=st.sampled_from([np.nan, None, -1.0]),
     seed=st.integers(0, 1000),
 )
-def test_regular_grid_interpolator(
-    sizes: list[int], extra: tuple[int, ...], method: str, fill: Any, seed: int
-) -> None:
+def test_regular_grid_interpolator(sizes: list[int], extra: tuple[int, ...], method: str, fill: Any, seed: int) -> None:
     rng = np.random.default_rng(seed)
     grid = [np.sort(rng.uniform(0, 5, size=n)).astype(np.float32) + np.arange(n) for n in sizes]
     values = rng.normal(size=(*sizes, *extra)).astype(np.float32)
@@ -103,7 +105,9 @@ def test_regular_grid_interpolator(
 
 def test_regular_grid_interpolator_tuple_points_and_ints() -> None:
     def f(lib: Any, j: Any, s: Any) -> Any:
-        interp = s.interpolate.RegularGridInterpolator((j.array([1, 2, 3]), j.array([4, 5, 6])), j.arange(9).reshape(3, 3))
+        interp = s.interpolate.RegularGridInterpolator(
+            (j.array([1, 2, 3]), j.array([4, 5, 6])), j.arange(9).reshape(3, 3)
+        )
         return interp((j.array([1.5, 2.2]), j.array([4.5, 5.8]))), interp(j.array([1.5, 4.5]))
 
     _both(f)

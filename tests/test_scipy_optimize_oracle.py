@@ -89,7 +89,9 @@ def test_problems_under_jit(x0: list[float], method: str, problem: str, maxiter:
             fun, args = quadratic(j), (j.array([1.0, 3.0]),)
         else:
             fun, args = himmelblau(j), ()
-        results[name] = lib.jit(lambda x, opt=opt, fun=fun, args=args: opt.minimize(fun, x, args, method=method, options=options))(j.array(x0))
+        results[name] = lib.jit(
+            lambda x, opt=opt, fun=fun, args=args: opt.minimize(fun, x, args, method=method, options=options)
+        )(j.array(x0))
     with config_context(minijax_backend="xla"):
         _same(results["minijax"], results["jax"])
 

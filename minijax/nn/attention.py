@@ -201,7 +201,9 @@ def dot_product_attention(
     _check(q_len, [b], np.dtype("int32"), "query_seq_lengths")
     _check(kv_len, [b], np.dtype("int32"), "key_value_seq_lengths")
     if q.shape[-2] % nk != 0:
-        raise ValueError(f"The number of query heads must be a multiple of key/value heads, but got {q.shape[-2]} vs {nk}")
+        raise ValueError(
+            f"The number of query heads must be a multiple of key/value heads, but got {q.shape[-2]} vs {nk}"
+        )
     scale_val = (1.0 / np.sqrt(h)) if scale is None else scale
 
     if implementation == "cudnn":
@@ -296,7 +298,9 @@ def scaled_dot_general(
     """``lax.dot_general`` when ``configs`` is None; with block-scale ``configs`` a cuDNN kernel (NotImplementedError on CPU)."""
     if implementation is not None:
         warnings.warn(
-            "Backend selector, now ignored. The system chooses the backend automatically.", DeprecationWarning, stacklevel=2
+            "Backend selector, now ignored. The system chooses the backend automatically.",
+            DeprecationWarning,
+            stacklevel=2,
         )
     if configs is None:
         return lax.dot_general(lhs, rhs, dimension_numbers, preferred_element_type=preferred_element_type)

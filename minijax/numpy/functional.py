@@ -58,7 +58,9 @@ def _record_core_sizes(
 ) -> None:
     """Check ``shape``'s trailing core dimensions against the sizes seen so far, recording new ones."""
     if is_input and len(shape) < len(core):
-        raise ValueError(f"input with shape {shape!r} does not have enough dimensions for all core dimensions {core!r} {context}")
+        raise ValueError(
+            f"input with shape {shape!r} does not have enough dimensions for all core dimensions {core!r} {context}"
+        )
     if not is_input and len(shape) != len(core):
         raise ValueError(f"output shape {shape!r} does not match core dimensions {core!r} {context}")
     core_shape = shape[len(shape) - len(core) :]
@@ -88,14 +90,18 @@ def _bind_excluded(
     return bound, free_args, free_kwargs
 
 
-def _checking_outputs(func: Callable[..., Any], sizes: dict[str, int], out_core: list[CoreDims], context: str) -> Callable[..., Any]:
+def _checking_outputs(
+    func: Callable[..., Any], sizes: dict[str, int], out_core: list[CoreDims], context: str
+) -> Callable[..., Any]:
     def checked(*args: Any) -> Any:
         out = func(*args)
         outs = out if isinstance(out, tuple) else [out]
         if len(out_core) > 1 and not isinstance(out, tuple):
             raise TypeError(f"output must be a tuple when multiple outputs are expected, got: {out!r}\n{context}")
         if len(outs) != len(out_core):
-            raise TypeError(f"wrong number of output arguments: expected {len(out_core)!r}, got {len(outs)!r} {context}")
+            raise TypeError(
+                f"wrong number of output arguments: expected {len(out_core)!r}, got {len(outs)!r} {context}"
+            )
         seen = dict(sizes)
         for o, core in zip(outs, out_core):
             _record_core_sizes(seen, tuple(np.shape(o)), core, context, is_input=False)
@@ -131,7 +137,9 @@ def vectorize(
             func = functools.partial(func, **kw)
         arrays = [asarray(a) for a in free]
         if len(arrays) != len(in_core):
-            raise TypeError(f"wrong number of positional arguments: expected {len(in_core)!r}, got {len(arrays)!r} {context}")
+            raise TypeError(
+                f"wrong number of positional arguments: expected {len(in_core)!r}, got {len(arrays)!r} {context}"
+            )
         sizes: dict[str, int] = {}
         loop_shapes = []
         for a, core in zip(arrays, in_core):

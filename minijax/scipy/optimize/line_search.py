@@ -224,7 +224,9 @@ def line_search(
         zoom_up = armijo_fails(a_i, phi_i) | ((phi_i >= s.phi_i1) & (s.i > 1))
         accept = curvature_holds(dphi_i) & (~zoom_up)
         zoom_down = (dphi_i >= 0.0) & (~zoom_up) & (~accept)
-        up = _zoom(phi_fn, armijo_fails, curvature_holds, s.a_i1, s.phi_i1, s.dphi_i1, a_i, phi_i, dphi_i, gfk, ~zoom_up)
+        up = _zoom(
+            phi_fn, armijo_fails, curvature_holds, s.a_i1, s.phi_i1, s.dphi_i1, a_i, phi_i, dphi_i, gfk, ~zoom_up
+        )
         s = s._replace(nfev=s.nfev + up.nfev, ngev=s.ngev + up.ngev)
         down = _zoom(
             phi_fn, armijo_fails, curvature_holds, a_i, phi_i, dphi_i, s.a_i1, s.phi_i1, s.dphi_i1, gfk, ~zoom_down

@@ -92,9 +92,7 @@ def _bfgs(
         ls = line_search(
             fun, s.x_k, p_k, old_fval=s.f_k, old_old_fval=s.old_old_fval, gfk=s.g_k, maxiter=line_search_maxiter
         )
-        s = s._replace(
-            nfev=s.nfev + ls.nfev, ngev=s.ngev + ls.ngev, failed=ls.failed, line_search_status=ls.status
-        )
+        s = s._replace(nfev=s.nfev + ls.nfev, ngev=s.ngev + ls.ngev, failed=ls.failed, line_search_status=ls.status)
         s_k = ls.a_k * p_k
         y_k = ls.g_k - s.g_k
         rho_k = jnp.reciprocal(_dot(y_k, s_k))
