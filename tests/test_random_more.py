@@ -59,21 +59,21 @@ def test_f_and_generalized_normal(backend_name: str) -> None:
     assert g.dtype == np.float16 and g.shape == (2, 3)
 
 
-def test_jit_and_vmap_give_the_eager_values(backend_name: str) -> None:
+def test_vmap_gives_the_one_key_values(backend_name: str) -> None:
     def sample(k: minijax.Array) -> minijax.Array:
         return jnp.concatenate(
             [
                 random.binomial(k, 25.0, 0.4, (2,)),
-                random.f(k, 2.0, 3.0, (2,)),
-                random.generalized_normal(k, 1.5, (2,)),
-                random.ball(k, 2).ravel(),
                 random.orthogonal(k, 2).ravel(),
                 random.multinomial(k, 10.0, jnp.array([0.5, 0.5])),
             ]
         )
 
     keys = random.split(random.key(8), 3)
-    eager = np.stack([np.asarray(sample(keys[i])) for i in range(3)])
+    # The samplers with their own loops (the gamma-based ones go through random_gamma's batching rule,
+    # tested in tests/test_random.py). One key at a time (jitted once: eager calls would compile every sampler's loop separately).
+    one = minijax.jit(sample)
+    eager = np.stack([np.asarray(one(keys[i])) for i in range(3)])
     np.testing.assert_allclose(np.asarray(minijax.jit(minijax.vmap(sample))(keys)), eager, rtol=1e-5, atol=1e-6)
 
 
