@@ -191,3 +191,26 @@ def test_under_jit_and_vmap_as_jax() -> None:
         got = program(minijax.random, mjnp, minijax, 7)
     want = program(jax.random, jjnp, jax, 7)
     np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+def test_bits_with_x64() -> None:
+    def program(r: Any, j: Any) -> dict[str, Any]:
+        k = r.key(11)
+        return {
+            "binomial": r.binomial(k, j.array([4.0, 80.0]), 0.3, (3, 2)),
+            "multinomial": r.multinomial(k, 30.0, j.array([0.2, 0.8])),
+            "f": r.f(k, 2.0, 5.0, (3,)),
+            "orthogonal": r.orthogonal(k, 3),
+            "ball": r.ball(k, 2, 1.5),
+        }
+
+    jax.config.update("jax_enable_x64", True)
+    try:
+        want = program(jax.random, jjnp)
+        with config_context(jax_enable_x64=True, minijax_backend="xla"):
+            got = program(minijax.random, mjnp)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    for name in want:
+        _same_type(got[name], want[name], name)
+        np.testing.assert_array_equal(_bits(got[name]), _bits(want[name]), err_msg=name)
