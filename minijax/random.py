@@ -20,6 +20,7 @@ See docs/random.md for a guide and minijax/prng.py for the key types.
 from __future__ import annotations
 
 import functools
+import operator
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -81,6 +82,13 @@ __all__ = [
     "wald",
     "weibull_min",
     "wrap_key_data",
+    # issue 21 (sciother): the remaining samplers
+    "ball",
+    "binomial",
+    "f",
+    "generalized_normal",
+    "multinomial",
+    "orthogonal",
 ]
 
 Shape = Sequence[int]
@@ -1336,6 +1344,265 @@ def _poisson(key: Any, lam: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -
         _poisson_rejection(key, lam_rejection, shape, dtype, max_iters),
     )
     return lax.select(lam == 0, jnp.zeros_like(result), result)
+
+
+# ---------------------------------------------------------------------------
+# F, generalized normal, Lp ball, orthogonal matrices
+
+
+def f(
+    key: Any, dfnum: Any, dfden: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
+    """F-distributed floats: the ratio of two chi-squares, each over its degrees of freedom."""
+    typed, _ = _check_prng_key("f", key)
+    dt = _user_float_dtype("f", dtype)
+    shape = _check_broadcast_shapes("f", shape, dfnum, dfden)
+    _no_sharding("f", out_sharding)
+    _check_all_safe_to_cast("f", dt, dfnum, dfden)
+    return _f(typed, dfnum, dfden, shape, dt, None)
+
+
+@functools.partial(jit, static_argnums=(3, 4, 5))
+def _f(key: Any, dfnum: Any, dfden: Any, shape: tuple[int, ...], dtype: np.dtype[Any], out_sharding: Any) -> Any:
+    dfden = lax.convert_element_type(dfden, dtype)
+    dfnum = lax.convert_element_type(dfnum, dtype)
+    # JAX draws the denominator from the first half of the split.
+    key_dfd, key_dfn = _split(key)
+    chi2_dfn = chisquare(key_dfn, dfnum, shape, dtype)
+    chi2_dfd = chisquare(key_dfd, dfden, shape, dtype)
+    return lax.div(lax.div(chi2_dfn, dfnum), lax.div(chi2_dfd, dfden))
+
+
+def generalized_normal(key: Any, p: float, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """Floats of density proportional to ``exp(-|x|**p)``: a random sign times ``Gamma(1/p) ** (1/p)``."""
+    dims = _canonicalize_shape(shape)
+    typed, _ = _check_prng_key("generalized_normal", key)
+    dt = dtypes.check_user_dtype_supported(float if dtype is None else dtype, "generalized_normal")
+    _check_shape("generalized_normal", dims)
+    _no_sharding("generalized_normal", out_sharding)
+    return _generalized_normal(typed, p, dims, dt)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _generalized_normal(key: Any, p: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
+    keys = _split(key)
+    g = gamma(keys[0], 1 / p, shape, dtype)
+    r = rademacher(keys[1], shape, dtype)
+    return r * g ** (1 / p)
+
+
+def ball(key: Any, d: int, p: float = 2, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """Points uniform in the unit Lp ball of dimension ``d``, shape ``(*shape, d)`` (Barthe et al.)."""
+    dims = _canonicalize_shape(shape)
+    typed, _ = _check_prng_key("ball", key)
+    dt = dtypes.check_user_dtype_supported(float if dtype is None else dtype, "ball")
+    _check_shape("ball", dims)
+    d = operator.index(core.concrete_or_error(d, "The error occurred in jax.random.ball()"))
+    _no_sharding("ball", out_sharding)
+    return _ball(typed, p, d, dims, dt)
+
+
+@functools.partial(jit, static_argnums=(2, 3, 4))
+def _ball(key: Any, p: Any, d: int, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
+    k1, k2 = _split(key)
+    g = generalized_normal(k1, p, (*shape, d), dtype)
+    e = exponential(k2, shape, dtype)
+    return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
+
+
+def orthogonal(
+    key: Any, n: int, shape: Shape = (), dtype: Any = None, m: int | None = None, *, out_sharding: Any = None
+) -> Any:
+    """A (semi-)orthogonal ``n x m`` matrix, Haar-distributed: the QR of a Gaussian matrix, signs fixed by R's diagonal."""
+    dims = _canonicalize_shape(shape)
+    typed, _ = _check_prng_key("orthogonal", key)
+    dt = dtypes.check_user_dtype_supported(float if dtype is None else dtype, "orthogonal")
+    _check_shape("orthogonal", dims)
+    where = "The error occurred in jax.random.orthogonal()"
+    n = operator.index(core.concrete_or_error(n, where))
+    cols = operator.index(core.concrete_or_error(n if m is None else m, where))
+    _no_sharding("orthogonal", out_sharding)
+    return _orthogonal(typed, n, cols, dims, dt)
+
+
+@functools.partial(jit, static_argnums=(1, 2, 3, 4))
+def _orthogonal(key: Any, n: int, m: int, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
+    z = normal(key, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = jnp.linalg.qr(z)
+    d = jnp.linalg.diagonal(r)
+    x = q * jnp.expand_dims(jnp.sign(d), -2)
+    return x.mT if n < m else x
+
+
+# ---------------------------------------------------------------------------
+# Binomial and multinomial
+
+
+def binomial(key: Any, n: Any, p: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+    """Binomial counts (as floats) of ``n`` trials of success probability ``p``.
+
+    As JAX (and TensorFlow): inversion by summing geometric waiting times where
+    ``n * min(p, 1 - p) <= 10``, the BTRS transformed-rejection sampler above.
+    """
+    typed, _ = _check_prng_key("binomial", key)
+    check_arraylike("binomial", n, p)
+    dt = _user_float_dtype("binomial", dtype)
+    dims = None if shape is None else _canonicalize_shape(shape)
+    return _binomial(typed, n, p, dims, dt)
+
+
+def _stirling_approx_tail(k: Any) -> Any:
+    """log(k!) minus its Stirling approximation: tabulated for k <= 9, the series beyond."""
+    tail_values = jnp.array(
+        [
+            0.0810614667953272,
+            0.0413406959554092,
+            0.0276779256849983,
+            0.02079067210376509,
+            0.0166446911898211,
+            0.0138761288230707,
+            0.0118967099458917,
+            0.0104112652619720,
+            0.00925546218271273,
+            0.00833056343336287,
+        ],
+        dtype=k.dtype,
+    )
+    use_table = k <= 9
+    k = lax.clamp(_const(k, 0.0), k, _const(k, 9.0))
+    kp1sq = (k + 1) * (k + 1)
+    approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+    k = jnp.floor(k)
+    return lax.select(use_table, tail_values[jnp.asarray(k, dtype="int32")], approx)
+
+
+@functools.partial(jit, static_argnums=(3, 4, 5), inline=True)
+def _binomial_inversion(key: Any, count: Any, prob: Any, shape: tuple[int, ...], dtype: np.dtype[Any], max_iters: Any) -> Any:
+    log1minusprob = jnp.log1p(-prob)
+
+    def body_fn(carry: Any) -> Any:
+        i, num_geom, geom_sum, key = carry
+        # JAX keeps the second half of the split as the next key.
+        subkey, key = _split(key)
+        num_geom_out = lax.select(geom_sum <= count, num_geom + 1, num_geom)
+        u = uniform(subkey, shape, prob.dtype)
+        geom = jnp.ceil(jnp.log(u) / log1minusprob)
+        return i + 1, num_geom_out, geom_sum + geom, key
+
+    def cond_fn(carry: Any) -> Any:
+        i, geom_sum = carry[0], carry[2]
+        return (geom_sum <= count).any() & (i < max_iters)
+
+    num_geom_init = lax.full_like(prob, 0, prob.dtype, shape)
+    geom_sum_init = lax.full_like(prob, 0, prob.dtype, shape)
+    k = lax.while_loop(cond_fn, body_fn, (0, num_geom_init, geom_sum_init, key))[1]
+    return (k - 1).astype(dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4, 5), inline=True)
+def _btrs(key: Any, count: Any, prob: Any, shape: tuple[int, ...], dtype: np.dtype[Any], max_iters: Any) -> Any:
+    # Transformed rejection with squeeze (Hormann, 1993).
+    stddev = jnp.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = jnp.floor((count + 1) * prob)
+
+    def body_fn(carry: Any) -> Any:
+        i, k_out, accepted, key = carry
+        key, subkey_0, subkey_1 = _split(key, 3)
+        u = uniform(subkey_0, shape, prob.dtype)
+        v = uniform(subkey_1, shape, prob.dtype)
+        u = u - 0.5
+        us = 0.5 - jnp.abs(u)
+        accept1 = (us >= 0.07) & (v <= v_r)
+        k = jnp.floor((2 * a / us + b) * u + c)
+        reject = (k < 0) | (k > count)
+        v = jnp.log(v * alpha / (a / (us * us) + b))
+        ub = (
+            (m + 0.5) * jnp.log((m + 1) / (r * (count - m + 1)))
+            + (count + 1) * jnp.log((count - m + 1) / (count - k + 1))
+            + (k + 0.5) * jnp.log(r * (count - k + 1) / (k + 1))
+            + _stirling_approx_tail(m)
+            + _stirling_approx_tail(count - m)
+            - _stirling_approx_tail(k)
+            - _stirling_approx_tail(count - k)
+        )
+        accept = accept1 | (~reject & (v <= ub))
+        k_out = lax.select(accept, k, k_out)
+        return i + 1, k_out, accepted | accept, key
+
+    def cond_fn(carry: Any) -> Any:
+        i, accepted = carry[0], carry[2]
+        return (~accepted).any() & (i < max_iters)
+
+    k_init = lax.full_like(prob, -1, prob.dtype, shape)
+    carry = (0, k_init, jnp.full(shape, False, bool), key)
+    return lax.while_loop(cond_fn, body_fn, carry)[1].astype(dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4), inline=True)
+def _binomial(key: Any, count: Any, prob: Any, shape: Any, dtype: np.dtype[Any]) -> Any:
+    if shape is None:
+        shape = jnp.broadcast_shapes(np.shape(count), np.shape(prob))
+    else:
+        _check_shape("binomial", shape, np.shape(count), np.shape(prob))
+    (prob,) = promote_dtypes_inexact(prob)
+    count = lax.convert_element_type(count, prob.dtype)
+    count = jnp.broadcast_to(count, shape)
+    prob = jnp.broadcast_to(prob, shape)
+    # Sample with q = min(p, 1 - p) and reflect at the end: both samplers want a small q.
+    p_lt_half = prob < 0.5
+    q = lax.select(p_lt_half, prob, 1.0 - prob)
+    count_nan_or_neg = _isnan(count) | (count < 0.0)
+    count_inf = jnp.isinf(count)
+    q_is_nan = _isnan(q)
+    q_l_0 = q < 0.0
+    q = lax.select(q_is_nan | q_l_0, lax.full_like(q, 0.01), q)
+    use_inversion = count_nan_or_neg | (count * q <= 10.0)
+    # A float count is floored, as NumPy's binomial does.
+    count = jnp.floor(count)
+    count_inv = lax.select(use_inversion, count, lax.full_like(count, 0.0))
+    count_btrs = lax.select(use_inversion, lax.full_like(count, 1e4), count)
+    q_btrs = lax.select(use_inversion, lax.full_like(q, 0.5), q)
+    max_iters = dtype.type(dtypes.finfo(dtype).max)
+    samples = lax.select(
+        use_inversion,
+        _binomial_inversion(key, count_inv, q, shape, dtype, max_iters),
+        _btrs(key, count_btrs, q_btrs, shape, dtype, max_iters),
+    )
+    invalid = q_l_0 | q_is_nan | count_nan_or_neg
+    samples = lax.select(invalid, jnp.full_like(samples, np.nan, dtype), samples)
+    samples = lax.select(count_inf & (~invalid), jnp.full_like(samples, np.inf, dtype), samples)
+    return lax.select(p_lt_half | count_nan_or_neg | q_is_nan | count_inf, samples, count.astype(dtype) - samples)
+
+
+def multinomial(
+    key: Any, n: Any, p: Any, *, shape: Shape | None = None, dtype: Any = None, unroll: int | bool = 1
+) -> Any:
+    """Multinomial counts along ``p``'s last axis: one binomial per outcome on what the previous ones left."""
+    typed, _ = _check_prng_key("multinomial", key)
+    check_arraylike("multinomial", n, p)
+    n, p = promote_dtypes_inexact(n, p)
+    dt = dtypes.check_user_dtype_supported(float if dtype is None else dtype, "multinomial")
+    dims = tuple(p.shape) if shape is None else _canonicalize_shape(shape)
+    n = jnp.broadcast_to(n, dims[:-1])
+    p = jnp.broadcast_to(p, dims)
+
+    def step(remainder: Any, ratio_key: Any) -> Any:
+        ratio, k = ratio_key
+        count = binomial(k, remainder, ratio.clip(0, 1), dtype=remainder.dtype)
+        return remainder - count, count
+
+    p = jnp.moveaxis(p, -1, 0)
+    remaining_probs = lax.cumsum(p, 0, reverse=True)
+    ratios = p / jnp.where(remaining_probs == 0, 1, remaining_probs)
+    keys = _split(typed, ratios.shape[0])
+    _, counts = lax.scan(step, n, (ratios, keys), unroll=unroll)
+    return jnp.moveaxis(counts, 0, -1).astype(dt)
 
 
 _gamma_jaxprs: dict[tuple[Any, ...], Any] = {}

@@ -18,6 +18,9 @@ import sys
 
 from minijax.numpy import array_methods as _array_methods, indexing as indexing, linalg as linalg
 from minijax.numpy.creation import *  # noqa: F403
+
+# issue 21 (sciother): vectorize, piecewise, apply_along_axis, apply_over_axes
+from minijax.numpy.functional import *  # noqa: F403
 from minijax.numpy.indexing import *  # noqa: F403
 from minijax.numpy.io_misc import *  # noqa: F403
 from minijax.numpy.matrix_ops import *  # noqa: F403
