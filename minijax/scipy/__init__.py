@@ -2,4 +2,8 @@
 
 from minijax.scipy import signal as signal, special as special, stats as stats
 
+# scilinalg: jax.scipy.linalg and jax.scipy.sparse
+from minijax.scipy import linalg as linalg, sparse as sparse
+
 __all__ = ["signal", "special", "stats"]
+__all__ += ["linalg", "sparse"]  # scilinalg
