@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -74,10 +75,17 @@ def _broadcast_batch(a: Array, b: Array, b_core: int) -> tuple[Array, Array]:
 def _matrix_rhs(name: str, a: Array, b: Array, solve: Callable[[Array, Array], Array]) -> Array:
     """``solve(a, b)`` on (..., n, k) right-hand sides; a 1-D b is one vector.
 
-    JAX reads b as a stack of matrices unless it is 1-D (its deprecated
-    batched-vector reading, b.ndim == a.ndim - 1 with a matching last axis,
-    is taken here as a stack of vectors too, without the warning).
+    JAX reads b as a stack of matrices unless it is 1-D or in its deprecated
+    batched-vector reading (b.ndim == a.ndim - 1 with a matching last axis),
+    which warns as JAX's does.
     """
+    if b.ndim > 1 and a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]:
+        warnings.warn(
+            f"jax.scipy.linalg.{name}: batched 1D solves with b.ndim > 1 are deprecated, and in the future will be "
+            f"treated as a batched 2D solve. Use {name}(..., b[..., None]).squeeze(-1) to avoid this warning.",
+            category=FutureWarning,
+            stacklevel=3,
+        )
     if b.ndim == 1 or (b.ndim > 1 and a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]):
         a2, b2 = _broadcast_batch(a, b, 1)
         return solve(a2, b2[..., None])[..., 0]
@@ -310,8 +318,20 @@ def solve(
     if assume_a != "pos":
         return jnp.linalg.solve(a, b)
     a_arr, b_arr = promote_dtypes_inexact(jnp.asarray(a), jnp.asarray(b))
-    _square("solve", a_arr)
-    return _matrix_rhs("solve", a_arr, b_arr, _SOLVE_POS[bool(lower)])
+    if not (
+        a_arr.ndim >= 2 and b_arr.ndim in (a_arr.ndim, a_arr.ndim - 1)
+        and a_arr.shape[-1] == a_arr.shape[-2] == b_arr.shape[a_arr.ndim - 2]
+    ):  # fmt: skip
+        raise ValueError(
+            "The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] or b=[..., m]; "
+            f"got a={a_arr.shape} and b={b_arr.shape}"
+        )
+    solve_pos = _SOLVE_POS[bool(lower)]
+    if b_arr.ndim == a_arr.ndim - 1:
+        a2, b2 = _broadcast_batch(a_arr, b_arr, 1)
+        return solve_pos(a2, b2[..., None])[..., 0]
+    a2, b2 = _broadcast_batch(a_arr, b_arr, 2)
+    return solve_pos(a2, b2)
 
 
 def solve_triangular(

@@ -86,12 +86,15 @@ def _normalize_matvec(f: Any) -> Callable[[Any], Any]:
 
 
 def _linear_solve(
-    A: Any, b: Any, solve: Callable[[Callable[[Any], Any], Any], Any], symmetric: bool  # noqa: N803
+    A: Any, b: Any, solve: Callable[..., Any], consts: tuple[Any, ...], symmetric: bool  # noqa: N803
 ) -> Any:
-    """``solve(matvec, b)`` with the derivative of A⁻¹ b (what ``lax.custom_linear_solve`` gives).
+    """``solve(matvec, b, *consts)`` with the derivative of A⁻¹ b (what ``lax.custom_linear_solve`` gives).
 
     A matrix ``A`` is an argument of the custom VJP (its cotangent is
-    -ḡ xᵀ); a function ``A`` is a constant of it.
+    -ḡ xᵀ); a function ``A`` is a constant of it. ``consts`` (x0, the
+    tolerances) are arguments too, so that the backward solve reads their
+    values rather than the forward pass's tracers; they get no cotangent,
+    as in JAX.
     """
     is_matrix = isinstance(A, (np.ndarray, Array))
     a_arg = jnp.asarray(A) if is_matrix else None
@@ -108,21 +111,22 @@ def _linear_solve(
         return lambda g: pullback(g)[0]
 
     @custom_vjp
-    def run(a: Any, rhs: Any) -> Any:
-        return solve(matvec_of(a), rhs)
+    def run(a: Any, rhs: Any, cs: Any) -> Any:
+        return solve(matvec_of(a), rhs, *cs)
 
-    def fwd(a: Any, rhs: Any) -> tuple[Any, Any]:
-        x = solve(matvec_of(a), rhs)
-        return x, (a, x)
+    def fwd(a: Any, rhs: Any, cs: Any) -> tuple[Any, Any]:
+        x = solve(matvec_of(a), rhs, *cs)
+        return x, (a, x, cs)
 
-    def bwd(res: Any, g: Any) -> tuple[Any, Any]:
-        a, x = res
-        g_b = solve(transposed(a), g)
+    def bwd(res: Any, g: Any) -> tuple[Any, Any, Any]:
+        a, x, cs = res
+        g_b = solve(transposed(a), g, *cs)
         g_a = None if a is None else -jnp.outer(g_b, x)
-        return g_a, g_b
+        return g_a, g_b, tree_map(jnp.zeros_like, cs)
 
     run.defvjp(fwd, bwd)
-    return run(a_arg, b)
+    consts = tree_map(jnp.asarray, consts)
+    return run(a_arg, b, consts)
 
 
 def _check_x0(x0: Any, b: Any) -> None:
@@ -150,7 +154,7 @@ def _prepare(A: Any, b: Any, x0: Any, maxiter: int | None, M: Any) -> tuple[Any,
 # cg: conjugate gradients, for symmetric positive definite A
 
 
-def _cg_solve(matvec: Callable[[Any], Any], b: Any, *, x0: Any, maxiter: int, tol: Any, atol: Any, M: Any, precondition: bool) -> Any:  # noqa: N803
+def _cg_solve(matvec: Callable[[Any], Any], b: Any, x0: Any, tol: Any, atol: Any, *, maxiter: int, M: Any, precondition: bool) -> Any:  # noqa: N803
     bs = _vdot_tree(b, b)
     atol2 = jnp.maximum(jnp.square(tol) * bs, jnp.square(atol))
     r0 = _sub(b, matvec(x0))
@@ -185,16 +189,16 @@ def cg(A: Any, b: Any, x0: Any = None, *, tol: Any = 1e-5, atol: Any = 0.0, maxi
     by default); ``M`` approximates A⁻¹ (a preconditioner).
     """
     b, x0, maxiter, m_fun, precondition = _prepare(A, b, x0, maxiter, M)
-    solve = partial(_cg_solve, x0=x0, maxiter=maxiter, tol=tol, atol=atol, M=m_fun, precondition=precondition)
+    solve = partial(_cg_solve, maxiter=maxiter, M=m_fun, precondition=precondition)
     real = all(not dtypes.issubdtype(v.dtype, np.complexfloating) for v in tree_leaves(b))
-    return _linear_solve(A, b, solve, symmetric=real), None
+    return _linear_solve(A, b, solve, (x0, tol, atol), symmetric=real), None
 
 
 # ---------------------------------------------------------------------------
 # bicgstab: biconjugate gradients, stabilized, for general A
 
 
-def _bicgstab_solve(matvec: Callable[[Any], Any], b: Any, *, x0: Any, maxiter: int, tol: Any, atol: Any, M: Any) -> Any:  # noqa: N803
+def _bicgstab_solve(matvec: Callable[[Any], Any], b: Any, x0: Any, tol: Any, atol: Any, *, maxiter: int, M: Any) -> Any:  # noqa: N803
     bs = _vdot_tree(b, b)
     atol2 = jnp.maximum(jnp.square(tol) * bs, jnp.square(atol))
 
@@ -233,8 +237,8 @@ def _bicgstab_solve(matvec: Callable[[Any], Any], b: Any, *, x0: Any, maxiter: i
 def bicgstab(A: Any, b: Any, x0: Any = None, *, tol: Any = 1e-5, atol: Any = 0.0, maxiter: int | None = None, M: Any = None) -> tuple[Any, None]:  # noqa: N803
     """BiCGSTAB for A x = b, A any nonsingular linear operator: ``(x, None)``."""
     b, x0, maxiter, m_fun, _ = _prepare(A, b, x0, maxiter, M)
-    solve = partial(_bicgstab_solve, x0=x0, maxiter=maxiter, tol=tol, atol=atol, M=m_fun)
-    return _linear_solve(A, b, solve, symmetric=False), None
+    solve = partial(_bicgstab_solve, maxiter=maxiter, M=m_fun)
+    return _linear_solve(A, b, solve, (x0, tol, atol), symmetric=False), None
 
 
 # ---------------------------------------------------------------------------
@@ -395,7 +399,7 @@ def gmres(
     else:
         raise ValueError(f"invalid solve_method {solve_method}, must be either 'incremental' or 'batched'")
 
-    def solve(matvec: Callable[[Any], Any], rhs: Any) -> Any:
+    def solve(matvec: Callable[[Any], Any], rhs: Any, x0: Any, atol_: Any, ptol: Any) -> Any:
         unit, norm = _safe_normalize(m_fun(_sub(rhs, matvec(x0))))
 
         def cond(state: Any) -> Any:
@@ -410,6 +414,6 @@ def gmres(
         x, *_ = lax.while_loop(cond, body, (x0, 0, unit, norm))
         return x
 
-    x = _linear_solve(A, b, solve, symmetric=False)
+    x = _linear_solve(A, b, solve, (x0, atol_, ptol), symmetric=False)
     info = jnp.where(jnp.isnan(_norm(x)), -1, 0)
     return x, info
