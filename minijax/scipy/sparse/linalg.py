@@ -121,12 +121,25 @@ def _linear_solve(
     def bwd(res: Any, g: Any) -> tuple[Any, Any, Any]:
         a, x, cs = res
         g_b = solve(transposed(a), g, *cs)
-        g_a = None if a is None else -jnp.outer(g_b, x)
-        return g_a, g_b, tree_map(jnp.zeros_like, cs)
+        return -jnp.outer(g_b, x), g_b, tree_map(jnp.zeros_like, cs)
 
     run.defvjp(fwd, bwd)
+
+    # A function A is a constant of the VJP: the same rule without the matrix argument.
+    @custom_vjp
+    def run_fn(rhs: Any, cs: Any) -> Any:
+        return solve(matvec_of(None), rhs, *cs)
+
+    def fwd_fn(rhs: Any, cs: Any) -> tuple[Any, Any]:
+        x = solve(matvec_of(None), rhs, *cs)
+        return x, cs
+
+    def bwd_fn(cs: Any, g: Any) -> tuple[Any, Any]:
+        return solve(transposed(None), g, *cs), tree_map(jnp.zeros_like, cs)
+
+    run_fn.defvjp(fwd_fn, bwd_fn)
     consts = tree_map(jnp.asarray, consts)
-    return run(a_arg, b, consts)
+    return run(a_arg, b, consts) if is_matrix else run_fn(b, consts)
 
 
 def _check_x0(x0: Any, b: Any) -> None:
