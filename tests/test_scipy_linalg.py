@@ -90,7 +90,9 @@ def test_lu_solve_trans_and_solve_triangular_trans():
     np.testing.assert_allclose(sl.lu_solve(sl.lu_factor(g), b, trans=1), np.linalg.solve(g.T, b), rtol=2e-4, atol=2e-4)
     t = np.triu(g)
     for trans in (1, "T", 2, "C"):
-        np.testing.assert_allclose(sl.solve_triangular(t, b, trans=trans), np.linalg.solve(t.T, b), rtol=2e-4, atol=2e-4)
+        np.testing.assert_allclose(
+            sl.solve_triangular(t, b, trans=trans), np.linalg.solve(t.T, b), rtol=2e-4, atol=2e-4
+        )
     unit = np.triu(g, 1) + np.eye(4, dtype=np.float32)
     np.testing.assert_allclose(sl.solve_triangular(np.triu(g, 1) + 7 * np.eye(4, dtype=np.float32), b, unit_diagonal=True),
                                np.linalg.solve(unit, b), rtol=2e-4, atol=2e-4)  # fmt: skip
@@ -194,7 +196,12 @@ def test_solves_grad_and_vmap():
     check_grads(lambda tt, bb: sl.solve_triangular(jnp.triu(tt), bb), (t64, b64), order=1, modes=("fwd", "rev"))
     # The value reads one triangle, the derivative (JAX's: A⁻¹(ḃ - Ȧx)) the whole Ȧ: they agree along symmetric Ȧ.
     check_grads(lambda aa, bb: sl.solve((aa + aa.T) / 2, bb, assume_a="pos"), (a64, b64), order=1, modes=("fwd", "rev"))
-    check_grads(lambda aa, bb: sl.lu_solve(sl.lu_factor(aa), bb), (general((3, 3)).astype(np.float64), b64), order=1, modes=("rev",))
+    check_grads(
+        lambda aa, bb: sl.lu_solve(sl.lu_factor(aa), bb),
+        (general((3, 3)).astype(np.float64), b64),
+        order=1,
+        modes=("rev",),
+    )
     bs = vec((4, 3))
     got = jax.vmap(lambda bb: sl.lu_solve(sl.lu_factor(a), bb))(bs)
     np.testing.assert_allclose(got, np.linalg.solve(a, bs.T).T, rtol=2e-4, atol=2e-4)
@@ -232,12 +239,18 @@ def test_toeplitz_hankel_circulant():
 def test_companion_leslie_fiedler_convolution_matrix():
     coeffs = np.array([1.0, -6.0, 11.0, -6.0], np.float32)  # roots 1, 2, 3
     np.testing.assert_allclose(np.sort(np.linalg.eigvals(np.asarray(sl.companion(coeffs))).real), [1, 2, 3], atol=1e-4)
-    np.testing.assert_allclose(np.sort(np.linalg.eigvals(np.asarray(sl.fiedler_companion(coeffs))).real), [1, 2, 3], atol=1e-4)
-    np.testing.assert_allclose(sl.leslie(np.array([1.0, 2, 3]), np.array([0.5, 0.6])), [[1, 2, 3], [0.5, 0, 0], [0, 0.6, 0]], rtol=1e-6)
+    np.testing.assert_allclose(
+        np.sort(np.linalg.eigvals(np.asarray(sl.fiedler_companion(coeffs))).real), [1, 2, 3], atol=1e-4
+    )
+    np.testing.assert_allclose(
+        sl.leslie(np.array([1.0, 2, 3]), np.array([0.5, 0.6])), [[1, 2, 3], [0.5, 0, 0], [0, 0.6, 0]], rtol=1e-6
+    )
     np.testing.assert_array_equal(sl.fiedler(np.array([1, 4, 2])), [[0, 3, 1], [3, 0, 2], [1, 2, 0]])
     a, v = np.array([1.0, 2, 3], np.float32), np.array([1.0, -1, 2, 0.5], np.float32)
     for mode in ("full", "same", "valid"):
-        np.testing.assert_allclose(np.asarray(sl.convolution_matrix(a, 4, mode)) @ v, np.convolve(a, v, mode), rtol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(sl.convolution_matrix(a, 4, mode)) @ v, np.convolve(a, v, mode), rtol=1e-6
+        )
 
 
 def test_hilbert_pascal_helmert_hadamard():
@@ -273,10 +286,14 @@ def test_eigh_tridiagonal_values_select_and_vectors():
     dense = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
     want = np.linalg.eigvalsh(dense.astype(np.float64))
     np.testing.assert_allclose(sl.eigh_tridiagonal(d, e, eigvals_only=True), want, atol=1e-5)
-    np.testing.assert_allclose(sl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(2, 4)), want[2:5], atol=1e-5)
+    np.testing.assert_allclose(
+        sl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(2, 4)), want[2:5], atol=1e-5
+    )
     w, v = sl.eigh_tridiagonal(d, e)
     np.testing.assert_allclose(dense @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-4)
-    np.testing.assert_allclose(jax.jit(lambda a, b: sl.eigh_tridiagonal(a, b, eigvals_only=True))(d, e), want, atol=1e-5)
+    np.testing.assert_allclose(
+        jax.jit(lambda a, b: sl.eigh_tridiagonal(a, b, eigvals_only=True))(d, e), want, atol=1e-5
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -25,9 +25,9 @@ import jax.scipy.sparse.linalg as jssl  # noqa: E402
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 import minijax  # noqa: E402
-from minijax.config import enable_x64  # noqa: E402
 import minijax.scipy.linalg as msl  # noqa: E402
 import minijax.scipy.sparse.linalg as mssl  # noqa: E402
+from minijax.config import enable_x64  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
@@ -219,7 +219,9 @@ def test_svd_eigh_qr_wrappers_agree_in_sign_free_form() -> None:
     unit=st.booleans(),
     seed=st.integers(0, 2**16),
 )
-def test_solves_over_shapes(n: int, batch: tuple[int, ...], k: int | None, lower: bool, trans: Any, unit: bool, seed: int) -> None:
+def test_solves_over_shapes(
+    n: int, batch: tuple[int, ...], k: int | None, lower: bool, trans: Any, unit: bool, seed: int
+) -> None:
     a = _general(seed, (*batch, n, n))
     a = np.tril(a) if lower else np.triu(a)
     b = _vec(seed, (n,) if k is None else (*batch, n, k))
@@ -228,7 +230,9 @@ def test_solves_over_shapes(n: int, batch: tuple[int, ...], k: int | None, lower
         lambda s: s.cho_solve(s.cho_factor(_spd(seed, n, batch), lower=lower), b),
         lambda s: s.lu_solve(s.lu_factor(_general(seed, (*batch, n, n))), b, trans=0 if trans in (0, "N") else 1),
         # (JAX's solve(assume_a='pos') rejects a 1-D b with a batch of matrices: test_errors_have_jax_type)
-        lambda s: s.solve(_spd(seed, n, batch), b if k is not None else np.broadcast_to(b, (*batch, n)), assume_a="pos", lower=lower),
+        lambda s: s.solve(
+            _spd(seed, n, batch), b if k is not None else np.broadcast_to(b, (*batch, n)), assume_a="pos", lower=lower
+        ),
     ):
         _assert_like_jax(program(msl), program(jsl), tol=2e-3)
 
@@ -298,9 +302,15 @@ ERRORS: dict[str, Callable[[Any, Any], Any]] = {
     "eigh_tridiagonal_dtypes": lambda s, p: s.eigh_tridiagonal(np.ones(3, np.float32), np.ones(2, np.float16)),
     "eigh_tridiagonal_float16": lambda s, p: s.eigh_tridiagonal(np.ones(3, np.float16), np.ones(2, np.float16)),
     "solve_pos_shapes": lambda s, p: s.solve(np.ones((2, 1, 1), np.float32), np.ones(1, np.float32), assume_a="pos"),
-    "eigh_tridiagonal_select_v": lambda s, p: s.eigh_tridiagonal(np.ones(3, np.float32), np.ones(2, np.float32), select="v"),
-    "eigh_tridiagonal_select_range": lambda s, p: s.eigh_tridiagonal(np.ones(3, np.float32), np.ones(2, np.float32), select="i"),
-    "eigh_tridiagonal_select": lambda s, p: s.eigh_tridiagonal(np.ones(3, np.float32), np.ones(2, np.float32), select="x"),
+    "eigh_tridiagonal_select_v": lambda s, p: s.eigh_tridiagonal(
+        np.ones(3, np.float32), np.ones(2, np.float32), select="v"
+    ),
+    "eigh_tridiagonal_select_range": lambda s, p: s.eigh_tridiagonal(
+        np.ones(3, np.float32), np.ones(2, np.float32), select="i"
+    ),
+    "eigh_tridiagonal_select": lambda s, p: s.eigh_tridiagonal(
+        np.ones(3, np.float32), np.ones(2, np.float32), select="x"
+    ),
     "cg_not_square": lambda s, p: p.cg(np.ones((2, 3), np.float32), np.ones(2, np.float32)),
     "cg_bad_operator": lambda s, p: p.cg("A", np.ones(2, np.float32)),
     "cg_x0_tree": lambda s, p: p.cg(A3, B3, x0=(B3,)),

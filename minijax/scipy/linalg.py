@@ -30,13 +30,15 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import dtypes, lax
 from minijax.autodiff import jvp
-from minijax.vectorization import vmap
-from minijax.array import Array
 from minijax.custom_derivatives import custom_jvp
 from minijax.lax import linalg as lax_linalg
 from minijax.numpy.util import check_arraylike, promote_args_inexact, promote_dtypes, promote_dtypes_inexact
 from minijax.primitives.linalg import lu_solve as _lu_solve_factors
 from minijax.typing import ArrayLike
+from minijax.vectorization import vmap
+
+# Arrays and tracers alike: the annotations stay loose, as in minijax.lax.linalg.
+Array = Any
 
 __all__ = [
     "block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion", "convolution_matrix", "det", "dft",
@@ -111,7 +113,9 @@ def cholesky(a: ArrayLike, lower: bool = False, overwrite_a: bool = False, check
     return _cholesky(jnp.asarray(a), lower)
 
 
-def cho_factor(a: ArrayLike, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Array, bool]:
+def cho_factor(
+    a: ArrayLike, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[Array, bool]:
     """``(c, lower)`` for ``cho_solve``: the Cholesky factor and which triangle it is."""
     del overwrite_a, check_finite
     return cholesky(a, lower=lower), lower
@@ -123,7 +127,9 @@ def _cho_solve_matrix(c: Array, b: Array, lower: bool) -> Array:
     return lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=lower)
 
 
-def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bool = False, check_finite: bool = True) -> Array:
+def cho_solve(
+    c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bool = False, check_finite: bool = True
+) -> Array:
     """x with A x = b, from ``cho_factor(A)``."""
     del overwrite_b, check_finite
     c, lower = c_and_lower
@@ -184,7 +190,11 @@ def lu_factor(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True
 
 
 def lu_solve(
-    lu_and_piv: tuple[Array, ArrayLike], b: ArrayLike, trans: int = 0, overwrite_b: bool = False, check_finite: bool = True
+    lu_and_piv: tuple[Array, ArrayLike],
+    b: ArrayLike,
+    trans: int = 0,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
 ) -> Array:
     """x with A x = b (``trans=0``) or Aᵀ x = b (1 or 2), from ``lu_factor(A)``."""
     del overwrite_b, check_finite
@@ -349,7 +359,9 @@ def solve_triangular(
     a_arr, b_arr = promote_dtypes_inexact(jnp.asarray(a), jnp.asarray(b))
 
     def solve_(aa: Array, bb: Array) -> Array:
-        return lax_linalg.triangular_solve(aa, bb, left_side=True, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+        return lax_linalg.triangular_solve(
+            aa, bb, left_side=True, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal
+        )
 
     return _matrix_rhs("solve_triangular", a_arr, b_arr, solve_)
 
@@ -386,7 +398,9 @@ def _pade(degree: int) -> Callable[[Array], tuple[Array, Array]]:
         if degree == 13:
             a4 = _dot(a2, a2)
             a6 = _dot(a4, a2)
-            u = _dot(a, _dot(a6, b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident)
+            u = _dot(
+                a, _dot(a6, b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident
+            )
             v = _dot(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * ident
             return u, v
         powers = [ident, a2]  # A^0, A^2, A^4, ...
@@ -401,8 +415,13 @@ def _pade(degree: int) -> Callable[[Array], tuple[Array, Array]]:
 
 def _expm_2d(a: Array, upper_triangular: bool, max_squarings: int) -> Array:
     norm1 = jnp.linalg.norm(a, 1)
+    degrees: tuple[int, ...]
     if a.dtype == np.float64:
-        maxnorm, conds, degrees = 5.371920351148152, [0.01495585217958292, 0.253939833006323, 0.9504178996162932, 2.097847961257068], (3, 5, 7, 9, 13)
+        maxnorm, conds, degrees = (
+            5.371920351148152,
+            [0.01495585217958292, 0.253939833006323, 0.9504178996162932, 2.097847961257068],
+            (3, 5, 7, 9, 13),
+        )
     elif a.dtype == np.float32:
         maxnorm, conds, degrees = 3.92572478313866, [0.4258730016922831, 1.880152677804762], (3, 5, 7)
     else:
@@ -471,7 +490,12 @@ def _polar_2d(a: Array, side: str) -> tuple[Array, Array]:
 
 
 def polar(
-    a: ArrayLike, side: str = "right", *, method: str = "qdwh", eps: float | None = None, max_iterations: int | None = None
+    a: ArrayLike,
+    side: str = "right",
+    *,
+    method: str = "qdwh",
+    eps: float | None = None,
+    max_iterations: int | None = None,
 ) -> tuple[Array, Array]:
     """(U, P) with A = U P (``side='right'``) or A = P U ('left'), U orthonormal, P positive semidefinite.
 
@@ -746,7 +770,9 @@ def fiedler_companion(a: ArrayLike) -> Array:
                 which[i, j] = -2
     picked = -jnp.take(arr, jnp.asarray(np.maximum(which, 0).astype(np.int32)), axis=-1)
     ones = jnp.ones_like(picked)
-    return jnp.where(jnp.asarray(which == -2), ones, jnp.where(jnp.asarray(which == -1), jnp.zeros_like(picked), picked))
+    return jnp.where(
+        jnp.asarray(which == -2), ones, jnp.where(jnp.asarray(which == -1), jnp.zeros_like(picked), picked)
+    )
 
 
 def convolution_matrix(a: ArrayLike, n: int, mode: str = "full") -> Array:

@@ -26,12 +26,15 @@ import numpy as np
 
 import minijax.numpy as jnp
 from minijax import dtypes, lax
-from minijax.array import Array
+from minijax.array import Array as ArrayType
 from minijax.autodiff import vjp
 from minijax.custom_derivatives import custom_vjp
 from minijax.numpy.util import convert_element_type
 from minijax.scipy import linalg as sp_linalg
 from minijax.tree_util import tree_leaves, tree_map, tree_structure
+
+# Arrays and tracers alike: the annotations stay loose, as in minijax.lax.linalg.
+Array = Any
 
 __all__ = ["bicgstab", "cg", "gmres"]
 
@@ -74,7 +77,7 @@ def _normalize_matvec(f: Any) -> Callable[[Any], Any]:
     """A linear function from a function, a square matrix or an object with ``@``."""
     if callable(f):
         return f  # type: ignore[no-any-return]
-    if isinstance(f, (np.ndarray, Array)):
+    if isinstance(f, (np.ndarray, ArrayType)):
         if f.ndim != 2 or f.shape[0] != f.shape[1]:
             raise ValueError(f"linear operator must be a square matrix, but has shape: {f.shape}")
         return partial(_dot, f)
@@ -86,7 +89,11 @@ def _normalize_matvec(f: Any) -> Callable[[Any], Any]:
 
 
 def _linear_solve(
-    A: Any, b: Any, solve: Callable[..., Any], consts: tuple[Any, ...], symmetric: bool  # noqa: N803
+    A: Any,
+    b: Any,
+    solve: Callable[..., Any],
+    consts: tuple[Any, ...],
+    symmetric: bool,  # noqa: N803
 ) -> Any:
     """``solve(matvec, b, *consts)`` with the derivative of A⁻¹ b (what ``lax.custom_linear_solve`` gives).
 
@@ -96,7 +103,7 @@ def _linear_solve(
     values rather than the forward pass's tracers; they get no cotangent,
     as in JAX.
     """
-    is_matrix = isinstance(A, (np.ndarray, Array))
+    is_matrix = isinstance(A, (np.ndarray, ArrayType))
     a_arg = jnp.asarray(A) if is_matrix else None
 
     def matvec_of(a: Any) -> Callable[[Any], Any]:
@@ -167,7 +174,9 @@ def _prepare(A: Any, b: Any, x0: Any, maxiter: int | None, M: Any) -> tuple[Any,
 # cg: conjugate gradients, for symmetric positive definite A
 
 
-def _cg_solve(matvec: Callable[[Any], Any], b: Any, x0: Any, tol: Any, atol: Any, *, maxiter: int, M: Any, precondition: bool) -> Any:  # noqa: N803
+def _cg_solve(
+    matvec: Callable[[Any], Any], b: Any, x0: Any, tol: Any, atol: Any, *, maxiter: int, M: Any, precondition: bool
+) -> Any:  # noqa: N803
     bs = _vdot_tree(b, b)
     atol2 = jnp.maximum(jnp.square(tol) * bs, jnp.square(atol))
     r0 = _sub(b, matvec(x0))
@@ -195,7 +204,9 @@ def _cg_solve(matvec: Callable[[Any], Any], b: Any, x0: Any, tol: Any, atol: Any
     return x
 
 
-def cg(A: Any, b: Any, x0: Any = None, *, tol: Any = 1e-5, atol: Any = 0.0, maxiter: int | None = None, M: Any = None) -> tuple[Any, None]:  # noqa: N803
+def cg(
+    A: Any, b: Any, x0: Any = None, *, tol: Any = 1e-5, atol: Any = 0.0, maxiter: int | None = None, M: Any = None
+) -> tuple[Any, None]:  # noqa: N803
     """Conjugate gradients for A x = b, A symmetric positive definite: ``(x, None)``.
 
     Stops when ‖r‖ ≤ max(tol·‖b‖, atol) or after ``maxiter`` steps (10·size
@@ -233,7 +244,9 @@ def _bicgstab_solve(matvec: Callable[[Any], Any], b: Any, x0: Any, tol: Any, ato
         shat = M(s)
         t = matvec(shat)
         omega = _vdot_tree(t, s) / _vdot_tree(t, t)
-        x = tree_map(partial(jnp.where, done), _add(x, _mul(alpha, phat)), _add(x, _add(_mul(alpha, phat), _mul(omega, shat))))
+        x = tree_map(
+            partial(jnp.where, done), _add(x, _mul(alpha, phat)), _add(x, _add(_mul(alpha, phat), _mul(omega, shat)))
+        )
         r = tree_map(partial(jnp.where, done), s, _sub(s, _mul(omega, t)))
         # A breakdown (rho, alpha or omega zero) stops the loop with a negative count, as in JAX.
         k = jnp.where((omega == 0) | (alpha == 0), -11, k + 1)
@@ -247,7 +260,9 @@ def _bicgstab_solve(matvec: Callable[[Any], Any], b: Any, x0: Any, tol: Any, ato
     return x
 
 
-def bicgstab(A: Any, b: Any, x0: Any = None, *, tol: Any = 1e-5, atol: Any = 0.0, maxiter: int | None = None, M: Any = None) -> tuple[Any, None]:  # noqa: N803
+def bicgstab(
+    A: Any, b: Any, x0: Any = None, *, tol: Any = 1e-5, atol: Any = 0.0, maxiter: int | None = None, M: Any = None
+) -> tuple[Any, None]:  # noqa: N803
     """BiCGSTAB for A x = b, A any nonsingular linear operator: ``(x, None)``."""
     b, x0, maxiter, m_fun, _ = _prepare(A, b, x0, maxiter, M)
     solve = partial(_bicgstab_solve, maxiter=maxiter, M=m_fun)
@@ -326,7 +341,9 @@ def _givens(a: Array, b: Array) -> tuple[Array, Array]:
 
 
 def _krylov_basis(unit_residual: Any, restart: int) -> Any:
-    return tree_map(lambda x: lax.pad(x[..., None], jnp.zeros((), x.dtype), [(0, 0, 0)] * x.ndim + [(0, restart, 0)]), unit_residual)
+    return tree_map(
+        lambda x: lax.pad(x[..., None], jnp.zeros((), x.dtype), [(0, 0, 0)] * x.ndim + [(0, restart, 0)]), unit_residual
+    )
 
 
 def _finish_restart(matvec: Callable[[Any], Any], M: Any, b: Any, x0: Any, V: Any, y: Array) -> tuple[Any, Any, Array]:  # noqa: N803
@@ -335,7 +352,9 @@ def _finish_restart(matvec: Callable[[Any], Any], M: Any, b: Any, x0: Any, V: An
     return x, unit, norm
 
 
-def _gmres_incremental(matvec: Any, b: Any, x0: Any, unit_residual: Any, residual_norm: Array, ptol: Any, restart: int, M: Any) -> Any:  # noqa: N803
+def _gmres_incremental(
+    matvec: Any, b: Any, x0: Any, unit_residual: Any, residual_norm: Array, ptol: Any, restart: int, M: Any
+) -> Any:  # noqa: N803
     V = _krylov_basis(unit_residual, restart)
     dtype = dtypes.result_type(*tree_leaves(b))
     R = jnp.eye(restart, restart + 1, dtype=dtype)
@@ -361,7 +380,9 @@ def _gmres_incremental(matvec: Any, b: Any, x0: Any, unit_residual: Any, residua
     return _finish_restart(matvec, M, b, x0, V, y)
 
 
-def _gmres_batched(matvec: Any, b: Any, x0: Any, unit_residual: Any, residual_norm: Array, ptol: Any, restart: int, M: Any) -> Any:  # noqa: N803
+def _gmres_batched(
+    matvec: Any, b: Any, x0: Any, unit_residual: Any, residual_norm: Array, ptol: Any, restart: int, M: Any
+) -> Any:  # noqa: N803
     V = _krylov_basis(unit_residual, restart)
     dtype = dtypes.result_type(*tree_leaves(b))
     H = jnp.eye(restart, restart + 1, dtype=dtype)
