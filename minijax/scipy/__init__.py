@@ -1,26 +1,30 @@
-"""``jax.scipy``: so far ``special``'s most used functions, ``signal``'s convolutions and ``stats.norm``;
-and (issue 21) ``optimize``, ``integrate``, ``interpolate``, ``ndimage``, ``spatial.transform``, ``cluster``."""
+"""``jax.scipy``: ``special``, ``stats``, ``linalg``, ``sparse.linalg``, ``signal``,
+``optimize``, ``integrate``, ``interpolate``, ``ndimage``, ``spatial.transform``, ``cluster``."""
 
-# issue 21 (sciother): optimize, integrate, interpolate, ndimage, spatial, cluster
-from minijax.scipy import (  # noqa: E402
+from minijax.scipy import (
     cluster as cluster,
     integrate as integrate,
     interpolate as interpolate,
+    linalg as linalg,
     ndimage as ndimage,
+    optimize as optimize,
     signal as signal,
+    sparse as sparse,
+    spatial as spatial,
     special as special,
     stats as stats,
 )
 
 __all__ = [
-    "signal",
-    "special",
-    "stats",
-    # issue 21 (sciother)
     "cluster",
     "integrate",
     "interpolate",
+    "linalg",
     "ndimage",
     "optimize",
+    "signal",
+    "sparse",
     "spatial",
+    "special",
+    "stats",
 ]
