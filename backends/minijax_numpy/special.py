@@ -86,15 +86,15 @@ def _zeta(x: Array, q: Array) -> Array:
     for j, b in enumerate(_BERNOULLI_2J, 1):
         total = total + b / math.factorial(2 * j) * rising * np.power(w, -x - 2 * j + 1)
         rising = rising * (x + 2 * j - 1) * (x + 2 * j)
-    total = np.where(x == 1, np.inf, total)
     # XLA's conventions (which JAX's values are): at a pole of a term (q a non-positive
     # integer) the sum is +inf for even integer x and NaN otherwise; a negative q needs an
-    # integer x; x < 1 and infinite operands give NaN.
+    # integer x; x < 1 and infinite operands give NaN; but x = 1 is +inf whatever q is.
     x_is_int = np.floor(x) == x
     pole = (q <= 0) & (np.floor(q) == q)
     total = np.where(pole, np.where(x_is_int & (np.mod(x, 2) == 0), np.inf, np.nan), total)
     total = np.where((q < 0) & ~x_is_int, np.nan, total)
-    return np.where((x < 1) | np.isinf(x) | np.isinf(q), np.nan, total)
+    total = np.where((x < 1) | np.isinf(x) | np.isinf(q), np.nan, total)
+    return np.where(x == 1, np.inf, total)
 
 
 def _polygamma(m: Array, x: Array) -> Array:

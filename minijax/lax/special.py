@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from minijax.primitives import elementwise as _ew
 from minijax.primitives.special import (
     bessel_i0e_p,
     bessel_i1e_p,
@@ -14,6 +13,7 @@ from minijax.primitives.special import (
     igamma_p,
     igammac_p,
     polygamma_p,
+    random_gamma_grad as _random_gamma_grad,
     regularized_incomplete_beta_p,
     zeta_p,
 )
@@ -40,14 +40,7 @@ def igamma_grad_a(a: ArrayLike, x: ArrayLike) -> Array:
 def random_gamma_grad(a: ArrayLike, x: ArrayLike) -> Array:
     """The derivative of a Gamma(a, 1) sample x in a, at fixed quantile: implicit
     differentiation of P(a, x) = u gives dx/da = -(dP/da) / (dP/dx)."""
-    dp_da = igamma_grad_a_p.bind(a, x)
-    log_density = _ew.sub_p.bind(
-        _ew.sub_p.bind(
-            _ew.mul_p.bind(_ew.sub_p.bind(a, _ew.scalar_like(a, 1)), _ew.log_p.bind(x, accuracy=None)), x
-        ),
-        _ew.lgamma_p.bind(a),
-    )
-    return _ew.neg_p.bind(_ew.div_p.bind(dp_da, _ew.exp_p.bind(log_density, accuracy=None)))
+    return _random_gamma_grad(a, x)
 
 
 def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:

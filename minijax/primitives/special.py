@@ -129,6 +129,14 @@ ad.non_differentiable.discard(ew.digamma_p)
 ad.defjvp(ew.digamma_p, lambda g, x: _mul(g, polygamma_p.bind(_const(x, 1), x)))
 
 
+def random_gamma_grad(a: Any, x: Any) -> Any:
+    """The derivative in a of a Gamma(a, 1) sample x at a fixed quantile (``lax.random_gamma_grad``;
+    JAX's is a function too, not a primitive). Differentiating P(a, x) = u implicitly gives
+    dx/da = -(dP/da) / (dP/dx), with dP/dx = x^(a-1) e^-x / Gamma(a) taken in log space."""
+    log_density = _sub(_sub(_mul(_sub(a, _scalar_like(a, 1)), _log_(x)), x), ew.lgamma_p.bind(a))
+    return _neg(_div(igamma_grad_a_p.bind(a, x), _exp_(log_density)))
+
+
 def _no_jvp(prim: Primitive) -> None:
     def rule(primals: Any, tangents: Any, **params: Any) -> tuple[Any, Any]:
         raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
@@ -152,5 +160,5 @@ del _prim
 
 __all__ = [
     "SPECIAL_PRIMITIVES", "bessel_i0e_p", "bessel_i1e_p", "igamma_grad_a_p", "igamma_p", "igammac_p",
-    "polygamma_p", "regularized_incomplete_beta_p", "zeta_p",
+    "polygamma_p", "random_gamma_grad", "regularized_incomplete_beta_p", "zeta_p",
 ]  # fmt: skip

@@ -216,22 +216,28 @@ def _bessel_ie(ops: Any, x: Any, order: int) -> Any:
     ax = ops.abs(x)
     small = ops.where(ax <= _BESSEL_CUT, ax, ops.full_like(ax, 1.0))
     large = ops.where(ax > _BESSEL_CUT, ax, ops.full_like(ax, 2 * _BESSEL_CUT))
-    # Power series: term_k = (x/2)^(2k+order) / (k! (k+order)!), summed largest-last is not
-    # needed: every term is positive.
+    # Power series: term_k = (x/2)^(2k+order) / (k! (k+order)!), all positive. A loop rather
+    # than unrolled terms: XLA compiles a long chain of operations slowly.
     quarter_sq = small * small / 4.0
-    term = ops.full_like(ax, 1.0) if order == 0 else small / 2.0
-    total = term
-    for k in range(1, _BESSEL_SERIES_TERMS):
+
+    def series_step(state: tuple[Any, ...]) -> tuple[Any, ...]:
+        k, term, total = state
         term = term * quarter_sq / (k * (k + order))
-        total = total + term
+        return k + 1, term, total + term
+
+    first = ops.full_like(ax, 1.0) if order == 0 else small / 2.0
+    _, _, total = ops.loop(lambda s: s[0] < _BESSEL_SERIES_TERMS, series_step, (1, first, first))
     series = total * ops.exp(-small)
-    # Asymptotic: coefficient_k = prod_{j=1..k} (4 order^2 - (2j-1)^2) / (j 8x), alternating in sign.
+    # Asymptotic: coefficient_j = prod_{i<=j} -(4 order^2 - (2i-1)^2) / (i 8x).
     mu = 4.0 * order * order
-    coef = ops.full_like(ax, 1.0)
-    acc = coef
-    for j in range(1, _BESSEL_ASYMPTOTIC_TERMS):
-        coef = -coef * (mu - (2 * j - 1) ** 2) / (j * 8.0 * large)
-        acc = acc + coef
+
+    def asymptotic_step(state: tuple[Any, ...]) -> tuple[Any, ...]:
+        j, coef, acc = state
+        coef = -coef * (mu - (2 * j - 1) * (2 * j - 1)) / (j * 8.0 * large)
+        return j + 1, coef, acc + coef
+
+    one = ops.full_like(ax, 1.0)
+    _, _, acc = ops.loop(lambda s: s[0] < _BESSEL_ASYMPTOTIC_TERMS, asymptotic_step, (1, one, one))
     asymptotic = acc / ops.sqrt(2.0 * 3.141592653589793 * large)
     out = ops.where(ax <= _BESSEL_CUT, series, asymptotic)
     if order == 1:
