@@ -47,7 +47,7 @@ LINEAR = {
 }  # fmt: skip
 # Differentiating these raises NotImplementedError (nextafter: JAX has no rule either;
 # digamma: its derivative needs polygamma, a primitive minijax lacks).
-NO_DERIVATIVE = {"nextafter", "digamma"}
+NO_DERIVATIVE = {"nextafter"}
 FLOATS = [np.dtype(np.float32), np.dtype(np.float64)]
 
 
