@@ -22,7 +22,11 @@ import jax.numpy  # noqa: E402, F811
 import jax.scipy.stats as jstats  # noqa: E402
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
+import minijax  # noqa: E402
+import minijax.numpy  # noqa: E402
+import minijax.random  # noqa: E402
 import minijax.scipy.stats as mstats  # noqa: E402
+import minijax.tree_util  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
@@ -185,6 +189,184 @@ def test_python_scalars_and_integers_promote_as_in_jax(module: str, method: str)
     scalars = [float(np.round((KINDS[k][0] + KINDS[k][1]) / 2)) if k == "k" else (KINDS[k][0] + 2 * KINDS[k][1]) / 3
                for k in kinds]
     for args in (scalars, [np.array(int(s)) if i == 0 else s for i, s in enumerate(scalars)]):
-        want = getattr(getattr(jstats, module), method)(*args)
+        try:
+            want = getattr(getattr(jstats, module), method)(*args)
+        except TypeError as error:  # norm.ppf/isf: ndtri takes float inputs only
+            with pytest.raises(TypeError, match=str(error).split()[0]):
+                getattr(getattr(mstats, module), method)(*args)
+            continue
         got = getattr(getattr(mstats, module), method)(*args)
         _compare(got, want, module in LOOSE, f"{module}.{method}{args}")
+
+
+def _both(fn: Any) -> tuple[Any, Any]:
+    """``fn(stats_module, numpy_module)`` under minijax and under JAX."""
+    return fn(mstats, minijax.numpy), fn(jstats, jax.numpy)
+
+
+def _close(got: Any, want: Any, rtol: float = 2e-5, atol: float = 2e-6) -> None:
+    got_leaves, want_leaves = minijax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves):
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w), (g, w)
+        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=rtol, atol=atol,
+                                   equal_nan=True)
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_multivariate_normal_over_shapes_and_covariance_forms(data: st.DataObject) -> None:
+    n = data.draw(st.integers(1, 4))
+    batch = data.draw(st.sampled_from([(), (3,), (2, 3)]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    x = rng.normal(size=(*batch, n)).astype(np.float32)
+    mean = rng.normal(size=(n,)).astype(np.float32)
+    a = rng.normal(size=(n, n)).astype(np.float32)
+    form = data.draw(st.sampled_from(["matrix", "scalar", "batched", "univariate"]))
+    if form == "matrix":
+        cov: Any = a @ a.T + n * np.eye(n, dtype=np.float32)
+    elif form == "scalar":
+        cov = np.float32(1.7)
+    elif form == "batched":
+        cov = np.broadcast_to(a @ a.T + n * np.eye(n, dtype=np.float32), (*batch, n, n)).copy()
+    else:
+        x, mean, cov = x[..., 0], np.float32(0.3), np.float32(2.0)
+    for method in ("logpdf", "pdf"):
+        got, want = _both(lambda s, _, method=method: getattr(s.multivariate_normal, method)(x, mean, cov))
+        _close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_multivariate_normal_errors_as_jax() -> None:
+    for args in [(np.ones(3), np.zeros(3), np.ones((2, 2))), (np.ones(3), np.zeros(3), np.ones(3))]:
+        with pytest.raises(ValueError, match="incompatible shapes"):
+            jstats.multivariate_normal.logpdf(*args)
+        with pytest.raises(ValueError, match="incompatible shapes"):
+            mstats.multivariate_normal.logpdf(*args)
+    with pytest.raises(NotImplementedError, match="allow_singular"):
+        mstats.multivariate_normal.logpdf(np.ones(2), np.zeros(2), np.eye(2), allow_singular=True)
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_dirichlet_and_multinomial(data: st.DataObject) -> None:
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    k = data.draw(st.integers(2, 5))
+    alpha = rng.uniform(0.3, 4, size=k).astype(np.float32)
+    x = rng.dirichlet(np.ones(k), size=data.draw(st.sampled_from([(), (4,)]))).astype(np.float32)
+    x = np.moveaxis(x, -1, 0)
+    if data.draw(st.booleans()):
+        x = x[:-1]  # the last component left out: 1 - sum
+    if data.draw(st.booleans()):
+        x = x * 1.5  # off the simplex: -inf
+    for method in ("logpdf", "pdf"):
+        got, want = _both(lambda s, _, method=method: getattr(s.dirichlet, method)(x, alpha))
+        _close(got, want, rtol=1e-4, atol=1e-5)
+    p = rng.dirichlet(np.ones(k)).astype(np.float32)
+    counts = rng.multinomial(7, p, size=data.draw(st.sampled_from([(), (3,)]))).astype(np.int32)
+    n = np.int32(7 if data.draw(st.booleans()) else 6)
+    for method in ("logpmf", "pmf"):
+        got, want = _both(lambda s, _, method=method: getattr(s.multinomial, method)(counts, n, p))
+        _close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_dirichlet_and_multinomial_errors_as_jax() -> None:
+    cases = [
+        (lambda s: s.dirichlet.logpdf(np.ones((2, 2)) / 2, np.ones((2, 2))), ValueError, "one-dimensional"),
+        (lambda s: s.dirichlet.logpdf(np.ones(5) / 5, np.ones(3)), ValueError, "one entry fewer"),
+        (lambda s: s.multinomial.logpmf(np.ones(3, np.float32), 3, np.ones(3) / 3), ValueError, "integer type"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message):
+            call(jstats)
+        with pytest.raises(error, match=message):
+            call(mstats)
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_mode_rankdata_sem(data: st.DataObject) -> None:
+    shape = data.draw(st.sampled_from([(7,), (3, 4), (2, 3, 2)]))
+    values = np.array(data.draw(st.lists(st.integers(0, 3), min_size=int(np.prod(shape)),
+                                         max_size=int(np.prod(shape)))), np.float32).reshape(shape)
+    if data.draw(st.booleans()):
+        values.flat[0] = np.nan
+    axis = data.draw(st.sampled_from([None, 0, -1]))
+    keepdims = data.draw(st.booleans())
+    got, want = _both(lambda s, _: s.mode(values, axis=axis, keepdims=keepdims))
+    _close(got, want)
+    method = data.draw(st.sampled_from(["average", "min", "max", "dense", "ordinal"]))
+    got, want = _both(lambda s, _: s.rankdata(values, method, axis=axis))
+    _close(got, want)
+    ddof = data.draw(st.integers(0, 1))
+    policy = data.draw(st.sampled_from(["propagate", "omit"]))
+    got, want = _both(lambda s, _: s.sem(values, axis=axis, ddof=ddof, nan_policy=policy, keepdims=keepdims))
+    _close(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_mode_rankdata_sem_errors_as_jax() -> None:
+    cases = [
+        (lambda s: s.mode(np.ones(3), nan_policy="nope"), ValueError, "Illegal nan_policy"),
+        (lambda s: s.mode(np.ones(3), nan_policy="omit"), NotImplementedError, "not implemented"),
+        (lambda s: s.rankdata(np.ones(3), nan_policy="raise"), NotImplementedError, "cannot know"),
+        (lambda s: s.rankdata(np.ones(3), method="first"), ValueError, "unknown method 'first'"),
+        (lambda s: s.sem(np.ones(3), nan_policy="raise"), ValueError, "raise is not supported"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message):
+            call(jstats)
+        with pytest.raises(error, match=message):
+            call(mstats)
+
+
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_gaussian_kde(data: st.DataObject) -> None:
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    d = data.draw(st.integers(1, 3))
+    n = data.draw(st.integers(4, 12))
+    dataset = rng.normal(size=(d, n)).astype(np.float32)
+    weights = rng.uniform(0.5, 2, size=n).astype(np.float32) if data.draw(st.booleans()) else None
+    bw = data.draw(st.sampled_from([None, "scott", "silverman", 0.4, "callable"]))
+    bw_method: Any = (lambda kde: 0.5 * kde.neff ** (-1.0 / (kde.d + 4))) if bw == "callable" else bw
+    points = rng.normal(size=(d, 5)).astype(np.float32)
+    kdes = _both(lambda s, _: s.gaussian_kde(dataset, bw_method=bw_method, weights=weights))
+    for field in ("neff", "dataset", "weights", "covariance", "inv_cov"):
+        _close(getattr(kdes[0], field), getattr(kdes[1], field), rtol=1e-4, atol=1e-5)
+    for method in ("evaluate", "__call__", "pdf", "logpdf"):
+        _close(getattr(kdes[0], method)(points), getattr(kdes[1], method)(points), rtol=1e-4, atol=1e-6)
+    mean, cov = rng.normal(size=d).astype(np.float32), np.eye(d, dtype=np.float32) * 0.7
+    _close(kdes[0].integrate_gaussian(mean, cov), kdes[1].integrate_gaussian(mean, cov), rtol=1e-4, atol=1e-6)
+    other = (mstats.gaussian_kde(dataset[:, : n - 1] + 0.5), jstats.gaussian_kde(dataset[:, : n - 1] + 0.5))
+    _close(kdes[0].integrate_kde(other[0]), kdes[1].integrate_kde(other[1]), rtol=1e-4, atol=1e-6)
+    if d == 1:
+        _close(kdes[0].integrate_box_1d(-0.5, 1.0), kdes[1].integrate_box_1d(-0.5, 1.0), rtol=1e-4, atol=1e-6)
+    got = kdes[0].resample(minijax.random.key(3), (4,))
+    want = kdes[1].resample(jax.random.key(3), (4,))
+    assert got.shape == want.shape == (d, 4) and got.dtype == want.dtype
+
+
+def test_gaussian_kde_errors_as_jax() -> None:
+    data = np.arange(6, dtype=np.float32).reshape(2, 3) ** 1.5
+    cases = [
+        (lambda s: s.gaussian_kde(np.ones(1)), ValueError, "multiple elements"),
+        (lambda s: s.gaussian_kde(data, bw_method="nope"), ValueError, "`bw_method` should be"),
+        (lambda s: s.gaussian_kde(data, weights=np.ones(4)), ValueError, "of length n"),
+        (lambda s: s.gaussian_kde(data).evaluate(np.ones((3, 2))), ValueError, "points have dimension 3"),
+        (lambda s: s.gaussian_kde(data).integrate_box_1d(0.0, 1.0), ValueError, "only handles 1D"),
+        (lambda s: s.gaussian_kde(data).integrate_box(0.0, 1.0), NotImplementedError, "integrate_box_1d"),
+        (lambda s: s.gaussian_kde(data).set_bandwidth(), NotImplementedError, "bandwidth"),
+        (lambda s: s.gaussian_kde(data).integrate_gaussian(np.zeros(3), np.eye(2)), ValueError, "dimension 2"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message):
+            call(jstats)
+        with pytest.raises(error, match=message):
+            call(mstats)
+
+
+@settings(max_examples=10, deadline=None)
+@given(mu=st.lists(st.sampled_from([0.0, 0.3, 2.5, 9.9, 10.0, 42.0, 99.0, 150.0, 1e4]), min_size=1, max_size=6))
+def test_poisson_entropy(mu: list[float]) -> None:
+    arr = np.array(mu, np.float32)
+    got, want = _both(lambda s, _: s.poisson.entropy(arr, np.zeros((2, 1), np.float32)))
+    _close(got, want, rtol=1e-4, atol=1e-5)

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats``' summary functions: ``mode``, ``rankdata`` and ``sem``."""
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ _NAN_POLICIES = ("propagate", "omit", "raise")
 
 class ModeResult(NamedTuple):
     mode: Array
-    count: Array
+    count: Array  # type: ignore[assignment]  # scipy's field name; it shadows tuple.count, as in JAX
 
 
 def _check_nan_policy(name: str, nan_policy: str) -> None:
@@ -47,7 +49,7 @@ def _mode_of_column(x: Any) -> tuple[Any, Any]:
     return vals[jnp.argmax(counts)], counts.max()
 
 
-@jit(static_argnames=["axis", "nan_policy", "keepdims"])
+@jit(static_argnames=["axis", "nan_policy", "keepdims"])  # type: ignore[untyped-decorator]
 def mode(a: ArrayLike, axis: int | None = 0, nan_policy: str = "propagate", keepdims: bool = False) -> ModeResult:
     """The most frequent value along ``axis`` (all elements for ``None``) and how often it occurs."""
     check_arraylike("mode", a)
@@ -95,7 +97,7 @@ def _ranks(a: Any, method: str) -> Any:
     return lax.cond(jnp.any(jnp.isnan(a)), lambda a: jnp.full_like(a, jnp.nan, out_dtype), ranks, a)
 
 
-@jit(static_argnames=["method", "axis", "nan_policy"])
+@jit(static_argnames=["method", "axis", "nan_policy"])  # type: ignore[untyped-decorator]
 def rankdata(a: ArrayLike, method: str = "average", *, axis: int | None = None,
              nan_policy: str = "propagate") -> Array:
     """Ranks from 1, ties resolved by ``method`` (``average``, ``min``, ``max``, ``dense``, ``ordinal``).
@@ -118,7 +120,7 @@ def rankdata(a: ArrayLike, method: str = "average", *, axis: int | None = None,
     return jnp.moveaxis(ranked.reshape(moved.shape), -1, axis)
 
 
-@jit(static_argnames=["axis", "nan_policy", "keepdims"])
+@jit(static_argnames=["axis", "nan_policy", "keepdims"])  # type: ignore[untyped-decorator]
 def sem(a: ArrayLike, axis: int | None = 0, ddof: int = 1, nan_policy: str = "propagate", *,
         keepdims: bool = False) -> Array:
     """The standard error of the mean: ``std(a, ddof=ddof) / sqrt(n)`` along ``axis``.
@@ -132,5 +134,7 @@ def sem(a: ArrayLike, axis: int | None = 0, ddof: int = 1, nan_policy: str = "pr
         return b.std(axis, ddof=ddof, keepdims=keepdims) / jnp.sqrt(size).astype(b.dtype)
     if nan_policy == "omit":
         count = (~jnp.isnan(b)).sum(axis, keepdims=keepdims)
-        return jnp.nanstd(b, axis, ddof=ddof, keepdims=keepdims) / jnp.sqrt(count).astype(b.dtype)
+        # nanstd: the deviation of the non-nan elements only.
+        spread = jnp.std(b, axis, ddof=ddof, keepdims=keepdims, where=~jnp.isnan(b))
+        return spread / jnp.sqrt(count).astype(b.dtype)
     raise ValueError(f"{nan_policy} is not supported")

@@ -1,6 +1,10 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.beta``: the beta distribution on ``[loc, loc + scale]``."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +38,7 @@ def pdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: Arr
     return out
 
 
-def _clamped(x: Array, loc: Array, scale: Array) -> Array:
+def _clamped(x: Any, loc: Any, scale: Any) -> Array:
     out: Array = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), scale), lax_const(x, 1))
     return out
 

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.binom``: the number of successes in ``n`` trials of probability ``p``."""
 
 from __future__ import annotations

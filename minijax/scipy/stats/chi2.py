@@ -1,6 +1,10 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.chi2``: the chi-squared distribution with ``df`` degrees of freedom."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +35,7 @@ def pdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -
     return out
 
 
-def _half_y(x: Array, loc: Array, scale: Array) -> Array:
+def _half_y(x: Any, loc: Any, scale: Any) -> Array:
     # y / 2 clamped to [0, inf]: below the support the regularized gammas give 0 and 1.
     two = lax_const(scale, 2)
     out: Array = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), lax.mul(scale, two)), lax_const(x, np.inf))

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.gumbel_l``: the left-skewed Gumbel distribution (of the minimum); nan for ``scale <= 0``."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.gaussian_kde``: a kernel density estimate with Gaussian kernels.
 
 The estimator is a pytree (its arrays are the leaves), so it can cross
@@ -186,7 +188,7 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
         result = vmap(convolve, in_axes=1)(small.dataset)
         return jnp.sum(result * small.weights)
 
-    @jit(static_argnames=("shape",))
+    @jit(static_argnames=("shape",))  # type: ignore[untyped-decorator]
     def resample(self, key: Any, shape: tuple[int, ...] = ()) -> Array:
         """``shape`` draws from the estimate: a data point (by weight) plus kernel noise; ``(d, *shape)``."""
         ind_key, eps_key = random.split(key)

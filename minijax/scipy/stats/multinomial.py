@@ -1,3 +1,5 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.multinomial``: counts ``x`` (last axis) of ``n`` draws with category probabilities ``p``."""
 
 from __future__ import annotations

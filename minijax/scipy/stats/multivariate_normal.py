@@ -1,3 +1,5 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.multivariate_normal``: the Gaussian density in ``n`` dimensions (last axis)."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.norm``: the normal distribution's density and distribution functions.
 
 Computed as JAX computes them (the log-density in one expression, the
@@ -23,9 +25,10 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """``log`` of the normal density with mean ``loc`` and standard deviation ``scale``."""
     x, loc, scale = promote_args_inexact("norm.logpdf", x, loc, scale)
     scale_sq = lax.square(scale)
-    log_normalizer = lax.log(lax.mul(lax.full_like(x, 2 * math.pi), scale_sq))
+    # Scalar constants (not x-shaped ones): with a scalar scale the log is taken once, not once per element.
+    log_normalizer = lax.log(lax.mul(lax_const(x, 2 * math.pi), scale_sq))
     quadratic = lax.div(lax.square(lax.sub(x, loc)), scale_sq)
-    out: Array = lax.div(lax.add(log_normalizer, quadratic), lax.full_like(x, -2))
+    out: Array = lax.div(lax.add(log_normalizer, quadratic), lax_const(x, -2))
     return out
 
 

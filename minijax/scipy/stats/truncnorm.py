@@ -1,3 +1,5 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.truncnorm``: the standard-normal shape truncated to ``[a, b]`` (in standard units).
 
 Probabilities of the interval are kept in log space (``log_ndtr``), taking
