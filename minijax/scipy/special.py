@@ -398,8 +398,14 @@ def i1(x: ArrayLike) -> Array:
     return out
 
 
-def _check_normal_dtype(x: Any) -> Any:
+def _strong(x: Any) -> Any:
+    """``x`` as an array that is not weakly typed (what JAX's ``jnp.asarray`` of a Python scalar gives)."""
     x = jnp.asarray(x)
+    return lax.convert_element_type(x, x.dtype) if x.weak_type else x
+
+
+def _check_normal_dtype(x: Any) -> Any:
+    x = _strong(x)
     if np.dtype(x.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"x.dtype={np.dtype(x.dtype)} is not supported, see docstring for supported types.")
     return x
@@ -465,7 +471,7 @@ def log_ndtr(x: ArrayLike, series_order: int = 3) -> Array:
         raise ValueError("series_order must be non-negative.")
     if series_order > 30:
         raise ValueError("series_order must be <= 30.")
-    x = jnp.asarray(x)
+    x = _strong(x)
     _log_ndtr_bounds(x.dtype)
     out: Array = _log_ndtr_custom(x, series_order)
     return out
