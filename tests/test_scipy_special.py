@@ -101,7 +101,11 @@ def test_custom_derivatives_of_the_new_functions() -> None:
     x = float(special.ndtri(0.2))
     np.testing.assert_allclose(float(jax.grad(special.ndtri)(0.2)), np.sqrt(2 * np.pi) * np.exp(x * x / 2), rtol=1e-4)
     # zeta is differentiable in both operands (d/dq = -x zeta(x + 1, q)).
-    np.testing.assert_allclose(float(jax.grad(special.zeta, argnums=1)(3.0, 2.0)), -3 * scipy_special.zeta(4.0, 2.0), rtol=1e-4)
+    np.testing.assert_allclose(
+        float(jax.grad(special.zeta, argnums=1)(3.0, 2.0)), -3 * scipy_special.zeta(4.0, 2.0), rtol=1e-4
+    )
     # gammainc in x is the gamma density.
     np.testing.assert_allclose(float(jax.grad(special.gammainc, argnums=1)(2.0, 1.5)), 1.5 * np.exp(-1.5), rtol=1e-5)
-    assert float(jax.jit(jax.vmap(special.gammainc))(A, B)[2]) == pytest.approx(scipy_special.gammainc(2.5, 3.0), rel=1e-5)
+    assert float(jax.jit(jax.vmap(special.gammainc))(A, B)[2]) == pytest.approx(
+        scipy_special.gammainc(2.5, 3.0), rel=1e-5
+    )

@@ -23,7 +23,9 @@ F32 = np.float32
 
 def _floats(lo: float, hi: float, n: int = 6) -> Any:
     bounds = float(F32(lo)), float(F32(hi))
-    return st.lists(st.floats(*bounds, width=32, allow_subnormal=False), min_size=n, max_size=n).map(lambda v: np.array(v, F32))
+    return st.lists(st.floats(*bounds, width=32, allow_subnormal=False), min_size=n, max_size=n).map(
+        lambda v: np.array(v, F32)
+    )
 
 
 # name -> the domains of its operands (each drawn as float32[6])
