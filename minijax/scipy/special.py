@@ -145,34 +145,39 @@ def entr(x: ArrayLike) -> Array:
 _LOG_SQRT_2PI = 0.5 * float(np.log(2 * np.pi))
 
 
+def _promote(name: str, *args: ArrayLike) -> tuple[Any, ...]:
+    """``promote_args_inexact``, typed loosely: the results meet Python operators below."""
+    return tuple(promote_args_inexact(name, *args))
+
+
 def _dtype_of(x: Any) -> Any:
     return np.dtype(jnp.asarray(x).dtype)
 
 
 def gammainc(a: ArrayLike, x: ArrayLike) -> Array:
     """The regularized lower incomplete gamma function ``P(a, x)``."""
-    a, x = promote_args_inexact("gammainc", a, x)
+    a, x = _promote("gammainc", a, x)
     out: Array = lax.igamma(a, x)
     return out
 
 
 def gammaincc(a: ArrayLike, x: ArrayLike) -> Array:
     """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
-    a, x = promote_args_inexact("gammaincc", a, x)
+    a, x = _promote("gammaincc", a, x)
     out: Array = lax.igammac(a, x)
     return out
 
 
 def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
     """The regularized incomplete beta function ``I_x(a, b)``."""
-    a, b, x = promote_args_inexact("betainc", a, b, x)
+    a, b, x = _promote("betainc", a, b, x)
     out: Array = lax.betainc(a, b, x)
     return out
 
 
-def gammasgn(x: ArrayLike) -> Array:
+def gammasgn(x: Any) -> Array:
     """The sign of the gamma function: NaN at the poles and at -inf, the sign of zero at +-0."""
-    (x,) = promote_args_inexact("gammasgn", x)
+    (x,) = _promote("gammasgn", x)
     floor_x = lax.floor(x)
     negative = x < 0
     nan_at = (negative & (x == floor_x)) | jnp.isnan(x)
@@ -183,14 +188,14 @@ def gammasgn(x: ArrayLike) -> Array:
 
 def gamma(x: ArrayLike) -> Array:
     """The gamma function, ``gammasgn(x) * exp(gammaln(x))``."""
-    (x,) = promote_args_inexact("gamma", x)
+    (x,) = _promote("gamma", x)
     out: Array = gammasgn(x) * lax.exp(lax.lgamma(x))
     return out
 
 
-def loggamma(x: ArrayLike) -> Array:
+def loggamma(x: Any) -> Array:
     """The principal branch of log(gamma(x)): for real x, ``gammaln(x)`` for x > 0, NaN elsewhere."""
-    (x,) = promote_args_inexact("loggamma", x)
+    (x,) = _promote("loggamma", x)
     out: Array = jnp.where(x > 0, lax.lgamma(x), jnp.nan)
     return out
 
@@ -221,31 +226,31 @@ def _betaln(a: Any, b: Any) -> Any:
 
 def betaln(a: ArrayLike, b: ArrayLike) -> Array:
     """``log(|B(a, b)|)``."""
-    a, b = promote_args_inexact("betaln", a, b)
+    a, b = _promote("betaln", a, b)
     out: Array = _betaln(a, b)
     return out
 
 
-def beta(a: ArrayLike, b: ArrayLike) -> Array:
+def beta(a: Any, b: Any) -> Array:
     """The beta function ``gamma(a) gamma(b) / gamma(a + b)``."""
-    a, b = promote_args_inexact("beta", a, b)
-    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    a, b = _promote("beta", a, b)
+    sign = jnp.multiply(jnp.multiply(gammasgn(a), gammasgn(b)), gammasgn(a + b))
     out: Array = sign * lax.exp(betaln(a, b))
     return out
 
 
-def factorial(n: ArrayLike, exact: bool = False) -> Array:
+def factorial(n: Any, exact: bool = False) -> Array:
     """``n!`` as ``gamma(n + 1)``; 0 for negative n."""
     if exact:
         raise NotImplementedError("factorial with exact=True")
-    (n,) = promote_args_inexact("factorial", n)
+    (n,) = _promote("factorial", n)
     out: Array = jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
     return out
 
 
-def comb(N: ArrayLike, k: ArrayLike, *, repetition: bool = False) -> Array:
+def comb(N: Any, k: Any, *, repetition: bool = False) -> Array:
     """The float binomial coefficient ``N choose k``; 0 where ``N < 0``, ``k < 0`` or ``k > N``."""
-    N, k = promote_args_inexact("comb", N, k)
+    N, k = _promote("comb", N, k)
     if repetition:
         return comb(N + k - 1, k)
     ok = (k <= N) & (N >= 0) & (k >= 0)
@@ -256,10 +261,10 @@ def comb(N: ArrayLike, k: ArrayLike, *, repetition: bool = False) -> Array:
 
 
 @custom_jvp
-def poch(z: ArrayLike, m: ArrayLike) -> Array:
+def poch(z: Any, m: Any) -> Array:
     """The Pochhammer symbol ``gamma(z + m) / gamma(z)`` (1 at m = 0)."""
-    z, m = promote_args_inexact("poch", z, m)
-    out: Array = jnp.where(m == 0.0, jnp.array(1, dtype=_dtype_of(z)), gamma(z + m) / gamma(z))
+    z, m = _promote("poch", z, m)
+    out: Array = jnp.where(m == 0.0, jnp.array(1, dtype=_dtype_of(z)), jnp.divide(gamma(z + m), gamma(z)))
     return out
 
 
@@ -269,10 +274,10 @@ poch.defjvps(
 )
 
 
-def multigammaln(a: ArrayLike, d: ArrayLike) -> Array:
+def multigammaln(a: Any, d: Any) -> Array:
     """``log Gamma_d(a) = d(d-1)/4 log(pi) + sum_{i<d} gammaln(a - i/2)``; d a concrete integer."""
     d_int = int(concrete_or_error(d, "d argument of multigammaln"))
-    a, d_ = (jnp.asarray(v) for v in promote_args_inexact("multigammaln", a, d_int))
+    a, d_ = (jnp.asarray(v) for v in _promote("multigammaln", a, d_int))
     constant = 0.25 * d_ * (d_ - 1) * jnp.log(jnp.asarray(np.pi, a.dtype))
     halves = jnp.arange(d_int, dtype=d_.dtype) / 2
     terms = lax.lgamma(jnp.expand_dims(a, -1) - jnp.expand_dims(halves, tuple(range(a.ndim))))
@@ -280,9 +285,9 @@ def multigammaln(a: ArrayLike, d: ArrayLike) -> Array:
     return out
 
 
-def rel_entr(p: ArrayLike, q: ArrayLike) -> Array:
+def rel_entr(p: Any, q: Any) -> Array:
     """``p log(p/q)`` for p, q > 0; 0 for p = 0, q >= 0; inf elsewhere."""
-    p, q = promote_args_inexact("rel_entr", p, q)
+    p, q = _promote("rel_entr", p, q)
     both_positive = (p > 0) & (q > 0)
     safe_p, safe_q = jnp.where(both_positive, p, 1), jnp.where(both_positive, q, 1)
     value = _xlogx(safe_p) - xlogy(safe_p, safe_q)
@@ -290,16 +295,16 @@ def rel_entr(p: ArrayLike, q: ArrayLike) -> Array:
     return out
 
 
-def kl_div(p: ArrayLike, q: ArrayLike) -> Array:
+def kl_div(p: Any, q: Any) -> Array:
     """``p log(p/q) - p + q`` (the elementwise Kullback-Leibler divergence)."""
-    p, q = promote_args_inexact("kl_div", p, q)
+    p, q = _promote("kl_div", p, q)
     out: Array = rel_entr(p, q) - p + q
     return out
 
 
 def boxcox(x: ArrayLike, lmbda: ArrayLike) -> Array:
     """The Box-Cox transform ``(x**lmbda - 1) / lmbda`` (``log x`` at lmbda = 0)."""
-    x, lmbda = promote_args_inexact("boxcox", x, lmbda)
+    x, lmbda = _promote("boxcox", x, lmbda)
     zero = lmbda == 0
     safe = jnp.where(zero, jnp.ones_like(lmbda), lmbda)
     log_x = jnp.log(x)
@@ -309,7 +314,7 @@ def boxcox(x: ArrayLike, lmbda: ArrayLike) -> Array:
 
 def boxcox1p(x: ArrayLike, lmbda: ArrayLike) -> Array:
     """The Box-Cox transform of ``1 + x``."""
-    x, lmbda = promote_args_inexact("boxcox1p", x, lmbda)
+    x, lmbda = _promote("boxcox1p", x, lmbda)
     zero = lmbda == 0
     safe = jnp.where(zero, jnp.ones_like(lmbda), lmbda)
     log1p_x = jnp.log1p(x)
@@ -322,7 +327,7 @@ def polygamma(n: ArrayLike, x: ArrayLike) -> Array:
     n_dtype = _dtype_of(n)
     if not np.issubdtype(n_dtype, np.integer):
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype {n_dtype}.")
-    n, x = promote_args_inexact("polygamma", n, x)
+    n, x = _promote("polygamma", n, x)
     out: Array = lax.polygamma(n, x)
     return out
 
@@ -354,7 +359,7 @@ def zeta(x: ArrayLike, q: ArrayLike | None = None) -> Array:
     """The Hurwitz zeta function ``sum_k (q + k)**-x`` (``q=None``, Riemann's, is not supported, as in JAX)."""
     if q is None:
         raise NotImplementedError(_RIEMANN)
-    x, q = promote_args_inexact("zeta", x, q)
+    x, q = _promote("zeta", x, q)
     out: Array = lax.zeta(x, q)
     return out
 
@@ -364,7 +369,7 @@ def _zeta_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
     x, q = primals
     if q is None:
         raise NotImplementedError(_RIEMANN)
-    x, q = promote_args_inexact("zeta", x, q)
+    x, q = _promote("zeta", x, q)
     x_dot, q_dot = (jnp.asarray(t, dtype=_dtype_of(x)) for t in tangents)
     _, out_dot = jvp(_zeta_series, (x, q), (x_dot, q_dot))
     return zeta(x, q), out_dot
@@ -372,34 +377,40 @@ def _zeta_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
 
 def i0e(x: ArrayLike) -> Array:
     """``exp(-|x|) I0(x)``."""
-    (x,) = promote_args_inexact("i0e", x)
+    (x,) = _promote("i0e", x)
     out: Array = lax.bessel_i0e(x)
     return out
 
 
 def i0(x: ArrayLike) -> Array:
     """The modified Bessel function of the first kind of order 0."""
-    (x,) = promote_args_inexact("i0", x)
+    (x,) = _promote("i0", x)
     out: Array = lax.mul(lax.exp(lax.abs(x)), lax.bessel_i0e(x))
     return out
 
 
 def i1e(x: ArrayLike) -> Array:
     """``exp(-|x|) I1(x)``."""
-    (x,) = promote_args_inexact("i1e", x)
+    (x,) = _promote("i1e", x)
     out: Array = lax.bessel_i1e(x)
     return out
 
 
 def i1(x: ArrayLike) -> Array:
     """The modified Bessel function of the first kind of order 1."""
-    (x,) = promote_args_inexact("i1", x)
+    (x,) = _promote("i1", x)
     out: Array = lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
     return out
 
 
-def _check_normal_dtype(x: Any) -> Any:
+def _strong(x: Any) -> Any:
+    """``x`` as an array that is not weakly typed (what JAX's ``jnp.asarray`` of a Python scalar gives)."""
     x = jnp.asarray(x)
+    return lax.convert_element_type(x, x.dtype) if x.weak_type else x
+
+
+def _check_normal_dtype(x: Any) -> Any:
+    x = _strong(x)
     if np.dtype(x.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"x.dtype={np.dtype(x.dtype)} is not supported, see docstring for supported types.")
     return x
@@ -456,7 +467,7 @@ def _norm_logpdf(x: Any) -> Any:
     return -0.5 * x * x - _LOG_SQRT_2PI
 
 
-def log_ndtr(x: ArrayLike, series_order: int = 3) -> Array:
+def log_ndtr(x: Any, series_order: int = 3) -> Array:
     """``log(ndtr(x))``, accurate far into both tails (an asymptotic series below -20 / -10 for
     float64 / float32, ``-ndtr(-x)`` above 8 / 5), with JAX's custom derivative."""
     if not isinstance(series_order, int):
@@ -465,7 +476,7 @@ def log_ndtr(x: ArrayLike, series_order: int = 3) -> Array:
         raise ValueError("series_order must be non-negative.")
     if series_order > 30:
         raise ValueError("series_order must be <= 30.")
-    x = jnp.asarray(x)
+    x = _strong(x)
     _log_ndtr_bounds(x.dtype)
     out: Array = _log_ndtr_custom(x, series_order)
     return out
@@ -505,6 +516,7 @@ def _ndtri(p: Any) -> Any:
     inside = (q > 0) & (q <= 0.5)
     x = _ndtri_lower(jnp.where(inside, q, 0.25), steps)
     x = jnp.where(upper, -x, x)
+    x = jnp.where(p == 0.5, 0.0, x)  # exactly, with its sign
     x = jnp.where(p == 0, -jnp.inf, jnp.where(p == 1, jnp.inf, x))
     return jnp.where((p < 0) | (p > 1) | jnp.isnan(p), jnp.nan, x)
 
