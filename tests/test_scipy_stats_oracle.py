@@ -142,7 +142,7 @@ def _draw_args(data: st.DataObject, kinds: list[str], shape: tuple[int, ...]) ->
     args = []
     for kind in kinds:
         lo, hi = KINDS[kind]
-        values = data.draw(st.lists(st.floats(float(np.float32(lo)), float(np.float32(hi)), width=32), min_size=int(np.prod(shape)),
+        values = data.draw(st.lists(st.floats(float(np.float32(lo)), float(np.float32(hi)), width=32, allow_subnormal=False), min_size=int(np.prod(shape)),
                                     max_size=int(np.prod(shape))))
         arr = np.array(values, np.float32).reshape(shape)
         if kind == "k":

@@ -58,7 +58,9 @@ def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """``log_ndtr(z)``: accurate far into the lower tail, where ``log(cdf)`` would be ``log(0)``."""
     x, loc, scale = promote_args_inexact("norm.logcdf", x, loc, scale)
-    return special.log_ndtr(lax.div(lax.sub(x, loc), scale))
+    z = lax.div(lax.sub(x, loc), scale)
+    # As JAX's log_ndtr computes with constants of z's dtype, the result is never weakly typed.
+    return special.log_ndtr(lax.convert_element_type(z, z.dtype))
 
 
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

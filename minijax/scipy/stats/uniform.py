@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import minijax.numpy as jnp
-from minijax import lax
+from minijax import dtypes, lax
 from minijax.array import Array
 from minijax.scipy.stats._util import promote_args_inexact
 from minijax.typing import ArrayLike
@@ -31,7 +31,7 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """``(x - loc) / scale`` clipped to ``[0, 1]``; nan where no case holds (nan input)."""
     x, loc, scale = promote_args_inexact("uniform.cdf", x, loc, scale)
     # JAX's zero and one are typed arrays here: the result is never weak.
-    zero, one = jnp.array(0, x.dtype), jnp.array(1, x.dtype)
+    zero, one = jnp.array(0, dtypes.dtype(x)), jnp.array(1, dtypes.dtype(x))
     upper = lax.add(loc, scale)
     conds = [lax.lt(x, loc), lax.gt(x, upper), lax.ge(x, loc) & lax.le(x, upper)]
     return jnp.select(conds, [zero, one, lax.div(lax.sub(x, loc), scale)])
