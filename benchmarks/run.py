@@ -56,6 +56,7 @@ TARGETS: dict[str, tuple[str, float]] = {
     "gather_1e5": ("latency", 1.1),
     "scatter_add_1e5": ("latency", 1.1),
     "sort_1e6": ("latency", 1.1),
+    "norm_logpdf_1e6": ("latency", 1.1),  # issue 21 (jax.scipy.stats)
     "random_normal_1e6": ("latency", 1.1),
     # issue 18 (convolutions); conv2d_numpy_backend's target is on minijax/NumPy
     "conv2d_fwd": ("latency", 1.05),

@@ -47,7 +47,7 @@ LINEAR = {
 }  # fmt: skip
 # Differentiating these raises NotImplementedError (nextafter: JAX has no rule either;
 # digamma: its derivative needs polygamma, a primitive minijax lacks).
-NO_DERIVATIVE = {"nextafter", "digamma"}
+NO_DERIVATIVE = {"nextafter"}
 FLOATS = [np.dtype(np.float32), np.dtype(np.float64)]
 
 
@@ -201,10 +201,11 @@ def test_nextafter_cannot_be_differentiated() -> None:
     assert jax.grad(lambda x, y: lax.nextafter(y, 2.0) + x)(1.0, 1.0) == 1.0
 
 
-def test_digamma_names_the_missing_primitive() -> None:
-    with pytest.raises(NotImplementedError, match="digamma.*polygamma"):
-        jax.grad(lax.digamma)(1.5)
-    # lgamma's derivative is digamma, which exists.
+def test_digamma_is_differentiated_with_polygamma() -> None:
+    # JAX's rule: d/dx digamma(x) = polygamma(1, x), the trigamma function (pi^2/6 at 1).
+    np.testing.assert_allclose(jax.grad(lax.digamma)(1.0), np.pi**2 / 6, rtol=1e-6)
+    assert "polygamma" in str(jax.make_jaxpr(jax.grad(lax.digamma))(1.0))
+    # lgamma's derivative is digamma.
     np.testing.assert_allclose(jax.grad(lax.lgamma)(1.0), -0.5772157, rtol=1e-5)
 
 

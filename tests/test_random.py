@@ -428,10 +428,15 @@ def test_grad_through_normal_times_scale() -> None:
     np.testing.assert_array_equal(np.asarray(t), np.asarray(random.normal(key, (2,))))
 
 
-def test_gamma_has_no_derivative_in_its_parameter() -> None:
-    with pytest.raises(NotImplementedError, match="random_gamma"):
-        jax.grad(lambda a: random.gamma(random.key(0), a))(2.0)
-    assert rp.random_gamma_p in ad.non_differentiable
+def test_gamma_is_differentiated_in_its_parameter_by_implicit_reparameterization() -> None:
+    # JAX's rule: d(sample)/da = random_gamma_grad(a, sample) (tests/test_special_primitives.py
+    # checks it against finite differences).
+    key = random.key(0)
+    sample = random.gamma(key, 2.0)
+    np.testing.assert_allclose(
+        jax.grad(lambda a: random.gamma(key, a))(2.0), lax.random_gamma_grad(2.0, sample), rtol=1e-6
+    )
+    assert rp.random_gamma_p not in ad.non_differentiable
 
 
 def test_keys_in_control_flow() -> None:

@@ -12,6 +12,7 @@ from minijax.lax import (
     parallel as _parallel,
     reductions as _reductions,
     sorting as _sorting,
+    special as _special,
     structural as _structural,
     windowed as _windowed,
 )
@@ -25,7 +26,8 @@ from minijax.lax.padding import *  # noqa: F403
 from minijax.lax.parallel import *  # noqa: F403
 from minijax.lax.reductions import *  # noqa: F403
 from minijax.lax.sorting import *  # noqa: F403
+from minijax.lax.special import *  # noqa: F403
 from minijax.lax.structural import *  # noqa: F403
 from minijax.lax.windowed import *  # noqa: F403
 
-__all__ = [*_autodiff.__all__, *_control_flow.__all__, *_conv_wrappers.__all__, *_convolution.__all__, *_elementwise.__all__, *_indexing.__all__, *_padding.__all__, *_parallel.__all__, *_reductions.__all__, *_sorting.__all__, *_structural.__all__, *_windowed.__all__]
+__all__ = [*_autodiff.__all__, *_control_flow.__all__, *_conv_wrappers.__all__, *_convolution.__all__, *_elementwise.__all__, *_indexing.__all__, *_padding.__all__, *_parallel.__all__, *_reductions.__all__, *_sorting.__all__, *_special.__all__, *_structural.__all__, *_windowed.__all__]

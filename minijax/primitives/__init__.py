@@ -21,6 +21,7 @@ from minijax.primitives import (
     scan as scan,
     slicing as slicing,
     sorting as sorting,
+    special as special,
     structural as structural,
     while_loop as while_loop,
     windowed as windowed,
@@ -29,6 +30,7 @@ from minijax.primitives import (
 FAMILIES = (
     "structural", "elementwise", "indexing", "slicing", "reductions", "convolution", "sorting", "linalg", "random",
     "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop", "windowed",
+    "special",
 )  # fmt: skip
 
 __all__ = ["FAMILIES", *FAMILIES]

@@ -637,8 +637,7 @@ def _no_jvp(prim: Primitive, reason: str = "") -> None:
     ad.non_differentiable.add(prim)
 
 
-# JAX differentiates digamma with polygamma(1, x), a primitive minijax lacks.
-_no_jvp(digamma_p, ": its derivative needs the polygamma primitive, which minijax does not have")
+# digamma's derivative, polygamma(1, x), is set by the special family (minijax/primitives/special.py).
 _no_jvp(nextafter_p)  # JAX has no rule either
 
 # Piecewise constant or integer-valued: zero tangents (float0 for integer results).

@@ -31,6 +31,7 @@ from minijax.interpreters import ad, batching
 from minijax.jaxpr_parse import param_parsers
 from minijax.primitives import elementwise as ew
 from minijax.primitives.common import broadcasting_shape, standard_primitive
+from minijax.primitives.special import random_gamma_grad
 from minijax.prng import KeyTy, PRNGImpl, is_key_dtype, prngs, threefry_partitionable
 
 _U32 = np.dtype(np.uint32)
@@ -271,18 +272,24 @@ ad.non_differentiable.add(random_clone_p)
 
 
 def _random_gamma_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, log_space: bool) -> tuple[Any, Any]:
+    # JAX's implicit reparameterization gradient: the tangent in a times d(sample)/da at the
+    # sample's quantile (random_gamma_grad); in log space d(log x) = dx / x, with a sample
+    # that rounded to 0 taken as the smallest normal float.
+    _, a = primals
     out = random_gamma_p.bind(*primals, log_space=log_space)
-    if type(tangents[1]) is not ad.Zero:
-        raise NotImplementedError(
-            "random_gamma: the derivative of random.gamma (and beta, dirichlet, loggamma, t, chisquare) samples with "
-            "respect to the shape parameter a is not implemented in minijax (JAX's implicit "
-            "reparameterization gradient needs the random_gamma_grad function)."
-        )
-    return out, ad.Zero.from_primal(out)
+    if type(tangents[1]) is ad.Zero:
+        return out, ad.Zero.from_primal(out)
+    if log_space:
+        samples = ew.exp_p.bind(out, accuracy=None)
+        tiny = ew.full_like(samples, float(dtypes.finfo(get_aval(samples).dtype).tiny))
+        samples = ew.select(ew.eq_p.bind(samples, ew.full_like(samples, 0)), tiny, samples)
+        grad = ew.div_p.bind(random_gamma_grad(a, samples), samples)
+    else:
+        grad = random_gamma_grad(a, out)
+    return out, ew.mul_p.bind(tangents[1], grad)
 
 
 ad.primitive_jvps[random_gamma_p] = _random_gamma_jvp
-ad.non_differentiable.add(random_gamma_p)
 
 # Keys of shape S give results of shape S + (...): a batch axis among the key
 # axes stays where it is.

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
+from minijax.autodiff import jvp
+from minijax.core import concrete_or_error
 from minijax.custom_derivatives import custom_jvp
 from minijax.nn.functions import log_softmax as log_softmax, logsumexp as logsumexp, softmax as softmax
 from minijax.numpy.util import promote_args_inexact
@@ -135,7 +139,406 @@ def entr(x: ArrayLike) -> Array:
     return out
 
 
+# ---------------------------------------------------------------------------
+# special (issue 21): the rest of jax.scipy.special's real-valued functions.
+
+_LOG_SQRT_2PI = 0.5 * float(np.log(2 * np.pi))
+
+
+def _promote(name: str, *args: ArrayLike) -> tuple[Any, ...]:
+    """``promote_args_inexact``, typed loosely: the results meet Python operators below."""
+    return tuple(promote_args_inexact(name, *args))
+
+
+def _dtype_of(x: Any) -> Any:
+    return np.dtype(jnp.asarray(x).dtype)
+
+
+def gammainc(a: ArrayLike, x: ArrayLike) -> Array:
+    """The regularized lower incomplete gamma function ``P(a, x)``."""
+    a, x = _promote("gammainc", a, x)
+    out: Array = lax.igamma(a, x)
+    return out
+
+
+def gammaincc(a: ArrayLike, x: ArrayLike) -> Array:
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
+    a, x = _promote("gammaincc", a, x)
+    out: Array = lax.igammac(a, x)
+    return out
+
+
+def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
+    """The regularized incomplete beta function ``I_x(a, b)``."""
+    a, b, x = _promote("betainc", a, b, x)
+    out: Array = lax.betainc(a, b, x)
+    return out
+
+
+def gammasgn(x: Any) -> Array:
+    """The sign of the gamma function: NaN at the poles and at -inf, the sign of zero at +-0."""
+    (x,) = _promote("gammasgn", x)
+    floor_x = lax.floor(x)
+    negative = x < 0
+    nan_at = (negative & (x == floor_x)) | jnp.isnan(x)
+    minus_at = (negative & (jnp.remainder(floor_x, 2) != 0)) | ((x == 0) & jnp.signbit(x))
+    out: Array = jnp.where(nan_at, jnp.nan, jnp.where(minus_at, -1.0, 1.0)).astype(_dtype_of(x))
+    return out
+
+
+def gamma(x: ArrayLike) -> Array:
+    """The gamma function, ``gammasgn(x) * exp(gammaln(x))``."""
+    (x,) = _promote("gamma", x)
+    out: Array = gammasgn(x) * lax.exp(lax.lgamma(x))
+    return out
+
+
+def loggamma(x: Any) -> Array:
+    """The principal branch of log(gamma(x)): for real x, ``gammaln(x)`` for x > 0, NaN elsewhere."""
+    (x,) = _promote("loggamma", x)
+    out: Array = jnp.where(x > 0, lax.lgamma(x), jnp.nan)
+    return out
+
+
+def _stirling_correction(z: Any) -> Any:
+    """lgamma(z) - ((z - 1/2) log z - z + log(2 pi)/2) for z >= 8: the first terms of Stirling's series."""
+    r = 1.0 / z
+    r2 = r * r
+    return r * (1 / 12 - r2 * (1 / 360 - r2 * (1 / 1260 - r2 / 1680)))
+
+
+def _betaln(a: Any, b: Any) -> Any:
+    small, big = jnp.minimum(a, b), jnp.maximum(a, b)
+    plain = lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+    # For a large argument, lgamma(big + small) - lgamma(big) through Stirling's series, without
+    # the cancellation of two large lgammas.
+    safe_big = jnp.where(big >= 8, big, 8.0)
+    safe_small = jnp.where(big >= 8, small, 1.0)
+    difference = (
+        (safe_big - 0.5) * jnp.log1p(safe_small / safe_big)
+        + safe_small * jnp.log(safe_big + safe_small)
+        - safe_small
+        + _stirling_correction(safe_big + safe_small)
+        - _stirling_correction(safe_big)
+    )
+    return jnp.where((big >= 8) & (small > 0), lax.lgamma(safe_small) - difference, plain)
+
+
+def betaln(a: ArrayLike, b: ArrayLike) -> Array:
+    """``log(|B(a, b)|)``."""
+    a, b = _promote("betaln", a, b)
+    out: Array = _betaln(a, b)
+    return out
+
+
+def beta(a: Any, b: Any) -> Array:
+    """The beta function ``gamma(a) gamma(b) / gamma(a + b)``."""
+    a, b = _promote("beta", a, b)
+    sign = jnp.multiply(jnp.multiply(gammasgn(a), gammasgn(b)), gammasgn(a + b))
+    out: Array = sign * lax.exp(betaln(a, b))
+    return out
+
+
+def factorial(n: Any, exact: bool = False) -> Array:
+    """``n!`` as ``gamma(n + 1)``; 0 for negative n."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True")
+    (n,) = _promote("factorial", n)
+    out: Array = jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
+    return out
+
+
+def comb(N: Any, k: Any, *, repetition: bool = False) -> Array:
+    """The float binomial coefficient ``N choose k``; 0 where ``N < 0``, ``k < 0`` or ``k > N``."""
+    N, k = _promote("comb", N, k)
+    if repetition:
+        return comb(N + k - 1, k)
+    ok = (k <= N) & (N >= 0) & (k >= 0)
+    safe_n, safe_k = jnp.where(ok, N, 0.0), jnp.where(ok, k, 0.0)
+    value = lax.exp(lax.lgamma(safe_n + 1) - lax.lgamma(safe_k + 1) - lax.lgamma(safe_n + 1 - safe_k))
+    out: Array = jnp.where(ok, value, 0.0)
+    return out
+
+
+@custom_jvp
+def poch(z: Any, m: Any) -> Array:
+    """The Pochhammer symbol ``gamma(z + m) / gamma(z)`` (1 at m = 0)."""
+    z, m = _promote("poch", z, m)
+    out: Array = jnp.where(m == 0.0, jnp.array(1, dtype=_dtype_of(z)), jnp.divide(gamma(z + m), gamma(z)))
+    return out
+
+
+poch.defjvps(
+    lambda z_dot, ans, z, m: (lax.digamma(z + m) - lax.digamma(z)) * poch(z, m) * z_dot,
+    lambda m_dot, ans, z, m: lax.digamma(z + m) * poch(z, m) * m_dot,
+)
+
+
+def multigammaln(a: Any, d: Any) -> Array:
+    """``log Gamma_d(a) = d(d-1)/4 log(pi) + sum_{i<d} gammaln(a - i/2)``; d a concrete integer."""
+    d_int = int(concrete_or_error(d, "d argument of multigammaln"))
+    a, d_ = (jnp.asarray(v) for v in _promote("multigammaln", a, d_int))
+    constant = 0.25 * d_ * (d_ - 1) * jnp.log(jnp.asarray(np.pi, a.dtype))
+    halves = jnp.arange(d_int, dtype=d_.dtype) / 2
+    terms = lax.lgamma(jnp.expand_dims(a, -1) - jnp.expand_dims(halves, tuple(range(a.ndim))))
+    out: Array = jnp.sum(terms, axis=-1) + constant
+    return out
+
+
+def rel_entr(p: Any, q: Any) -> Array:
+    """``p log(p/q)`` for p, q > 0; 0 for p = 0, q >= 0; inf elsewhere."""
+    p, q = _promote("rel_entr", p, q)
+    both_positive = (p > 0) & (q > 0)
+    safe_p, safe_q = jnp.where(both_positive, p, 1), jnp.where(both_positive, q, 1)
+    value = _xlogx(safe_p) - xlogy(safe_p, safe_q)
+    out: Array = jnp.where(both_positive, value, jnp.where((p == 0) & (q >= 0), 0.0, jnp.inf))
+    return out
+
+
+def kl_div(p: Any, q: Any) -> Array:
+    """``p log(p/q) - p + q`` (the elementwise Kullback-Leibler divergence)."""
+    p, q = _promote("kl_div", p, q)
+    out: Array = rel_entr(p, q) - p + q
+    return out
+
+
+def boxcox(x: ArrayLike, lmbda: ArrayLike) -> Array:
+    """The Box-Cox transform ``(x**lmbda - 1) / lmbda`` (``log x`` at lmbda = 0)."""
+    x, lmbda = _promote("boxcox", x, lmbda)
+    zero = lmbda == 0
+    safe = jnp.where(zero, jnp.ones_like(lmbda), lmbda)
+    log_x = jnp.log(x)
+    out: Array = jnp.where(zero, log_x, jnp.expm1(safe * log_x) / safe)
+    return out
+
+
+def boxcox1p(x: ArrayLike, lmbda: ArrayLike) -> Array:
+    """The Box-Cox transform of ``1 + x``."""
+    x, lmbda = _promote("boxcox1p", x, lmbda)
+    zero = lmbda == 0
+    safe = jnp.where(zero, jnp.ones_like(lmbda), lmbda)
+    log1p_x = jnp.log1p(x)
+    out: Array = jnp.where(zero, log1p_x, jnp.expm1(safe * log1p_x) / safe)
+    return out
+
+
+def polygamma(n: ArrayLike, x: ArrayLike) -> Array:
+    """The n-th derivative of digamma; n must have an integer dtype."""
+    n_dtype = _dtype_of(n)
+    if not np.issubdtype(n_dtype, np.integer):
+        raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype {n_dtype}.")
+    n, x = _promote("polygamma", n, x)
+    out: Array = lax.polygamma(n, x)
+    return out
+
+
+_RIEMANN = "Riemann zeta function not implemented; pass q != None to compute the Hurwitz Zeta function."
+_ZETA_SHIFT = 10
+# B_2j / (2j)!: the Euler-Maclaurin corrections of the zeta series below.
+_ZETA_CORRECTIONS = tuple(
+    b / float(np.prod(np.arange(1, 2 * j + 1, dtype=np.float64)))
+    for j, b in enumerate((1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510), 1)
+)
+
+
+def _zeta_series(x: Any, q: Any) -> Any:
+    """The Euler-Maclaurin sum for zeta(x, q), written in jnp so that it can be differentiated
+    in both operands (JAX differentiates a series of its own the same way)."""
+    total = sum(((q + k) ** -x for k in range(_ZETA_SHIFT)), jnp.zeros_like(x))
+    w = q + _ZETA_SHIFT
+    total = total + w ** (1 - x) / (x - 1) + w**-x / 2
+    rising = x
+    for j, c in enumerate(_ZETA_CORRECTIONS, 1):
+        total = total + c * rising * w ** (-x - 2 * j + 1)
+        rising = rising * (x + 2 * j - 1) * (x + 2 * j)
+    return total
+
+
+@custom_jvp
+def zeta(x: ArrayLike, q: ArrayLike | None = None) -> Array:
+    """The Hurwitz zeta function ``sum_k (q + k)**-x`` (``q=None``, Riemann's, is not supported, as in JAX)."""
+    if q is None:
+        raise NotImplementedError(_RIEMANN)
+    x, q = _promote("zeta", x, q)
+    out: Array = lax.zeta(x, q)
+    return out
+
+
+@zeta.defjvp
+def _zeta_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    x, q = primals
+    if q is None:
+        raise NotImplementedError(_RIEMANN)
+    x, q = _promote("zeta", x, q)
+    x_dot, q_dot = (jnp.asarray(t, dtype=_dtype_of(x)) for t in tangents)
+    _, out_dot = jvp(_zeta_series, (x, q), (x_dot, q_dot))
+    return zeta(x, q), out_dot
+
+
+def i0e(x: ArrayLike) -> Array:
+    """``exp(-|x|) I0(x)``."""
+    (x,) = _promote("i0e", x)
+    out: Array = lax.bessel_i0e(x)
+    return out
+
+
+def i0(x: ArrayLike) -> Array:
+    """The modified Bessel function of the first kind of order 0."""
+    (x,) = _promote("i0", x)
+    out: Array = lax.mul(lax.exp(lax.abs(x)), lax.bessel_i0e(x))
+    return out
+
+
+def i1e(x: ArrayLike) -> Array:
+    """``exp(-|x|) I1(x)``."""
+    (x,) = _promote("i1e", x)
+    out: Array = lax.bessel_i1e(x)
+    return out
+
+
+def i1(x: ArrayLike) -> Array:
+    """The modified Bessel function of the first kind of order 1."""
+    (x,) = _promote("i1", x)
+    out: Array = lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
+    return out
+
+
+def _strong(x: Any) -> Any:
+    """``x`` as an array that is not weakly typed (what JAX's ``jnp.asarray`` of a Python scalar gives)."""
+    x = jnp.asarray(x)
+    return lax.convert_element_type(x, x.dtype) if x.weak_type else x
+
+
+def _check_normal_dtype(x: Any) -> Any:
+    x = _strong(x)
+    if np.dtype(x.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"x.dtype={np.dtype(x.dtype)} is not supported, see docstring for supported types.")
+    return x
+
+
+def _ndtr(x: Any) -> Any:
+    # 0.5 (1 + erf(x/sqrt2)) near 0; through erfc in the tails, where 1 + erf would cancel.
+    half_sqrt2 = float(np.sqrt(0.5))
+    w = x * half_sqrt2
+    z = jnp.abs(w)
+    y = jnp.where(z < half_sqrt2, 1.0 + lax.erf(w), jnp.where(w > 0, 2.0 - lax.erfc(z), lax.erfc(z)))
+    return 0.5 * y
+
+
+def ndtr(x: ArrayLike) -> Array:
+    """The standard normal CDF ``(1 + erf(x / sqrt 2)) / 2``; float32 and float64 only."""
+    out: Array = _ndtr(_check_normal_dtype(x))
+    return out
+
+
+def _log_ndtr_bounds(dtype: Any) -> tuple[float, float]:
+    if np.dtype(dtype) == np.float64:
+        return -20.0, 8.0
+    if np.dtype(dtype) == np.float32:
+        return -10.0, 5.0
+    raise TypeError(f"x.dtype={np.dtype(dtype)} is not supported.")
+
+
+def _log_ndtr_lower(x: Any, series_order: int) -> Any:
+    """log ndtr(x) for x << -1: log(e^(-x^2/2) / (-x sqrt(2 pi))) + log(1 + sum_n (-1)^n (2n-1)!! / x^(2n))."""
+    x2 = x * x
+    log_scale = -0.5 * x2 - jnp.log(-x) - _LOG_SQRT_2PI
+    total = jnp.ones_like(x)
+    term = jnp.ones_like(x)
+    for n in range(1, series_order + 1):
+        term = -term * (2 * n - 1) / x2
+        total = total + term
+    return log_scale + jnp.log(total)
+
+
+def _log_ndtr_value(x: Any, series_order: int) -> Any:
+    lower, upper = _log_ndtr_bounds(_dtype_of(x))
+    above = x > upper
+    # One ndtr for both branches; min/max keep the branch not taken finite (its gradient is NaN-free).
+    values = _ndtr(jnp.where(above, -x, jnp.maximum(x, lower)))
+    return jnp.where(
+        above,
+        -values,  # log(1 - t) ~ -t for the tiny upper tail t
+        jnp.where(x > lower, jnp.log(values), _log_ndtr_lower(jnp.minimum(x, lower), series_order)),
+    )
+
+
+def _norm_logpdf(x: Any) -> Any:
+    return -0.5 * x * x - _LOG_SQRT_2PI
+
+
+def log_ndtr(x: Any, series_order: int = 3) -> Array:
+    """``log(ndtr(x))``, accurate far into both tails (an asymptotic series below -20 / -10 for
+    float64 / float32, ``-ndtr(-x)`` above 8 / 5), with JAX's custom derivative."""
+    if not isinstance(series_order, int):
+        raise TypeError("series_order must be a Python integer.")
+    if series_order < 0:
+        raise ValueError("series_order must be non-negative.")
+    if series_order > 30:
+        raise ValueError("series_order must be <= 30.")
+    x = _strong(x)
+    _log_ndtr_bounds(x.dtype)
+    out: Array = _log_ndtr_custom(x, series_order)
+    return out
+
+
+def _log_ndtr_primal(x: Any, series_order: int) -> Any:
+    return _log_ndtr_value(x, series_order)
+
+
+_log_ndtr_custom = custom_jvp(_log_ndtr_primal, nondiff_argnums=(1,))
+
+
+@_log_ndtr_custom.defjvp
+def _log_ndtr_jvp(series_order: int, primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    ans = _log_ndtr_custom(x, series_order)
+    return ans, t * jnp.exp(_norm_logpdf(x) - ans)
+
+
+def _ndtri_lower(q: Any, steps: int) -> Any:
+    """ndtri(q) for 0 < q <= 1/2: the rational start of Abramowitz & Stegun 26.2.23 (error < 5e-4),
+    polished by Newton steps on log ndtr(x) = log q, which converge fast in the far tail too."""
+    t = jnp.sqrt(-2.0 * jnp.log(q))
+    x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))))
+    log_q = jnp.log(q)
+    for _ in range(steps):
+        log_cdf = _log_ndtr_value(x, 3)
+        x = x - (log_cdf - log_q) / jnp.exp(_norm_logpdf(x) - log_cdf)
+    return x
+
+
+@custom_jvp
+def _ndtri(p: Any) -> Any:
+    steps = 3 if _dtype_of(p) == np.float64 else 2
+    upper = p > 0.5
+    q = jnp.where(upper, 1.0 - p, p)
+    inside = (q > 0) & (q <= 0.5)
+    x = _ndtri_lower(jnp.where(inside, q, 0.25), steps)
+    x = jnp.where(upper, -x, x)
+    x = jnp.where(p == 0.5, 0.0, x)  # exactly, with its sign
+    x = jnp.where(p == 0, -jnp.inf, jnp.where(p == 1, jnp.inf, x))
+    return jnp.where((p < 0) | (p > 1) | jnp.isnan(p), jnp.nan, x)
+
+
+@_ndtri.defjvp
+def _ndtri_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (p,), (t,) = primals, tangents
+    x = _ndtri(p)
+    return x, t * jnp.exp(-_norm_logpdf(x))  # 1 / pdf(x)
+
+
+def ndtri(p: ArrayLike) -> Array:
+    """The inverse of ``ndtr``: the x with ``ndtr(x) == p``; float32 and float64 only."""
+    out: Array = _ndtri(_check_normal_dtype(p))
+    return out
+
+
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammaln", "log_softmax", "logit", "logsumexp",
     "softmax", "xlog1py", "xlogy",
+    # special (issue 21)
+    "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "factorial", "gamma", "gammainc",
+    "gammaincc", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma", "multigammaln",
+    "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "zeta",
 ]  # fmt: skip

@@ -35,10 +35,11 @@ from minijax.testing.samplers_indexing import SAMPLERS as _INDEXING
 from minijax.testing.samplers_linalg import SAMPLERS as _LINALG
 from minijax.testing.samplers_random import SAMPLERS as _RANDOM
 from minijax.testing.samplers_sorting import SAMPLERS as _SORTING
+from minijax.testing.samplers_special import SAMPLERS as _SPECIAL
 from minijax.testing.samplers_structural import SAMPLERS as _STRUCTURAL
 from minijax.testing.samplers_windowed import SAMPLERS as _WINDOWED
 
-SAMPLERS: dict[str, Sampler] = {**_ELEMENTWISE, **_STRUCTURAL, **_INDEXING, **_SORTING, **_RANDOM, **_LINALG, **_CONVOLUTION, **_WINDOWED}
+SAMPLERS: dict[str, Sampler] = {**_ELEMENTWISE, **_STRUCTURAL, **_INDEXING, **_SORTING, **_RANDOM, **_LINALG, **_CONVOLUTION, **_WINDOWED, **_SPECIAL}
 
 _HIGHER_ORDER = "higher-order: its params hold jaxprs or functions; tested through the programs that use it"
 _CALLBACK = "host callback: calls Python with side effects; tested in tests/test_callbacks.py"

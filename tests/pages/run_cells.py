@@ -13,7 +13,8 @@ unless the line ends with ``;``, and the cell's figures are closed after it.
 any), the arrays it bound in the namespace (name, kind, dtype, shape) and the
 figures drawn (titles and what each axes holds); ``OUT_DIR/arrays.npz`` gets
 the values, keyed ``CELL/NAME`` for namespace arrays and ``CELL/fig.../...``
-for plotted data.
+for plotted data. Memory addresses in what a cell prints (``<... object at
+0x7f...>``) differ from run to run: they are recorded as ``at 0x?``.
 
 ``scipy.datasets.face()`` downloads its image on first use; here nothing can
 be downloaded, so it is replaced by a fixed synthetic picture of the same
@@ -41,6 +42,7 @@ from typing import Any
 import numpy as np
 
 CELL_HEADER = re.compile(r"^# %% cell (\S+)\n", re.M)
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def read_cells(path: Path) -> list[tuple[str, str]]:
@@ -173,7 +175,7 @@ def main() -> None:
             names[name] = {"kind": _kind(value), "dtype": str(array.dtype), "shape": list(array.shape)}
         records.append({
             "id": cell_id,
-            "stdout": out.getvalue(),
+            "stdout": ADDRESS.sub(" at 0x?", out.getvalue()),
             "error": error,
             "arrays": names,
             "figures": _figures(index, arrays),

@@ -1,0 +1,31 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
+"""``jax.scipy.stats.gennorm``: the generalized normal distribution of shape ``beta``."""
+
+from __future__ import annotations
+
+from minijax import lax
+from minijax.array import Array
+from minijax.scipy.stats._util import promote_args_inexact
+from minijax.typing import ArrayLike
+
+__all__ = ["cdf", "logpdf", "pdf"]
+
+
+def logpdf(x: ArrayLike, beta: ArrayLike) -> Array:
+    """``log(beta / 2) - lgamma(1 / beta) - |x|**beta``."""
+    x, beta = promote_args_inexact("gennorm.logpdf", x, beta)
+    out: Array = lax.log(0.5 * beta) - lax.lgamma(1 / beta) - lax.abs(x) ** beta
+    return out
+
+
+def cdf(x: ArrayLike, beta: ArrayLike) -> Array:
+    """``(1 + sign(x) P(1/beta, |x|**beta)) / 2`` with ``P`` the regularized lower incomplete gamma."""
+    x, beta = promote_args_inexact("gennorm.cdf", x, beta)
+    out: Array = 0.5 * (1 + lax.sign(x) * lax.igamma(1 / beta, lax.abs(x) ** beta))
+    return out
+
+
+def pdf(x: ArrayLike, beta: ArrayLike) -> Array:
+    out: Array = lax.exp(logpdf(x, beta))
+    return out

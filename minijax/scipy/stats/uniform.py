@@ -1,0 +1,43 @@
+# mypy: disable-error-code="operator,union-attr,no-any-return"
+# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
+"""``jax.scipy.stats.uniform``: the uniform distribution on ``[loc, loc + scale]``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import minijax.numpy as jnp
+from minijax import dtypes, lax
+from minijax.array import Array
+from minijax.scipy.stats._util import promote_args_inexact
+from minijax.typing import ArrayLike
+
+__all__ = ["cdf", "logpdf", "pdf", "ppf"]
+
+
+def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """``-log(scale)`` inside the interval, ``-inf`` outside."""
+    x, loc, scale = promote_args_inexact("uniform.logpdf", x, loc, scale)
+    outside = jnp.logical_or(lax.gt(x, lax.add(loc, scale)), lax.lt(x, loc))
+    return jnp.where(outside, -np.inf, lax.neg(lax.log(scale)))
+
+
+def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    out: Array = lax.exp(logpdf(x, loc, scale))
+    return out
+
+
+def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """``(x - loc) / scale`` clipped to ``[0, 1]``; nan where no case holds (nan input)."""
+    x, loc, scale = promote_args_inexact("uniform.cdf", x, loc, scale)
+    # JAX's zero and one are typed arrays here: the result is never weak.
+    zero, one = jnp.array(0, dtypes.dtype(x)), jnp.array(1, dtypes.dtype(x))
+    upper = lax.add(loc, scale)
+    conds = [lax.lt(x, loc), lax.gt(x, upper), lax.ge(x, loc) & lax.le(x, upper)]
+    return jnp.select(conds, [zero, one, lax.div(lax.sub(x, loc), scale)])
+
+
+def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
+    """``loc + scale q``; nan for ``q`` outside ``[0, 1]``."""
+    q, loc, scale = promote_args_inexact("uniform.ppf", q, loc, scale)
+    return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, lax.add(loc, lax.mul(scale, q)))
