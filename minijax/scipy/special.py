@@ -534,11 +534,147 @@ def ndtri(p: ArrayLike) -> Array:
     return out
 
 
+def bernoulli(n: int) -> Array:
+    """The Bernoulli numbers B_0 ... B_n (B_1 = -1/2), computed exactly on the host and returned as floats."""
+    import operator
+    from fractions import Fraction
+
+    n = operator.index(concrete_or_error(n, "Argument n of bernoulli"))
+    if n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    # Akiyama-Tanigawa: each row's first entry is B_m (with B_1 = +1/2, flipped below).
+    numbers: list[Fraction] = []
+    row: list[Fraction] = []
+    for m in range(n + 1):
+        row.append(Fraction(1, m + 1))
+        for j in range(m, 0, -1):
+            row[j - 1] = j * (row[j - 1] - row[j])
+        numbers.append(row[0])
+    if n >= 1:
+        numbers[1] = -numbers[1]
+    out: Array = jnp.array([float(b) for b in numbers], dtype=jnp.float32 if not _x64() else jnp.float64)
+    return out
+
+
+def _x64() -> bool:
+    from minijax.config import config
+
+    return bool(config.read("jax_enable_x64"))
+
+
+_ERFCX_TERMS = 60
+
+
+def _erfcx_value(x: Any) -> Any:
+    # exp(x^2) erfc(x) directly where it neither overflows nor loses erfc to underflow; beyond
+    # x = 2 the continued fraction erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))),
+    # evaluated from the tail, gives the product without forming either factor.
+    direct = jnp.exp(x * x) * lax.erfc(x)
+    safe = jnp.where(x >= 2, x, 2.0)
+    t = safe
+    for k in range(_ERFCX_TERMS, 0, -1):
+        t = safe + (k / 2) / t
+    fraction = 1 / (float(np.sqrt(np.pi)) * t)
+    return jnp.where(x >= 2, fraction, jnp.where(x < -10, jnp.inf, direct))
+
+
+@custom_jvp
+def _erfcx(x: Any) -> Any:
+    return _erfcx_value(x)
+
+
+_erfcx.defjvps(lambda t, ans, x: t * (2 * x * ans - 2 / float(np.sqrt(np.pi))))
+
+
+def erfcx(x: ArrayLike) -> Array:
+    """The scaled complementary error function ``exp(x**2) * erfc(x)``."""
+    (x,) = _promote("erfcx", x)
+    out: Array = _erfcx(x)
+    return out
+
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _e1_fraction(z: Any, terms: int = 60) -> Any:
+    """E1(z) for z >= 1: exp(-z) / (z + 1 - 1/(z + 3 - 4/(z + 5 - 9/(z + 7 - ...)))), from the tail."""
+    t = z + (2 * terms + 1)
+    for k in range(terms, 0, -1):
+        t = z + (2 * k - 1) - (k * k) / t
+    return jnp.exp(-z) / t
+
+
+def _ei_series(x: Any, terms: int) -> Any:
+    """Ei(x) = gamma + log|x| + sum_k x^k / (k k!)."""
+    term = jnp.ones_like(x)
+    total = jnp.zeros_like(x)
+    for k in range(1, terms + 1):
+        term = term * x / k
+        total = total + term / k
+    return _EULER_GAMMA + jnp.log(jnp.abs(x)) + total
+
+
+def _ei_asymptotic(x: Any, terms: int = 20) -> Any:
+    """Ei(x) ~ e^x / x * sum_k k! / x^k for large x."""
+    term = jnp.ones_like(x)
+    total = jnp.ones_like(x)
+    for k in range(1, terms + 1):
+        term = term * k / x
+        total = total + term
+    return jnp.exp(x) / x * total
+
+
+def _expi_value(x: Any) -> Any:
+    # x < -1: Ei(x) = -E1(-x) by the fraction; |x| <= 1 and 1 < x <= 40: the series; beyond, asymptotic.
+    neg = jnp.where(x < -1, -x, 1.0)
+    mid = jnp.where((x >= -1) & (x <= 40) & (x != 0), x, 1.0)
+    big = jnp.where(x > 40, x, 50.0)
+    out = jnp.where(x < -1, -_e1_fraction(neg), jnp.where(x <= 40, _ei_series(mid, 120), _ei_asymptotic(big)))
+    return jnp.where(x == 0, jnp.nan, out)
+
+
+@custom_jvp
+def _expi(x: Any) -> Any:
+    return _expi_value(x)
+
+
+_expi.defjvps(lambda t, ans, x: t * jnp.exp(x) / x)
+
+
+def expi(x: ArrayLike) -> Array:
+    """The exponential integral ``Ei(x)``; NaN at 0 (as JAX's)."""
+    (x,) = _promote("expi", x)
+    out: Array = _expi(x)
+    return out
+
+
+def _exp1_value(x: Any) -> Any:
+    small = jnp.where((x > 0) & (x < 1), x, 0.5)
+    large = jnp.where(x >= 1, x, 1.0)
+    out = jnp.where(x >= 1, _e1_fraction(large), -_ei_series(-small, 40))
+    return jnp.where(x == 0, jnp.inf, jnp.where(x < 0, jnp.nan, out))
+
+
+@custom_jvp
+def _exp1(x: Any) -> Any:
+    return _exp1_value(x)
+
+
+_exp1.defjvps(lambda t, ans, x: -t * jnp.exp(-x) / x)
+
+
+def exp1(x: ArrayLike) -> Array:
+    """The exponential integral ``E1(x) = int_x^inf e^-t / t dt`` for x > 0; inf at 0, NaN below."""
+    (x,) = _promote("exp1", x)
+    out: Array = _exp1(x)
+    return out
+
+
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammaln", "log_softmax", "logit", "logsumexp",
     "softmax", "xlog1py", "xlogy",
     # special (issue 21)
     "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "factorial", "gamma", "gammainc",
     "gammaincc", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma", "multigammaln",
-    "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "zeta",
+    "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "zeta", "bernoulli", "erfcx", "expi", "exp1",
 ]  # fmt: skip
