@@ -1,7 +1,10 @@
 """Dtypes, weak types and JAX's type promotion lattice (mirrors ``jax.dtypes``).
 
 Supported dtypes: bool, int8/16/32/64, uint8/16/32/64, float16, bfloat16,
-float32, float64, and ``float0`` (the tangent type of integer and bool values).
+float32, float64, and ``float0`` (the tangent type of integer and bool values);
+also ml_dtypes' narrow types JAX exports (``float8_*``, ``float6_*``,
+``float4_e2m1fn``, ``int1/2/4``, ``uint1/2/4``), which only promote implicitly
+with weak Python scalars (and float8 etc. with integers, through ``f*``).
 Complex dtypes are not supported yet and are refused with NotImplementedError.
 
 Two ideas shape this module:
@@ -45,6 +48,25 @@ __all__ = [
     "extended",
     "finfo",
     "float0",
+    # narrow: the ml_dtypes narrow types
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "int1",
+    "int2",
+    "int4",
+    "narrow_dtypes",
+    "uint1",
+    "uint2",
+    "uint4",
     "iinfo",
     "is_python_scalar",
     "is_weakly_typed",
@@ -63,6 +85,25 @@ __all__ = [
 DTypeLike: TypeAlias = Any
 
 bfloat16: type[Any] = ml_dtypes.bfloat16
+
+# The narrow types (ml_dtypes'), in JAX's order within each group.
+float8_e3m4: type[Any] = ml_dtypes.float8_e3m4
+float8_e4m3: type[Any] = ml_dtypes.float8_e4m3
+float8_e8m0fnu: type[Any] = ml_dtypes.float8_e8m0fnu
+float8_e4m3b11fnuz: type[Any] = ml_dtypes.float8_e4m3b11fnuz
+float8_e4m3fn: type[Any] = ml_dtypes.float8_e4m3fn
+float8_e4m3fnuz: type[Any] = ml_dtypes.float8_e4m3fnuz
+float8_e5m2: type[Any] = ml_dtypes.float8_e5m2
+float8_e5m2fnuz: type[Any] = ml_dtypes.float8_e5m2fnuz
+float6_e2m3fn: type[Any] = ml_dtypes.float6_e2m3fn
+float6_e3m2fn: type[Any] = ml_dtypes.float6_e3m2fn
+float4_e2m1fn: type[Any] = ml_dtypes.float4_e2m1fn
+int1: type[Any] = ml_dtypes.int1
+int2: type[Any] = ml_dtypes.int2
+int4: type[Any] = ml_dtypes.int4
+uint1: type[Any] = ml_dtypes.uint1
+uint2: type[Any] = ml_dtypes.uint2
+uint4: type[Any] = ml_dtypes.uint4
 
 # The dtype of tangents of integer/bool values: zero bytes per element, so a
 # float0 array carries only a shape. Defined the way JAX defines it so that
@@ -141,6 +182,25 @@ _i8, _i16, _i32, _i64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.i
 _u8, _u16, _u32, _u64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 _f16, _bf16, _f32, _f64 = (np.dtype(t) for t in (np.float16, bfloat16, np.float32, np.float64))
 
+_FLOAT8: tuple[np.dtype[Any], ...] = tuple(
+    np.dtype(t)
+    for t in (
+        float8_e3m4, float8_e4m3, float8_e8m0fnu, float8_e4m3b11fnuz,
+        float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+    )
+)
+_FLOAT6: tuple[np.dtype[Any], ...] = (np.dtype(float6_e2m3fn), np.dtype(float6_e3m2fn))
+_FLOAT4: tuple[np.dtype[Any], ...] = (np.dtype(float4_e2m1fn),)
+_SIGNED_N: tuple[np.dtype[Any], ...] = tuple(np.dtype(t) for t in (int1, int2, int4))
+_UNSIGNED_N: tuple[np.dtype[Any], ...] = tuple(np.dtype(t) for t in (uint1, uint2, uint4))
+_NARROW_FLOATS = _FLOAT8 + _FLOAT6 + _FLOAT4
+_NARROW_INTS = _SIGNED_N + _UNSIGNED_N
+
+
+def _narrow_short_name(dt: np.dtype[Any]) -> str:
+    # JAX abbreviates the kind only: float8_e4m3fn -> f8_e4m3fn, uint4 -> u4.
+    return dt.name.replace("float", "f").replace("uint", "u").replace("int", "i")
+
 # Short names as they appear in jaxpr text (``f32[3]``, ``bool[]``, ...).
 _SHORT_NAMES: dict[np.dtype[Any], str] = {
     _bool: "bool",
@@ -148,13 +208,14 @@ _SHORT_NAMES: dict[np.dtype[Any], str] = {
     _u8: "u8", _u16: "u16", _u32: "u32", _u64: "u64",
     _f16: "f16", _bf16: "bf16", _f32: "f32", _f64: "f64",
     float0: "float0",
+    **{d: _narrow_short_name(d) for d in _NARROW_FLOATS + _NARROW_INTS},
 }
 _FROM_SHORT_NAME: dict[str, np.dtype[Any]] = {v: k for k, v in _SHORT_NAMES.items()}
 
 # Every dtype a minijax value may have.
 _VALID_DTYPES: frozenset[np.dtype[Any]] = frozenset(_SHORT_NAMES)
 
-_FLOATING: frozenset[np.dtype[Any]] = frozenset({_f16, _bf16, _f32, _f64})
+_FLOATING: frozenset[np.dtype[Any]] = frozenset({_f16, _bf16, _f32, _f64, *_NARROW_FLOATS})
 
 # x64 off: each 64-bit dtype is replaced by its 32-bit counterpart.
 _TO_32_BIT: dict[np.dtype[Any], np.dtype[Any]] = {_i64: _i32, _u64: _u32, _f64: _f32}
@@ -169,8 +230,16 @@ python_scalar_dtypes: Mapping[type, np.dtype[Any]] = {bool: _bool, int: _i64, fl
 
 
 def supported_dtypes() -> tuple[np.dtype[Any], ...]:
-    """Every dtype minijax arrays may have, float0 excluded."""
-    return tuple(d for d in _SHORT_NAMES if d != float0)
+    """The standard dtypes minijax arrays may have: float0 and the narrow ones excluded."""
+    return tuple(d for d in _SHORT_NAMES if d != float0 and d not in _NARROW)
+
+
+def narrow_dtypes() -> tuple[np.dtype[Any], ...]:
+    """The ml_dtypes narrow dtypes (float8_*, float6_*, float4_e2m1fn, int1/2/4, uint1/2/4)."""
+    return _NARROW_FLOATS + _NARROW_INTS
+
+
+_NARROW: frozenset[np.dtype[Any]] = frozenset(_NARROW_FLOATS + _NARROW_INTS)
 
 
 def short_dtype_name(dtype: DTypeLike) -> str:
@@ -224,7 +293,8 @@ def _to_np_dtype(x: DTypeLike) -> np.dtype[Any]:
         _raise_complex(dt.name)
     raise TypeError(
         f"Value '{x}' with dtype {dt} is not a valid JAX array type. minijax supports "
-        "bool, int8/16/32/64, uint8/16/32/64, float16, bfloat16, float32 and float64."
+        "bool, int8/16/32/64, uint8/16/32/64, float16, bfloat16, float32 and float64, "
+        "and ml_dtypes' float8_*/float6_*/float4_e2m1fn/int1/int2/int4/uint1/uint2/uint4."
     )
 
 
@@ -403,10 +473,15 @@ def scalar_type_of(x: Any) -> type:
 _WEAK_NODES = frozenset({"i*", "f*"})
 _INT_NODES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
 _FLOAT_NODES = ("bf16", "f16", "f32", "f64")
+_NARROW_FLOAT_NODES = tuple(_narrow_short_name(d) for d in _NARROW_FLOATS)
+_NARROW_INT_NODES = tuple(_narrow_short_name(d) for d in _NARROW_INTS)
 
 _STANDARD_EDGES: dict[str, tuple[str, ...]] = {
     "bool": ("i*",),
-    "i*": ("u8", "i8"),
+    # Narrow integers and floats sit just above the weak types and below
+    # nothing: they meet only Python scalars (and, for the floats, anything
+    # that reaches f*), as in JAX.
+    "i*": ("u8", "i8", *_NARROW_INT_NODES),
     "u8": ("u16", "i16"),
     "u16": ("u32", "i32"),
     "u32": ("u64", "i64"),
@@ -415,7 +490,8 @@ _STANDARD_EDGES: dict[str, tuple[str, ...]] = {
     "i16": ("i32",),
     "i32": ("i64",),
     "i64": ("f*",),
-    "f*": ("bf16", "f16"),
+    "f*": ("bf16", "f16", *_NARROW_FLOAT_NODES),
+    **{n: () for n in _NARROW_FLOAT_NODES + _NARROW_INT_NODES},
     "bf16": ("f32",),
     "f16": ("f32",),
     "f32": ("f64",),
@@ -431,9 +507,9 @@ _X32_EDGES = {**_STANDARD_EDGES, "u32": ("u64", "i32")}
 # implicitly (into any integer or floating type, and int into float).
 _STRICT_EDGES: dict[str, tuple[str, ...]] = {
     "bool": (),
-    "i*": ("f*", *_INT_NODES),
-    "f*": _FLOAT_NODES,
-    **{n: () for n in _INT_NODES + _FLOAT_NODES},
+    "i*": ("f*", *_INT_NODES, *_NARROW_INT_NODES),
+    "f*": (*_FLOAT_NODES, *_NARROW_FLOAT_NODES),
+    **{n: () for n in _INT_NODES + _FLOAT_NODES + _NARROW_INT_NODES + _NARROW_FLOAT_NODES},
 }
 
 
@@ -522,6 +598,9 @@ def _nodes_of(pairs: Iterable[tuple[np.dtype[Any], bool]]) -> list[str]:
 
 def _promotion_error(nodes: list[str], strict: bool) -> TypePromotionError:
     shown = ", ".join(nodes)
+    narrow = _narrow_promotion_error(nodes, strict)
+    if narrow is not None:
+        return narrow
     if strict:
         return TypePromotionError(
             f"Input dtypes ({shown}) have no implicit dtype promotion path when "
@@ -533,6 +612,37 @@ def _promotion_error(nodes: list[str], strict: bool) -> TypePromotionError:
         f"Input dtypes ({shown}) have no implicit dtype promotion path. "
         "Cast the inputs explicitly to the dtype you want."
     )
+
+
+def _narrow_promotion_error(nodes: list[str], strict: bool) -> TypePromotionError | None:
+    """JAX's own wording when a narrow dtype is what blocks promotion (not in strict mode)."""
+    if strict:
+        return None
+    kinds = (
+        (_FLOAT8, "8-bit floats", "float32"),
+        (_FLOAT6, "6-bit floats", "float32"),
+        (_FLOAT4, "4-bit floats", "float32"),
+        (_NARROW_INTS, "1-bit, 2-bit and 4-bit integers", "int32"),
+    )
+    seen = [n for i, n in enumerate(nodes) if n not in nodes[:i]]
+    for group, what, target in kinds:
+        if any(_FROM_SHORT_NAME.get(n) in group for n in seen):
+            names = tuple(_node_name(n) for n in seen)
+            return TypePromotionError(
+                f"Input dtypes {names} have no available implicit dtype promotion path. "
+                f"To avoid unintended promotion, {what} do not support implicit promotion. "
+                "If you'd like your inputs to be promoted to another type, you can do so "
+                f"explicitly using e.g. x.astype('{target}')"
+            )
+    return None
+
+
+def _node_name(node: str) -> str:
+    if node == "i*":
+        return str(int)
+    if node == "f*":
+        return str(float)
+    return _FROM_SHORT_NAME[node].name
 
 
 def _lattice_join(nodes: list[str], strict: bool, x64: bool) -> str:
@@ -710,14 +820,18 @@ def _scalar_type(x: DTypeLike) -> type:
 
 @functools.lru_cache(maxsize=256)
 def _issubdtype(a: type, b: type) -> bool:
-    if a is bfloat16:
-        # NumPy does not place ml_dtypes' bfloat16 under np.floating; JAX does.
-        return b in (bfloat16, np.floating, np.inexact, np.number, np.generic)
+    if a is bfloat16 or np.dtype(a) in _NARROW_FLOATS:
+        # NumPy does not place ml_dtypes' floats under np.floating; JAX does.
+        return b in (a, np.floating, np.inexact, np.number, np.generic)
+    if np.dtype(a) in _SIGNED_N:
+        return b in (a, np.signedinteger, np.integer, np.number, np.generic)
+    if np.dtype(a) in _UNSIGNED_N:
+        return b in (a, np.unsignedinteger, np.integer, np.number, np.generic)
     return bool(np.issubdtype(a, b))
 
 
 def issubdtype(a: DTypeLike, b: DTypeLike) -> bool:
-    """``np.issubdtype`` that also knows bfloat16 is a floating dtype."""
+    """``np.issubdtype`` that also knows bfloat16 and the narrow types' kinds."""
     return _issubdtype(_scalar_type(a), _scalar_type(b))
 
 
@@ -731,6 +845,14 @@ def finfo(dtype: DTypeLike) -> np.finfo[Any]:
     return result
 
 
+# ml_dtypes' iinfo also knows int1/int2/int4 and their unsigned twins.
+_ml_iinfo: Any = ml_dtypes.iinfo
+
+
 def iinfo(int_type: DTypeLike) -> np.iinfo[Any]:
-    """Machine limits of an integer dtype."""
-    return np.iinfo(_to_np_dtype(int_type))
+    """Machine limits of an integer dtype (the narrow ones too)."""
+    dt = _to_np_dtype(int_type)
+    if dt in _NARROW_INTS:
+        result: np.iinfo[Any] = _ml_iinfo(dt)
+        return result
+    return np.iinfo(dt)

@@ -113,8 +113,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Primitive names may contain dashes (JAX's `scatter-add`).
 _PRIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _VAR = re.compile(r"[a-z]+|_")
-# A dtype is a short name (``f32``) or an extended dtype's name (``key<fry>``).
-_TYPE = re.compile(r"([a-z]+[0-9]*|key<[a-z0-9]+>)\[((?:[0-9]+(?:,[0-9]+)*)?)\]")
+# A dtype is a short name (``f32``, the narrow ``f8_e4m3fn``) or an extended dtype's name (``key<fry>``).
+_TYPE = re.compile(r"([a-z]+[0-9]*(?:_[a-z0-9]+)?|key<[a-z0-9]+>)\[((?:[0-9]+(?:,[0-9]+)*)?)\]")
 _BINDER = re.compile(r"([a-z]+|_):(" + _TYPE.pattern + ")")
 _NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?)"
 _LITERAL = re.compile(rf"(-?inf|nan|True|False|{_NUMBER}):")
@@ -801,7 +801,7 @@ def _parse_quoted(r: _Reader) -> str:
 
 # NumPy's own spellings, which Python's str() of a tuple shows: ``dtype('int8')``,
 # ``dtype(bfloat16)``, ``np.float32(0.5)``, ``np.True_``. Only minijax's dtypes.
-_DTYPES_BY_NAME = {d.name: d for d in dtypes.supported_dtypes()}
+_DTYPES_BY_NAME = {d.name: d for d in dtypes.supported_dtypes() + dtypes.narrow_dtypes()}
 _NUMPY_SCALARS: dict[str, type] = {
     f"np.{d.type.__name__}": d.type for d in dtypes.supported_dtypes() if d.type.__module__ == "numpy"
 }

@@ -34,14 +34,16 @@ from minijax_numpy.table import IMPLS, SPECIALIZERS, impl
 Array = np.ndarray[Any, Any]
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
-_LOW_PRECISION = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
+# The narrow floats (float8_*, ...) are computed in float32 and rounded once too:
+# XLA on CPU upcasts them the same way.
+_LOW_PRECISION = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), *dtypes.narrow_dtypes()[:11]})
 _FULL_PRECISION = frozenset({_F32, _F64})
 # Integer dtypes by width in bytes, to view a value's bits as unsigned or signed.
 _UNSIGNED: dict[int, np.dtype[Any]] = {np.dtype(t).itemsize: np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)}
 _SIGNED: dict[int, np.dtype[Any]] = {np.dtype(t).itemsize: np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64)}
 
 
-_FLOAT_DTYPES = frozenset(np.dtype(d) for d in (np.float16, dtypes.bfloat16, np.float32, np.float64))
+_FLOAT_DTYPES = frozenset(np.dtype(d) for d in (np.float16, dtypes.bfloat16, np.float32, np.float64)) | _LOW_PRECISION
 
 
 def _is_float(dtype: np.dtype[Any]) -> bool:
@@ -123,6 +125,24 @@ def _round(x: Array, *, rounding_method: int) -> Array:
 # Arithmetic on any numeric dtype
 
 
+# narrow: int1/int2/int4 and their unsigned twins are computed in int32 and
+# wrapped back (ml_dtypes' cast wraps modulo 2**bits, as XLA's arithmetic does).
+_NARROW_INTS = frozenset(dtypes.narrow_dtypes()[11:])
+_I32 = np.dtype(np.int32)
+
+
+def _in_int32(fn: Callable[..., Any]) -> Callable[..., Array]:
+    """``fn`` on narrow-int operands computed in int32, wrapped back to the operand dtype."""
+
+    def run(*xs: Array, **params: Any) -> Array:
+        dtype = xs[0].dtype
+        if dtype in _NARROW_INTS:
+            return np.asarray(fn(*(x.astype(_I32) for x in xs), **params)).astype(dtype)
+        return np.asarray(fn(*xs, **params))
+
+    return run
+
+
 def _by_dtype_kind(
     float_fn: Callable[..., Any], int_fn: Callable[..., Any]
 ) -> Callable[[Sequence[ShapedArray]], Callable[..., Any] | None]:
@@ -132,24 +152,28 @@ def _by_dtype_kind(
         dtype = avals[0].dtype
         if dtype in _FULL_PRECISION:
             return float_fn
-        return int_fn if dtype not in _FLOAT_DTYPES else None
+        return int_fn if dtype not in _FLOAT_DTYPES and dtype not in _NARROW_INTS else None
 
     return specialize
 
 
 def _float_or_int(float_fn: Callable[..., Any], int_fn: Callable[..., Any]) -> Callable[..., Array]:
     run_float = _in_float32(float_fn)
+    run_int = _in_int32(int_fn)
 
     def run(*xs: Array, **params: Any) -> Array:
-        return run_float(*xs) if xs[0].dtype in _FLOAT_DTYPES else np.asarray(int_fn(*xs))
+        return run_float(*xs) if xs[0].dtype in _FLOAT_DTYPES else run_int(*xs)
 
     return run
 
 
 @impl("sign")
+@_in_int32
 def _sign(x: Array) -> Array:
     if _is_float(x.dtype):  # keeps -0.0 and NaN, unlike np.sign
-        return np.where(x > 0, np.ones((), x.dtype), np.where(x < 0, -np.ones((), x.dtype), x))
+        # Compared in float32: a narrow float may have no 0 to compare with (float8_e8m0fnu).
+        w = x.astype(_F32) if x.dtype in _LOW_PRECISION else x
+        return np.where(w > 0, np.ones((), w.dtype), np.where(w < 0, -np.ones((), w.dtype), w)).astype(x.dtype)
     return np.sign(x)
 
 
@@ -269,10 +293,10 @@ def _nextafter(x: Array, y: Array) -> Array:
 # Bitwise operations, on the two's complement bit pattern
 
 
-IMPLS["not"] = np.invert
-IMPLS["and"] = np.bitwise_and
-IMPLS["or"] = np.bitwise_or
-IMPLS["xor"] = np.bitwise_xor
+IMPLS["not"] = _in_int32(np.invert)
+IMPLS["and"] = _in_int32(np.bitwise_and)
+IMPLS["or"] = _in_int32(np.bitwise_or)
+IMPLS["xor"] = _in_int32(np.bitwise_xor)
 
 
 def _shift_amount(y: Array) -> tuple[Array, Array]:
@@ -371,16 +395,16 @@ def _convert_element_type(x: Array, *, new_dtype: Any, weak_type: bool, sharding
         return np.zeros(x.shape, dtypes.float0)
     if new == np.bool_:
         return np.asarray(x != 0)  # NaN is true
-    if _is_float(x.dtype) and new.kind in "iu":
+    if _is_float(x.dtype) and dtypes.issubdtype(new, np.integer):
         return _float_to_int(x, new)
     return x.astype(new)
 
 
 def _float_to_int(x: Array, new: np.dtype[Any]) -> Array:
     """Truncate toward zero, saturate at the integer range, NaN -> 0 (XLA's conversion)."""
-    info = np.iinfo(new)
+    info = dtypes.iinfo(new)
     t = np.trunc(x.astype(_F64))  # exact for every float dtype
-    too_big = t >= 2.0 ** (_bits(new) - (new.kind == "i"))  # the power of two above info.max
+    too_big = t >= 2.0 ** (info.bits - (info.kind == "i"))  # the power of two above info.max
     too_small = t < info.min
     inside = np.where(too_big | too_small | np.isnan(t), 0, t).astype(new)
     return np.where(too_big, new.type(info.max), np.where(too_small, new.type(info.min), inside))

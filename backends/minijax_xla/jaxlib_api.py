@@ -135,17 +135,45 @@ _ELEMENT_TYPES: dict[np.dtype[Any], Callable[[], ir.Type]] = {
     # float0 (the tangent type of integers) carries no data: booleans on the
     # device, as JAX lowers it; reading one back gives float0 zeros (``get``).
     float0: lambda: ir.IntegerType.get_signless(1),
+    # narrow: ml_dtypes' narrow types. float6_* and int1/uint1 are absent on
+    # purpose: XLA's CPU client cannot hold arrays of them (JAX 0.10.2 fails
+    # inside XLA on them), so they are refused here with a clear error.
+    np.dtype(ml_dtypes.float8_e3m4): lambda: ir.Float8E3M4Type.get(),
+    np.dtype(ml_dtypes.float8_e4m3): lambda: ir.Float8E4M3Type.get(),
+    np.dtype(ml_dtypes.float8_e4m3b11fnuz): lambda: ir.Float8E4M3B11FNUZType.get(),
+    np.dtype(ml_dtypes.float8_e4m3fn): lambda: ir.Float8E4M3FNType.get(),
+    np.dtype(ml_dtypes.float8_e4m3fnuz): lambda: ir.Float8E4M3FNUZType.get(),
+    np.dtype(ml_dtypes.float8_e5m2): lambda: ir.Float8E5M2Type.get(),
+    np.dtype(ml_dtypes.float8_e5m2fnuz): lambda: ir.Float8E5M2FNUZType.get(),
+    np.dtype(ml_dtypes.float8_e8m0fnu): lambda: ir.Float8E8M0FNUType.get(),
+    np.dtype(ml_dtypes.float4_e2m1fn): lambda: ir.Float4E2M1FNType.get(),
+    np.dtype(ml_dtypes.int2): lambda: ir.IntegerType.get_signless(2),
+    np.dtype(ml_dtypes.int4): lambda: ir.IntegerType.get_signless(4),
+    np.dtype(ml_dtypes.uint2): lambda: ir.IntegerType.get_unsigned(2),
+    np.dtype(ml_dtypes.uint4): lambda: ir.IntegerType.get_unsigned(4),
 }
 
-SUPPORTED_DTYPES: tuple[np.dtype[Any], ...] = tuple(_ELEMENT_TYPES)
+SUPPORTED_DTYPES: tuple[np.dtype[Any], ...] = tuple(d for d in _ELEMENT_TYPES if d != float0)
+
+
+def check_dtype(dtype: np.dtype[Any]) -> None:
+    """Refuse, with a TypeError naming the dtype, one XLA cannot hold (float6_*, int1, uint1)."""
+    if dtype not in _ELEMENT_TYPES and not isinstance(dtype, np.dtype):
+        return  # an extended dtype: stored as its physical dtype
+    if dtype not in _ELEMENT_TYPES:
+        names = ", ".join(d.name for d in SUPPORTED_DTYPES)
+        raise TypeError(
+            f"the xla backend does not support dtype {dtype.name} (XLA on CPU has no arrays of it); "
+            f"use the numpy backend (jax.config.update('jax_platform_name', 'numpy')) for it. Supported: {names}"
+        )
 
 
 def element_type(dtype: Any) -> ir.Type:
     """The MLIR element type of a NumPy dtype (needs an active context)."""
     make = _ELEMENT_TYPES.get(np.dtype(dtype))
     if make is None:
-        names = ", ".join(d.name for d in SUPPORTED_DTYPES)
-        raise TypeError(f"the xla backend does not support dtype {np.dtype(dtype).name}; supported: {names}")
+        check_dtype(np.dtype(dtype))
+        raise AssertionError  # unreachable: check_dtype raised
     return make()
 
 
@@ -275,6 +303,7 @@ def put(value: np.ndarray[Any, Any], device: PjrtDevice) -> Buffer:
         buffer = put(np.zeros(value.shape, np.bool_), device)
         _float0_buffers[id(buffer)] = buffer
         return buffer
+    check_dtype(value.dtype)
     aval = ShapedArray(value.shape, value.dtype)
     buffer = xc.batched_device_put(
         aval,

@@ -61,6 +61,24 @@ __all__ = [
     "uint64",
     "uint8",
     "unsignedinteger",
+    # narrow: the ml_dtypes narrow types
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "int1",
+    "int2",
+    "int4",
+    "uint1",
+    "uint2",
+    "uint4",
 ]
 
 
@@ -105,6 +123,24 @@ float16 = _make_scalar_type(np.float16)
 bfloat16 = _make_scalar_type(dtypes.bfloat16)
 float32 = _make_scalar_type(np.float32)
 float64 = _make_scalar_type(np.float64)
+# narrow: ml_dtypes' narrow types, as JAX exports them.
+float8_e3m4 = _make_scalar_type(dtypes.float8_e3m4)
+float8_e4m3 = _make_scalar_type(dtypes.float8_e4m3)
+float8_e4m3b11fnuz = _make_scalar_type(dtypes.float8_e4m3b11fnuz)
+float8_e4m3fn = _make_scalar_type(dtypes.float8_e4m3fn)
+float8_e4m3fnuz = _make_scalar_type(dtypes.float8_e4m3fnuz)
+float8_e5m2 = _make_scalar_type(dtypes.float8_e5m2)
+float8_e5m2fnuz = _make_scalar_type(dtypes.float8_e5m2fnuz)
+float8_e8m0fnu = _make_scalar_type(dtypes.float8_e8m0fnu)
+float6_e2m3fn = _make_scalar_type(dtypes.float6_e2m3fn)
+float6_e3m2fn = _make_scalar_type(dtypes.float6_e3m2fn)
+float4_e2m1fn = _make_scalar_type(dtypes.float4_e2m1fn)
+int1 = _make_scalar_type(dtypes.int1)
+int2 = _make_scalar_type(dtypes.int2)
+int4 = _make_scalar_type(dtypes.int4)
+uint1 = _make_scalar_type(dtypes.uint1)
+uint2 = _make_scalar_type(dtypes.uint2)
+uint4 = _make_scalar_type(dtypes.uint4)
 # NumPy's default-precision aliases, as JAX spells them (64-bit names).
 float_ = float64
 int_ = int64

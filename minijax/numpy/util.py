@@ -131,8 +131,19 @@ def convert_element_type(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type, sharding=None)
 
 
+# narrow: JAX 0.10.2 maps int4/uint4 to float32 and leaves int1/int2/uint1/uint2
+# as they are (its table lists only the former), so jnp.divide of int2 values
+# divides as integers. Kept, so results have JAX's dtype.
+_NARROW_TO_INEXACT = {np.dtype(dtypes.int4): np.dtype(np.float32), np.dtype(dtypes.uint4): np.dtype(np.float32)}
+_NARROW_KEPT = frozenset(np.dtype(d) for d in (dtypes.int1, dtypes.int2, dtypes.uint1, dtypes.uint2))
+
+
 def to_inexact_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
     """Integers and bool compute in the default float; floats stay themselves."""
+    if dtype in _NARROW_TO_INEXACT:
+        return _NARROW_TO_INEXACT[dtype]
+    if dtype in _NARROW_KEPT:
+        return dtype
     return dtype if dtypes.issubdtype(dtype, np.inexact) else dtypes.default_float_dtype()
 
 

@@ -120,8 +120,12 @@ def _check_accuracy(name: str, accuracy: Any) -> None:
 # Rule builders
 
 
+# The narrow integers an op refuses when it says so (JAX's list: not int1/uint1).
+_NARROW_REFUSED = frozenset(np.dtype(d) for d in (dtypes.int2, dtypes.int4, dtypes.uint2, dtypes.uint4))
+
+
 def unop_rule(
-    name: str, classes: Classes, result_dtype: Any = None, *, accuracy: bool = False
+    name: str, classes: Classes, result_dtype: Any = None, *, accuracy: bool = False, narrow_ints: bool = True
 ) -> Callable[..., ShapedArray]:
     """The rule of a unary op: checks C1 (and C4 for ops with an ``accuracy`` param),
     keeps the shape (C2) and the weak type (C3)."""
@@ -129,6 +133,12 @@ def unop_rule(
 
     def rule(x: ShapedArray, **params: Any) -> ShapedArray:
         check_classes(name, [x], classes)  # unary C1
+        if not narrow_ints and x.dtype in _NARROW_REFUSED:
+            raise TypeError(
+                f"{name} does not accept dtype {x.dtype.name}. Support for narrow-width integers is "
+                "platform-dependent and limited to a few specific operations, e.g. basic arithmetic "
+                "and type casting."
+            )
         if accuracy:
             _check_accuracy(name, params.pop("accuracy", None))  # unary C4
         if params:
@@ -152,8 +162,10 @@ def naryop_rule(name: str, classes: Classes, result_dtype: Any = None) -> Callab
     return rule
 
 
-def _unop(name: str, classes: Classes, result_dtype: Any = None, *, accuracy: bool = False) -> Primitive:
-    return standard_primitive(name, unop_rule(name, classes, result_dtype, accuracy=accuracy))
+def _unop(
+    name: str, classes: Classes, result_dtype: Any = None, *, accuracy: bool = False, narrow_ints: bool = True
+) -> Primitive:
+    return standard_primitive(name, unop_rule(name, classes, result_dtype, accuracy=accuracy, narrow_ints=narrow_ints))
 
 
 def _binop(name: str, classes: Classes, result_dtype: Any = None) -> Primitive:
@@ -196,7 +208,7 @@ atanh_p = _unop("atanh", FLOATING)
 sqrt_p = _unop("sqrt", FLOATING, accuracy=True)
 rsqrt_p = _unop("rsqrt", FLOATING, accuracy=True)
 cbrt_p = _unop("cbrt", FLOATING, accuracy=True)
-abs_p = _unop("abs", FLOAT_SIGNED)
+abs_p = _unop("abs", FLOAT_SIGNED, narrow_ints=False)
 erf_p = _unop("erf", FLOATING)
 erfc_p = _unop("erfc", FLOATING)
 erf_inv_p = _unop("erf_inv", FLOATING)

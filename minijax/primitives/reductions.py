@@ -292,8 +292,13 @@ def reduction_identity(name: str, dtype: np.dtype[Any]) -> Any:
     if name == "reduce_and":
         return np.array(-1).astype(dtype)[()]  # every bit set
     if dtypes.issubdtype(dtype, np.floating):
-        return dtype.type(-np.inf if name == "reduce_max" else np.inf)
-    info = np.iinfo(dtype)
+        inf = dtype.type(-np.inf if name == "reduce_max" else np.inf)
+        if np.isinf(np.float32(inf)):
+            return inf
+        # A narrow float without infinities (float8_e4m3fn, ...): its extreme finite value.
+        limits = dtypes.finfo(dtype)
+        return dtype.type(limits.min if name == "reduce_max" else limits.max)
+    info = dtypes.iinfo(dtype)
     return dtype.type(info.min if name == "reduce_max" else info.max)
 
 
