@@ -180,6 +180,11 @@ class _ThreadOverrides(threading.local):
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
+        # trace_context() while this thread overrides one of its flags, else None
+        # (jit reads it on every call: one tuple, not one per call), with the
+        # _trace_context_version it was computed at.
+        self.trace_context: tuple[Any, ...] | None = None
+        self.trace_context_version = -1
 
 
 _overrides = _ThreadOverrides()
@@ -270,9 +275,29 @@ def global_value(name: str) -> Any:
 TRACE_CONTEXT_FLAGS = ("jax_enable_x64", "jax_numpy_dtype_promotion", "jax_numpy_rank_promotion", "jax_default_matmul_precision")
 
 
+# Moves when update() changes a global trace-context flag: a thread's cached
+# context mixes its overrides with the global values of the other flags.
+_trace_context_version = 0
+
+
 def trace_context() -> tuple[Any, ...]:
     """The values of TRACE_CONTEXT_FLAGS in force in this thread."""
-    return tuple(read(name) for name in TRACE_CONTEXT_FLAGS)
+    overrides = _overrides
+    local = overrides.trace_context
+    if local is None:
+        return _global_values[GLOBAL_TRACE_CONTEXT]  # type: ignore[no-any-return]
+    if overrides.trace_context_version != _trace_context_version:
+        _refresh_thread_trace_context()
+        return trace_context()
+    return local
+
+
+def _refresh_thread_trace_context() -> None:
+    """Cache this thread's trace context if it overrides one of its flags."""
+    local = _overrides.values
+    overridden = any(name in local for name in TRACE_CONTEXT_FLAGS)
+    _overrides.trace_context = tuple(read(name) for name in TRACE_CONTEXT_FLAGS) if overridden else None
+    _overrides.trace_context_version = _trace_context_version
 
 
 def global_trace_context() -> tuple[Any, ...]:
@@ -491,6 +516,7 @@ def config_context(**new_values: object) -> Iterator[None]:
     # the flags back: a failed entry must not leave an override in force.
     try:
         local.update(parsed)
+        _refresh_thread_trace_context()
         _notify(parsed)
         yield
     finally:
@@ -500,6 +526,7 @@ def config_context(**new_values: object) -> Iterator[None]:
                 local.pop(name, None)
             else:
                 local[name] = old
+        _refresh_thread_trace_context()
         _notify({name: read(name) for name in saved})
 
 
@@ -531,7 +558,10 @@ class Config:
         """Set a flag's global value (thread-local overrides still win)."""
         flag = _lookup(name)
         _global_values[name] = flag.parse(name, value)
-        _global_values[GLOBAL_TRACE_CONTEXT] = global_trace_context()
+        if name in TRACE_CONTEXT_FLAGS:
+            global _trace_context_version
+            _global_values[GLOBAL_TRACE_CONTEXT] = global_trace_context()
+            _trace_context_version += 1
         _notify({name: read(name)})
 
     def __getattr__(self, name: str) -> Any:

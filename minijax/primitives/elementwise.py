@@ -149,11 +149,14 @@ def unop_rule(
     return rule
 
 
-def naryop_rule(name: str, classes: Classes, result_dtype: Any = None) -> Callable[..., ShapedArray]:
-    """The rule of an n-ary op whose operands share one dtype class and one dtype."""
+def naryop_rule(name: str, classes: Classes, result_dtype: Any = None, arity: int | None = None) -> Callable[..., ShapedArray]:
+    """The rule of an n-ary op whose operands share one dtype class and one dtype
+    (exactly ``arity`` of them, when given)."""
     out_dtype = None if result_dtype is None else np.dtype(result_dtype)
 
     def rule(*avals: ShapedArray) -> ShapedArray:
+        if arity is not None and len(avals) != arity:
+            raise TypeError(f"{name} takes {arity} operands, got {len(avals)}: {', '.join(a.str_short() for a in avals)}")
         shape = broadcasting_shape(name, *avals)  # n-ary C3 (checked first, as JAX does)
         check_classes(name, avals, classes)  # n-ary C1
         dtype = check_same_dtypes(name, avals)  # n-ary C2
@@ -169,14 +172,7 @@ def _unop(
 
 
 def _binop(name: str, classes: Classes, result_dtype: Any = None) -> Primitive:
-    nary = naryop_rule(name, classes, result_dtype)
-
-    def rule(*avals: ShapedArray) -> ShapedArray:
-        if len(avals) != 2:  # the n-ary rule would accept any number of operands
-            raise TypeError(f"{name} takes 2 operands, got {len(avals)}: {', '.join(a.str_short() for a in avals)}")
-        return nary(*avals)
-
-    return standard_primitive(name, rule)
+    return standard_primitive(name, naryop_rule(name, classes, result_dtype, arity=2))
 
 
 # ---------------------------------------------------------------------------

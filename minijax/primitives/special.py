@@ -27,20 +27,20 @@ from minijax.primitives.common import standard_primitive
 _FLOATING = ew.FLOATING
 
 
-def _nary(name: str) -> Primitive:
-    return standard_primitive(name, ew.naryop_rule(name, _FLOATING))  # n-ary C1-C4
+def _nary(name: str, arity: int) -> Primitive:
+    return standard_primitive(name, ew.naryop_rule(name, _FLOATING, arity=arity))  # n-ary C1-C4
 
 
 def _unary(name: str) -> Primitive:
     return standard_primitive(name, ew.unop_rule(name, _FLOATING))  # unary C1-C3
 
 
-igamma_p = _nary("igamma")
-igammac_p = _nary("igammac")
-igamma_grad_a_p = _nary("igamma_grad_a")
-regularized_incomplete_beta_p = _nary("regularized_incomplete_beta")
-polygamma_p = _nary("polygamma")
-zeta_p = _nary("zeta")
+igamma_p = _nary("igamma", 2)
+igammac_p = _nary("igammac", 2)
+igamma_grad_a_p = _nary("igamma_grad_a", 2)
+regularized_incomplete_beta_p = _nary("regularized_incomplete_beta", 3)
+polygamma_p = _nary("polygamma", 2)
+zeta_p = _nary("zeta", 2)
 bessel_i0e_p = _unary("bessel_i0e")
 bessel_i1e_p = _unary("bessel_i1e")
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import minijax.numpy as jnp
-from minijax import lax
+from minijax import config, lax
 from minijax.array import Array
 from minijax.autodiff import jvp
 from minijax.core import concrete_or_error
@@ -557,9 +557,7 @@ def bernoulli(n: int) -> Array:
 
 
 def _x64() -> bool:
-    from minijax.config import config
-
-    return bool(config.read("jax_enable_x64"))
+    return config.x64_enabled()
 
 
 _ERFCX_TERMS = 60
