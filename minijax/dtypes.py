@@ -820,12 +820,16 @@ def _scalar_type(x: DTypeLike) -> type:
 
 @functools.lru_cache(maxsize=256)
 def _issubdtype(a: type, b: type) -> bool:
-    if a is bfloat16 or np.dtype(a) in _NARROW_FLOATS:
+    try:
+        da = np.dtype(a)
+    except TypeError:  # an abstract type (np.floating, np.generic): NumPy's answer
+        return bool(np.issubdtype(a, b))
+    if a is bfloat16 or da in _NARROW_FLOATS:
         # NumPy does not place ml_dtypes' floats under np.floating; JAX does.
         return b in (a, np.floating, np.inexact, np.number, np.generic)
-    if np.dtype(a) in _SIGNED_N:
+    if da in _SIGNED_N:
         return b in (a, np.signedinteger, np.integer, np.number, np.generic)
-    if np.dtype(a) in _UNSIGNED_N:
+    if da in _UNSIGNED_N:
         return b in (a, np.unsignedinteger, np.integer, np.number, np.generic)
     return bool(np.issubdtype(a, b))
 

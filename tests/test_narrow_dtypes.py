@@ -330,3 +330,13 @@ def test_jaxpr_text_round_trips(name: str) -> None:
     assert f"b:{SHORT[name]}[3] = convert_element_type[" in text and f"new_dtype={name}" in text
     assert "add b b" in text
     assert str(parse_jaxpr(text)) == text
+
+
+def test_issubdtype_of_an_abstract_numpy_type_is_numpys_answer() -> None:
+    # The narrow-dtype branch of issubdtype must not ask np.dtype() of np.generic
+    # (a TypeError in NumPy 2), which jax.random's dtype checks do.
+    import numpy as np
+
+    import minijax.numpy as jnp
+
+    assert jnp.issubdtype(np.floating, np.generic) and not jnp.issubdtype(np.generic, np.floating)
