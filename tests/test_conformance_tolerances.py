@@ -165,6 +165,20 @@ def test_sums_may_be_reordered_within_their_bound() -> None:
     assert not judge("reduce_sum", [f32(1.0, 2.0)], np.float32(3.001), np.float32(3.0), params).ok
 
 
+def test_a_nan_or_infinite_source_leaves_the_scatter_bound_finite() -> None:
+    # Found by the deep conformance run: one NaN in select_and_scatter_add's source
+    # made every element's bound NaN, so equal results "disagreed" (0 ulps apart).
+    params = {"window_dimensions": (1, 2), "window_strides": (1, 1), "padding": ((0, 0), (0, 0))}
+    operand = np.array([[1.0, 2.0, 0.5]], np.float32)
+    for bad in (np.nan, np.inf):
+        source = np.array([[0.25, bad]], np.float32)
+        want = np.array([[0.0, 0.25 + bad, 0.0]], np.float32)
+        assert judge("select_and_scatter_add", [source, operand], want, want, params).ok
+        off = want.copy()
+        off[0, 0] = 1.0  # and a wrong finite element still fails (an infinite bound would let it pass)
+        assert not judge("select_and_scatter_add", [source, operand], off, want, params).ok
+
+
 def test_dot_general_bound_follows_the_contraction() -> None:
     lhs, rhs = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
     params = {"dimension_numbers": (((1,), (0,)), ((), ()))}

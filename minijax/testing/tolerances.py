@@ -259,7 +259,9 @@ def _scatter_sum_bound(operands: Sequence[NDArray], params: Mapping[str, Any], w
     """select_and_scatter_add: an element adds the sources of the (at most k) windows that chose it."""
     source = operands[0]
     k = shape_size(-(-w // s) for w, s in zip(params["window_dimensions"], params["window_strides"]))
-    largest = float(np.max(np.abs(_f64(source)), initial=0.0))
+    # Only finite sources: a NaN would make every bound NaN (and no element agree), an
+    # infinity every bound infinite; non-finite results are compared exactly instead.
+    largest = float(np.max(_finite_abs(source), initial=0.0))
     info = dtypes.finfo(want.dtype)
     return np.asarray(k * float(info.eps) * k * largest + float(info.eps) * np.abs(_f64(want)) + float(info.tiny))
 
