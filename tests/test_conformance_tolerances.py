@@ -179,6 +179,34 @@ def test_a_nan_or_infinite_source_leaves_the_scatter_bound_finite() -> None:
         assert not judge("select_and_scatter_add", [source, operand], off, want, params).ok
 
 
+def test_an_infinite_kernel_over_the_padding_leaves_the_conv_bound_finite() -> None:
+    # Found by the deep conformance run: |inf| * the padding's 0 made the bound NaN,
+    # so equal finite results "disagreed" (0 ulps apart).
+    params = {
+        "dimension_numbers": ((0, 1, 2), (0, 1, 2), (0, 1, 2)), "window_strides": (1,), "padding": ((0, 1),),
+        "lhs_dilation": (1,), "rhs_dilation": (1,), "feature_group_count": 1, "batch_group_count": 1,
+    }  # fmt: skip
+    lhs, rhs = np.array([[[0.5, 2.0]]], np.float32), np.array([[[-2.0, np.inf]]], np.float32)
+    want = np.array([[[np.inf, -4.0]]], np.float32)  # 0.5*-2 + 2*inf, then 2*-2 + (padding: nothing)
+    assert judge("conv_general_dilated", [lhs, rhs], want, want, params).ok
+    assert not judge("conv_general_dilated", [lhs, rhs], want + np.float32(0.01), want, params).ok
+
+
+def test_batch_groups_may_leak_a_kernel_infinity_as_nan_into_other_groups() -> None:
+    # Found by the deep conformance run: XLA on CPU (and JAX) gives NaN in batch
+    # groups that never read the kernel's -inf; the spec leaves those unspecified.
+    params = {
+        "dimension_numbers": ((0, 1, 2), (0, 1, 2), (0, 1, 2)), "window_strides": (1,), "padding": ((0, 0),),
+        "lhs_dilation": (1,), "rhs_dilation": (1,), "feature_group_count": 1, "batch_group_count": 2,
+    }  # fmt: skip
+    lhs = np.array([[[1.0]], [[2.0]]], np.float32)
+    want = np.array([[[3.0], [-np.inf]]], np.float32)  # group 0: 1 * 3; group 1: 2 * -inf
+    leaked = np.array([[[np.nan], [-np.inf]]], np.float32)
+    assert judge("conv_general_dilated", [lhs, np.array([[[3.0]], [[-np.inf]]], np.float32)], leaked, want, params).ok
+    finite = np.array([[[3.0]], [[-1.0]]], np.float32)  # a finite kernel: no excuse
+    assert not judge("conv_general_dilated", [lhs, finite], leaked, np.array([[[3.0], [-2.0]]], np.float32), params).ok
+
+
 def test_dot_general_bound_follows_the_contraction() -> None:
     lhs, rhs = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
     params = {"dimension_numbers": (((1,), (0,)), ((), ()))}

@@ -268,10 +268,13 @@ def _scatter_sum_bound(operands: Sequence[NDArray], params: Mapping[str, Any], w
 
 def _conv_magnitude(lhs: NDArray, rhs: NDArray, params: Mapping[str, Any]) -> NDArray:
     """|lhs| convolved with |rhs| in float64 (the result's layout): the sum of the magnitudes
-    of the products each result element adds up. Written out one window offset at a time."""
+    of the products each result element adds up. Written out one window offset at a time.
+    Only finite operands count: a finite result took in no infinity or NaN (the padding
+    and holes add no product), and a non-finite one is compared exactly; an inf kernel
+    tap over the padding's 0 would otherwise make the bound NaN."""
     lhs_spec, rhs_spec, out_spec = (tuple(s) for s in params["dimension_numbers"])
-    x = np.abs(_f64(lhs)).transpose(lhs_spec)
-    w = np.abs(_f64(rhs)).transpose(rhs_spec)
+    x = _finite_abs(lhs).transpose(lhs_spec)
+    w = _finite_abs(rhs).transpose(rhs_spec)
     for i, (d, (lo, hi)) in enumerate(zip(params["lhs_dilation"], params["padding"])):
         axis, n = 2 + i, x.shape[2 + i]
         spread = np.zeros(x.shape[:axis] + ((n - 1) * d + 1 if n else 0,) + x.shape[axis + 1 :])
@@ -662,6 +665,12 @@ def compare_primitive(
             x = np.broadcast_to(_f64(operands[0]), a.shape)
             with np.errstate(invalid="ignore"):
                 excused |= (x < 0) & (np.abs(x - np.round(x)) < 1e-12)
+        if name == "conv_general_dilated" and int(params.get("batch_group_count", 1)) > 1 and _is_float(a.dtype):
+            # XLA's CPU rewrite of batch groups lets a kernel's infinity or NaN
+            # reach the other groups' results as NaN (JAX gives the same NaNs);
+            # the spec leaves those elements unspecified (convolution.md).
+            if not np.isfinite(_f64(operands[1])).all():
+                excused |= np.isnan(_f64(a))
         if name in SUBNORMAL_UNSPECIFIED:
             for x in operands:
                 excused |= np.broadcast_to(_subnormal(x), a.shape)
