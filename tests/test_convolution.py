@@ -153,6 +153,20 @@ def test_the_deep_run_reproducer_a_window_over_padding_only_is_zero():
     np.testing.assert_array_equal(got, [[[lhs[0, 0, 0] * rhs[0, 0, 0], 0.0], [np.inf, 0.0]]])
 
 
+@pytest.mark.parametrize("dtype", [np.float16, F32])
+def test_an_lhs_dilation_beside_a_size_one_axis_a_wider_kernel_spans(dtype):
+    # Found by the deep conformance run: XLA's CPU simplifier aborted the whole
+    # process compiling this (so does JAX 0.10.2); the XLA lowering now spells
+    # the dilation out.
+    kw = dict(window_strides=(1, 2), padding=[(0, 0), (0, 2)], lhs_dilation=(2, 1))
+    lhs, rhs = _operands((1, 2, 4, 1), (2, 2, 2, 2), dtype, seed=3)
+    p = _explicit(lhs.shape, rhs.shape, kw)
+    want = naive_conv(lhs, rhs, p["window_strides"], p["padding"], p["lhs_dilation"], p["rhs_dilation"], p["dimension_numbers"])
+    got = np.asarray(minijax.jit(lambda a, b: lax.conv_general_dilated(a, b, **kw))(lhs, rhs))
+    assert got.shape == want.shape == (1, 2, 6, 1)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3)
+
+
 @pytest.mark.parametrize("name", CONFIGS)
 def test_values_match_the_spec_semantics(name):
     lhs_shape, rhs_shape, kw = CONFIGS[name]
