@@ -207,6 +207,22 @@ def test_batch_groups_may_leak_a_kernel_infinity_as_nan_into_other_groups() -> N
     assert not judge("conv_general_dilated", [lhs, finite], leaked, np.array([[[3.0], [-2.0]]], np.float32), params).ok
 
 
+def test_an_infinite_kernel_over_the_padding_may_give_nan() -> None:
+    # Found by the deep conformance run: XLA does a 1x1 convolution as a dot over
+    # the materialised padding, 0 * -inf = NaN, where other convolutions skip it.
+    params = {
+        "dimension_numbers": ((0, 1, 2), (0, 1, 2), (0, 1, 2)), "window_strides": (1,), "padding": ((0, 1),),
+        "lhs_dilation": (1,), "rhs_dilation": (1,), "feature_group_count": 1, "batch_group_count": 1,
+    }  # fmt: skip
+    lhs = np.array([[[1.0]]], np.float32)
+    want = np.array([[[-np.inf, 0.0]]], np.float32)
+    got = np.array([[[-np.inf, np.nan]]], np.float32)
+    assert judge("conv_general_dilated", [lhs, np.array([[[-np.inf]]], np.float32)], got, want, params).ok
+    unpadded = dict(params, padding=((0, 0),))  # no fill: nothing excuses a NaN
+    nan = np.array([[[np.nan]]], np.float32)
+    assert not judge("conv_general_dilated", [lhs, np.array([[[-np.inf]]], np.float32)], nan, want[..., :1], unpadded).ok
+
+
 def test_dot_general_bound_follows_the_contraction() -> None:
     lhs, rhs = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
     params = {"dimension_numbers": (((1,), (0,)), ((), ()))}
