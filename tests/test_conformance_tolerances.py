@@ -165,6 +165,64 @@ def test_sums_may_be_reordered_within_their_bound() -> None:
     assert not judge("reduce_sum", [f32(1.0, 2.0)], np.float32(3.001), np.float32(3.0), params).ok
 
 
+def test_a_nan_or_infinite_source_leaves_the_scatter_bound_finite() -> None:
+    # Found by the deep conformance run: one NaN in select_and_scatter_add's source
+    # made every element's bound NaN, so equal results "disagreed" (0 ulps apart).
+    params = {"window_dimensions": (1, 2), "window_strides": (1, 1), "padding": ((0, 0), (0, 0))}
+    operand = np.array([[1.0, 2.0, 0.5]], np.float32)
+    for bad in (np.nan, np.inf):
+        source = np.array([[0.25, bad]], np.float32)
+        want = np.array([[0.0, 0.25 + bad, 0.0]], np.float32)
+        assert judge("select_and_scatter_add", [source, operand], want, want, params).ok
+        off = want.copy()
+        off[0, 0] = 1.0  # and a wrong finite element still fails (an infinite bound would let it pass)
+        assert not judge("select_and_scatter_add", [source, operand], off, want, params).ok
+
+
+def test_an_infinite_kernel_over_the_padding_leaves_the_conv_bound_finite() -> None:
+    # Found by the deep conformance run: |inf| * the padding's 0 made the bound NaN,
+    # so equal finite results "disagreed" (0 ulps apart).
+    params = {
+        "dimension_numbers": ((0, 1, 2), (0, 1, 2), (0, 1, 2)), "window_strides": (1,), "padding": ((0, 1),),
+        "lhs_dilation": (1,), "rhs_dilation": (1,), "feature_group_count": 1, "batch_group_count": 1,
+    }  # fmt: skip
+    lhs, rhs = np.array([[[0.5, 2.0]]], np.float32), np.array([[[-2.0, np.inf]]], np.float32)
+    want = np.array([[[np.inf, -4.0]]], np.float32)  # 0.5*-2 + 2*inf, then 2*-2 + (padding: nothing)
+    assert judge("conv_general_dilated", [lhs, rhs], want, want, params).ok
+    assert not judge("conv_general_dilated", [lhs, rhs], want + np.float32(0.01), want, params).ok
+
+
+def test_batch_groups_may_leak_a_kernel_infinity_as_nan_into_other_groups() -> None:
+    # Found by the deep conformance run: XLA on CPU (and JAX) gives NaN in batch
+    # groups that never read the kernel's -inf; the spec leaves those unspecified.
+    params = {
+        "dimension_numbers": ((0, 1, 2), (0, 1, 2), (0, 1, 2)), "window_strides": (1,), "padding": ((0, 0),),
+        "lhs_dilation": (1,), "rhs_dilation": (1,), "feature_group_count": 1, "batch_group_count": 2,
+    }  # fmt: skip
+    lhs = np.array([[[1.0]], [[2.0]]], np.float32)
+    want = np.array([[[3.0], [-np.inf]]], np.float32)  # group 0: 1 * 3; group 1: 2 * -inf
+    leaked = np.array([[[np.nan], [-np.inf]]], np.float32)
+    assert judge("conv_general_dilated", [lhs, np.array([[[3.0]], [[-np.inf]]], np.float32)], leaked, want, params).ok
+    finite = np.array([[[3.0]], [[-1.0]]], np.float32)  # a finite kernel: no excuse
+    assert not judge("conv_general_dilated", [lhs, finite], leaked, np.array([[[3.0], [-2.0]]], np.float32), params).ok
+
+
+def test_an_infinite_kernel_over_the_padding_may_give_nan() -> None:
+    # Found by the deep conformance run: XLA does a 1x1 convolution as a dot over
+    # the materialised padding, 0 * -inf = NaN, where other convolutions skip it.
+    params = {
+        "dimension_numbers": ((0, 1, 2), (0, 1, 2), (0, 1, 2)), "window_strides": (1,), "padding": ((0, 1),),
+        "lhs_dilation": (1,), "rhs_dilation": (1,), "feature_group_count": 1, "batch_group_count": 1,
+    }  # fmt: skip
+    lhs = np.array([[[1.0]]], np.float32)
+    want = np.array([[[-np.inf, 0.0]]], np.float32)
+    got = np.array([[[-np.inf, np.nan]]], np.float32)
+    assert judge("conv_general_dilated", [lhs, np.array([[[-np.inf]]], np.float32)], got, want, params).ok
+    unpadded = dict(params, padding=((0, 0),))  # no fill: nothing excuses a NaN
+    nan = np.array([[[np.nan]]], np.float32)
+    assert not judge("conv_general_dilated", [lhs, np.array([[[-np.inf]]], np.float32)], nan, want[..., :1], unpadded).ok
+
+
 def test_dot_general_bound_follows_the_contraction() -> None:
     lhs, rhs = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
     params = {"dimension_numbers": (((1,), (0,)), ((), ()))}

@@ -37,22 +37,28 @@ def naive_conv(x: np.ndarray, w: np.ndarray, strides, padding, lhs_dil, rhs_dil,
     x = np.transpose(x, lhs_spec).astype(np.float64)
     w = np.transpose(w, rhs_spec).astype(np.float64)
     nsp = x.ndim - 2
-    # 1. dilate
-    dil_shape = [0 if n == 0 else (n - 1) * d + 1 for n, d in zip(x.shape[2:], lhs_dil)]
-    xd = np.zeros(x.shape[:2] + tuple(dil_shape))
-    for idx in itertools.product(*(range(n) for n in x.shape[2:])):
-        xd[(slice(None), slice(None), *(i * d for i, d in zip(idx, lhs_dil)))] = x[(slice(None), slice(None), *idx)]
-    # 2. pad (negative pads crop)
-    for i, (lo, hi) in enumerate(padding):
-        axis = 2 + i
-        if lo > 0:
-            xd = np.concatenate([np.zeros(xd.shape[:axis] + (lo,) + xd.shape[axis + 1 :]), xd], axis)
-        elif lo < 0:
-            xd = np.take(xd, range(-lo, xd.shape[axis]), axis)
-        if hi > 0:
-            xd = np.concatenate([xd, np.zeros(xd.shape[:axis] + (hi,) + xd.shape[axis + 1 :])], axis)
-        elif hi < 0:
-            xd = np.take(xd, range(0, xd.shape[axis] + hi), axis)
+
+    def dilate_and_pad(x: np.ndarray) -> np.ndarray:
+        # 1. dilate
+        dil_shape = [0 if n == 0 else (n - 1) * d + 1 for n, d in zip(x.shape[2:], lhs_dil)]
+        xd = np.zeros(x.shape[:2] + tuple(dil_shape))
+        for idx in itertools.product(*(range(n) for n in x.shape[2:])):
+            xd[(slice(None), slice(None), *(i * d for i, d in zip(idx, lhs_dil)))] = x[(slice(None), slice(None), *idx)]
+        # 2. pad (negative pads crop)
+        for i, (lo, hi) in enumerate(padding):
+            axis = 2 + i
+            if lo > 0:
+                xd = np.concatenate([np.zeros(xd.shape[:axis] + (lo,) + xd.shape[axis + 1 :]), xd], axis)
+            elif lo < 0:
+                xd = np.take(xd, range(-lo, xd.shape[axis]), axis)
+            if hi > 0:
+                xd = np.concatenate([xd, np.zeros(xd.shape[:axis] + (hi,) + xd.shape[axis + 1 :])], axis)
+            elif hi < 0:
+                xd = np.take(xd, range(0, xd.shape[axis] + hi), axis)
+        return xd
+
+    xd = dilate_and_pad(x)
+    real = dilate_and_pad(np.ones(x.shape)) == 1  # the taps that read an lhs element, not a hole or padding
     n, c = x.shape[:2]
     o, i_feat = w.shape[:2]
     kernel = w.shape[2:]
@@ -71,7 +77,8 @@ def naive_conv(x: np.ndarray, w: np.ndarray, strides, padding, lhs_dil, rhs_dil,
                 feat = g * i_feat + ci if fgc > 1 else ci
                 for k in itertools.product(*(range(m) for m in kernel)):
                     at = tuple(p * s + kk * d for p, s, kk, d in zip(pos, strides, k, rhs_dil))
-                    total += xd[(row, feat, *at)] * w[(oo, ci, *k)]
+                    if real[(row, feat, *at)]:  # holes and padding add no product (0 * inf is not taken)
+                        total += xd[(row, feat, *at)] * w[(oo, ci, *k)]
             out[(b, oo, *pos)] = total
     del nsp
     return np.transpose(out, np.argsort(out_spec))
@@ -112,6 +119,52 @@ def _explicit(lhs_shape, rhs_shape, kw):
     jaxpr = minijax.make_jaxpr(lambda a, b: lax.conv_general_dilated(a, b, **kw))(lhs, rhs)
     (eqn,) = jaxpr.jaxpr.eqns
     return eqn.params
+
+
+FILLED = ["2d_same", "2d_dilated_explicit", "1d_depthwise", "1d_batch_groups", "1d_negative_pad"]
+
+
+@pytest.mark.parametrize("name", FILLED)
+def test_holes_and_padding_add_no_product_with_an_infinite_or_nan_kernel(name):
+    # Found by the deep conformance run: the reference multiplied the padding's
+    # zeros by the kernel's inf (NaN) where XLA, and JAX, add nothing there.
+    lhs_shape, rhs_shape, kw = CONFIGS[name]
+    lhs, rhs = _operands(lhs_shape, rhs_shape, np.float64, seed=7)
+    rhs.reshape(-1)[[0, 3, 5]] = [np.inf, -np.inf, np.nan]
+    p = _explicit(lhs_shape, rhs_shape, kw)
+    with np.errstate(invalid="ignore"):  # inf - inf in the naive sums
+        want = naive_conv(
+            lhs, rhs, p["window_strides"], p["padding"], p["lhs_dilation"], p["rhs_dilation"],
+            p["dimension_numbers"], p["feature_group_count"], p["batch_group_count"],
+        )  # fmt: skip
+    with minijax.enable_x64(True):
+        got = np.asarray(lax.conv_general_dilated(lhs, rhs, **kw))
+    assert got.shape == want.shape
+    assert np.isfinite(want).any() and not np.isfinite(want).all()  # both kinds are checked
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)  # NaNs where NaNs, infinities exactly
+
+
+def test_the_deep_run_reproducer_a_window_over_padding_only_is_zero():
+    lhs = np.array([[[0.0709297482015403], [2.702782177955612]]])
+    rhs = np.array([[[-2.135042323682198]], [[np.inf]]])
+    with minijax.enable_x64(True):
+        got = np.asarray(lax.conv_general_dilated(lhs, rhs, (1,), [(0, 1)], feature_group_count=2))
+    # Each group's second window covers only the padding: no product, 0 (not 0 * inf).
+    np.testing.assert_array_equal(got, [[[lhs[0, 0, 0] * rhs[0, 0, 0], 0.0], [np.inf, 0.0]]])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, F32])
+def test_an_lhs_dilation_beside_a_size_one_axis_a_wider_kernel_spans(dtype):
+    # Found by the deep conformance run: XLA's CPU simplifier aborted the whole
+    # process compiling this (so does JAX 0.10.2); the XLA lowering now spells
+    # the dilation out.
+    kw = dict(window_strides=(1, 2), padding=[(0, 0), (0, 2)], lhs_dilation=(2, 1))
+    lhs, rhs = _operands((1, 2, 4, 1), (2, 2, 2, 2), dtype, seed=3)
+    p = _explicit(lhs.shape, rhs.shape, kw)
+    want = naive_conv(lhs, rhs, p["window_strides"], p["padding"], p["lhs_dilation"], p["rhs_dilation"], p["dimension_numbers"])
+    got = np.asarray(minijax.jit(lambda a, b: lax.conv_general_dilated(a, b, **kw))(lhs, rhs))
+    assert got.shape == want.shape == (1, 2, 6, 1)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3)
 
 
 @pytest.mark.parametrize("name", CONFIGS)

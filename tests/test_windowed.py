@@ -271,6 +271,21 @@ def test_select_and_gather_add_and_select_and_scatter_add_are_each_others_transp
     np.testing.assert_allclose(arr(back), arr(select_and_scatter_add_p.bind(s.astype(F32), x, select_prim=le_p, **params)))
 
 
+def test_select_and_gather_add_skips_padding_so_a_nan_keeps_its_tangent():
+    # Found by the deep conformance run (the reproducer's column): under the keeping
+    # rule a NaN loses to any following tap, so taking the padding's identity in
+    # would gather 0; XLA (and JAX) skip the padding and gather the NaN's tangent.
+    operand = np.array([[0.5], [1.797e308], [np.nan]])
+    tangents = np.array([[0.01334298080826457], [-0.0], [1.2157575830612988]])
+    ones = (1, 1)
+    with minijax.enable_x64(True):
+        out = arr(select_and_gather_add_p.bind(tangents, operand, select_prim=le_p, window_dimensions=(2, 1),
+                                               window_strides=(1, 1), padding=((0, 1), (0, 0)),
+                                               base_dilation=ones, window_dilation=ones))
+    # windows [0.5, big] -> 0.5; [big, nan] -> nan (big <= nan fails); [nan, padding] -> nan
+    np.testing.assert_array_equal(out, tangents[[0, 2, 2]])
+
+
 def test_second_derivatives_of_max_pooling_use_select_and_gather_add():
     x = _distinct((2, 4, 4, 1))
     f = lambda x: jnp.sum(jnp.sin(lax.reduce_window(x, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")))  # noqa: E731

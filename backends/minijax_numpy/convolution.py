@@ -9,7 +9,9 @@ spatial...) and rhs (out, in, spatial...):
    (``sliding_window_view``), stepping by the strides over positions and by
    the rhs dilation inside a window;
 3. the windows are laid out as the rows of one matrix per group (im2col),
-   and a matrix product with the kernel, one per group, gives the result.
+   and a matrix product with the kernel, one per group, gives the result
+   (where the kernel holds an infinity or NaN, the zeros of step 1 are
+   kept out of the products: XLA adds no product for them).
 
 Accumulation is dot_general's (``dot_accumulation_dtypes``): float16/bfloat16
 in float32 rounded once, float32 in float32, integers wrapping in the result
@@ -54,6 +56,26 @@ def _dilate_and_pad(x: Array, axes: tuple[int, ...], dilation: tuple[int, ...], 
     return x[tuple(crop)]
 
 
+def _skipping_fill(patches: Array, filters: Array, lhs: Array, lhs_spec: tuple[int, ...], lhs_dilation: tuple[int, ...],
+                   padding: tuple[tuple[int, int], ...], im2col: Any, window_view: Any) -> Array:
+    """``patches @ filters`` where the padding and the lhs dilation's holes add no product at all.
+
+    XLA (and so JAX) skips those taps rather than multiplying by a zero, which
+    shows where the kernel holds an infinity or NaN: 0 * inf would be NaN. The
+    finite kernel entries go through the matrix product (a zero times them is
+    exactly the nothing XLA adds); each non-finite entry is then added only
+    where its tap reads an operand element."""
+    finite = np.isfinite(filters)
+    product: Array = np.matmul(patches, np.where(finite, filters, 0))
+    real = im2col(window_view(_dilate_and_pad(np.ones(lhs.shape, bool), lhs_spec[2:], lhs_dilation, padding).transpose(lhs_spec)))
+    for g, k in zip(*np.nonzero(~finite.all(axis=2))):
+        cols = ~finite[g, k]
+        with np.errstate(invalid="ignore"):  # an operand's 0 or inf times the kernel's inf or NaN
+            taken = patches[g, :, k, None] * filters[g, k, cols][None, :]
+        product[g][:, cols] += np.where(real[g, :, k, None], taken, 0)
+    return product
+
+
 @impl("conv_general_dilated")
 def _conv_general_dilated(
     lhs: Array,
@@ -89,29 +111,40 @@ def _conv_general_dilated(
     canonical = result.transpose(out_spec)
     if result.size == 0:
         return result
-    # windows: (n, c, positions..., window...), a strided view of x, no copy yet.
-    windows = np.lib.stride_tricks.sliding_window_view(x, reach, axis=tuple(range(2, 2 + nsp)))
-    windows = windows[
-        (slice(None), slice(None), *(slice(None, p * s, s) for p, s in zip(out_sp, window_strides)),
-         *(slice(None, None, d) for d in rhs_dilation))
-    ]  # fmt: skip
+    def window_view(x: Array) -> Array:
+        """(n, c, positions..., window...), a strided view of x, no copy yet."""
+        windows = np.lib.stride_tricks.sliding_window_view(x, reach, axis=tuple(range(2, 2 + nsp)))
+        return windows[
+            (slice(None), slice(None), *(slice(None, p * s, s) for p, s in zip(out_sp, window_strides)),
+             *(slice(None, None, d) for d in rhs_dilation))
+        ]  # fmt: skip
+
+    windows = window_view(x)
     npos, ksize = int(np.prod(out_sp)), int(np.prod(kernel))
     positions = tuple(range(3, 3 + nsp))
     taps = tuple(range(3 + nsp, 3 + 2 * nsp))
-    # The im2col matrix of each group: one row per window placement, its columns
-    # (window position, feature) -- features last, the order an NHWC operand has in memory.
-    if batch_group_count > 1:
-        # Group g reads lhs batch rows [g*rows, (g+1)*rows) with every feature.
-        split = windows.reshape(groups, rows, c, *out_sp, *kernel)
-        patches = split.transpose(0, 1, *positions, *taps, 2).reshape(groups, rows * npos, ksize * c)
-    else:
+
+    def im2col(windows: Array) -> Array:
+        """The im2col matrix of each group: one row per window placement, its columns
+        (window position, feature) -- features last, the order an NHWC operand has in memory."""
+        if batch_group_count > 1:
+            # Group g reads lhs batch rows [g*rows, (g+1)*rows) with every feature.
+            split = windows.reshape(groups, rows, c, *out_sp, *kernel)
+            return split.transpose(0, 1, *positions, *taps, 2).reshape(groups, rows * npos, ksize * c)
         # Group g reads lhs features [g*c/G, (g+1)*c/G) of every batch row.
         split = windows.reshape(n, groups, c // groups, *out_sp, *kernel)
-        patches = split.transpose(1, 0, *positions, *taps, 2).reshape(groups, n * npos, ksize * (c // groups))
+        return split.transpose(1, 0, *positions, *taps, 2).reshape(groups, n * npos, ksize * (c // groups))
+
+    patches = im2col(windows)
     # Group g's kernel: out features [g*o/G, (g+1)*o/G) as (window position, feature) x out.
     filters = w.reshape(groups, o // groups, *w.shape[1:]).transpose(0, *range(3, 3 + nsp), 2, 1)
     filters = filters.reshape(groups, ksize * w.shape[1], o // groups)
-    product = np.matmul(patches, filters).reshape(groups, rows, *out_sp, o // groups)
+    filled = any(lo > 0 or hi > 0 for lo, hi in padding) or any(d > 1 for d in lhs_dilation)
+    if filled and _is_float(work) and not np.isfinite(filters).all():
+        product = _skipping_fill(patches, filters, lhs, lhs_spec, lhs_dilation, padding, im2col, window_view)
+    else:
+        product = np.matmul(patches, filters)
+    product = product.reshape(groups, rows, *out_sp, o // groups)
     # -> (rows, groups, out/G, spatial...), written into the result's (batch, out, spatial...) view.
     product = product.transpose(1, 0, nsp + 2, *range(2, 2 + nsp))
     target = canonical.reshape(rows, groups, o // groups, *out_sp)

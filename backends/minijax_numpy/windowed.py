@@ -180,10 +180,14 @@ def _select_and_gather_add(tangents: Array, operand: Array, *, select_prim: Any,
     out_shape = values.shape[:ndim]
     values, taps = _flat_taps(values, ndim), _flat_taps(taps, ndim)
     # A reduction of (value, tangent) pairs from (identity, 0), as JAX lowers it.
+    # Holes and padding are skipped, as XLA's reduce_window skips them: they are
+    # not a no-op here, as a NaN value loses to a following identity under XLA's
+    # rule, so taking them in would drop the NaN's tangent that XLA (and JAX) keep.
+    real = _flat_taps(window_view(np.ones(operand.shape, bool), False, *window), ndim)
     best = np.full(out_shape, worst, operand.dtype)
     gathered = np.zeros(out_shape, tangents.dtype)
     for k in range(values.shape[-1]):
-        kept = keep(best, values[..., k])
+        kept = keep(best, values[..., k]) | ~real[..., k]
         best = np.where(kept, best, values[..., k])
         gathered = np.where(kept, gathered, taps[..., k])
     return gathered

@@ -69,6 +69,20 @@ def _conv_general_dilated(
     )
     nsp = len(window_strides)
     pads = np.array(padding, np.int64).reshape(nsp, 2)
+    if any(int(d) > 1 for d in lhs_dilation) and any(
+        lhs_aval.shape[lhs_spec[2 + i]] == 1 and rhs_aval.shape[rhs_spec[2 + i]] > 1 for i in range(nsp)
+    ):
+        # XLA's CPU algebraic simplifier aborts the process (a failed CHECK,
+        # "Window dimensions do not match RHS shape"; JAX 0.10.2 aborts too) on
+        # an lhs dilation beside a size-1 lhs axis that a wider kernel spans.
+        # Spelling the dilation out as interior padding avoids it. (Its holes
+        # are then real zeros, so an inf kernel tap over one gives NaN here.)
+        interior = [0] * len(lhs_aval.shape)
+        for i, d in enumerate(lhs_dilation):
+            interior[lhs_spec[2 + i]] = int(d) - 1
+        edges = [0] * len(lhs_aval.shape)
+        lhs = hlo.pad(lhs, constant(0, work), edges, edges, interior)
+        lhs_dilation = (1,) * nsp
     # None is written out as (DEFAULT, DEFAULT), as JAX does: XLA gets JAX's very op.
     pair = (Precision.DEFAULT, Precision.DEFAULT) if precision is None else precision
     config = precision_config(pair)

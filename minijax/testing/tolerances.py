@@ -259,17 +259,22 @@ def _scatter_sum_bound(operands: Sequence[NDArray], params: Mapping[str, Any], w
     """select_and_scatter_add: an element adds the sources of the (at most k) windows that chose it."""
     source = operands[0]
     k = shape_size(-(-w // s) for w, s in zip(params["window_dimensions"], params["window_strides"]))
-    largest = float(np.max(np.abs(_f64(source)), initial=0.0))
+    # Only finite sources: a NaN would make every bound NaN (and no element agree), an
+    # infinity every bound infinite; non-finite results are compared exactly instead.
+    largest = float(np.max(_finite_abs(source), initial=0.0))
     info = dtypes.finfo(want.dtype)
     return np.asarray(k * float(info.eps) * k * largest + float(info.eps) * np.abs(_f64(want)) + float(info.tiny))
 
 
 def _conv_magnitude(lhs: NDArray, rhs: NDArray, params: Mapping[str, Any]) -> NDArray:
     """|lhs| convolved with |rhs| in float64 (the result's layout): the sum of the magnitudes
-    of the products each result element adds up. Written out one window offset at a time."""
+    of the products each result element adds up. Written out one window offset at a time.
+    Only finite operands count: a finite result took in no infinity or NaN (the padding
+    and holes add no product), and a non-finite one is compared exactly; an inf kernel
+    tap over the padding's 0 would otherwise make the bound NaN."""
     lhs_spec, rhs_spec, out_spec = (tuple(s) for s in params["dimension_numbers"])
-    x = np.abs(_f64(lhs)).transpose(lhs_spec)
-    w = np.abs(_f64(rhs)).transpose(rhs_spec)
+    x = _finite_abs(lhs).transpose(lhs_spec)
+    w = _finite_abs(rhs).transpose(rhs_spec)
     for i, (d, (lo, hi)) in enumerate(zip(params["lhs_dilation"], params["padding"])):
         axis, n = 2 + i, x.shape[2 + i]
         spread = np.zeros(x.shape[:axis] + ((n - 1) * d + 1 if n else 0,) + x.shape[axis + 1 :])
@@ -660,6 +665,8 @@ def compare_primitive(
             x = np.broadcast_to(_f64(operands[0]), a.shape)
             with np.errstate(invalid="ignore"):
                 excused |= (x < 0) & (np.abs(x - np.round(x)) < 1e-12)
+        if name == "conv_general_dilated" and _is_float(a.dtype) and _conv_nan_unspecified(params, operands[1]):
+            excused |= np.isnan(_f64(a))
         if name in SUBNORMAL_UNSPECIFIED:
             for x in operands:
                 excused |= np.broadcast_to(_subnormal(x), a.shape)
@@ -683,6 +690,17 @@ def _agrees(
                 ok |= np.broadcast_to(OVERFLOWS[tol.bound](operands, params, e), ok.shape)
             return ok
     return _within(a, e, tol, dist)
+
+
+def _conv_nan_unspecified(params: Mapping[str, Any], rhs: NDArray) -> bool:
+    """Whether XLA may give NaN for a conv's numbers (spec/primitives/convolution.md): a kernel
+    holding an infinity or NaN, with padding or lhs holes (XLA on CPU skips them in one algorithm
+    and multiplies their zeros in another, e.g. a 1x1 kernel done as a dot) or batch groups
+    (its rewrite of them lets the entry reach the other groups)."""
+    if np.isfinite(_f64(rhs)).all():
+        return False
+    filled = any(lo > 0 or hi > 0 for lo, hi in params["padding"]) or any(d > 1 for d in params["lhs_dilation"])
+    return bool(filled or int(params["batch_group_count"]) > 1)
 
 
 def _reciprocal_division(operands: Sequence[NDArray], a: NDArray) -> NDArray:
