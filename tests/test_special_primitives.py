@@ -238,3 +238,19 @@ def test_random_gamma_samples_are_differentiable_in_a() -> None:
     g, fd = both(F32(2.0))
     assert 0.7 < float(g) < 1.3  # E[x] = a, so the mean's derivative is ~1
     _close(g, fd, rtol=2e-2)
+
+
+def test_polygamma_at_its_poles_is_jaxs_on_every_jaxlib(backend_name: str) -> None:
+    # At a non-positive integer x: +inf for odd m, NaN otherwise (JAX 0.10.2).
+    # jaxlib 0.12's XLA expansion gives -inf for m = 0, so the lowering writes
+    # the poles out; this failed on the Python 3.12 (jaxlib 0.12) leg before.
+    import numpy as np
+
+    from minijax import lax
+
+    for dtype in (np.float16, np.float32):
+        m = np.array([0, 0, 1, 1, 2, 3], dtype)
+        x = np.array([0, -1, 0, -2, -1, -3], dtype)
+        got = np.asarray(lax.polygamma(m, x))
+        assert np.isnan(got[[0, 1, 4]]).all(), got
+        assert np.isposinf(got[[2, 3, 5]]).all(), got

@@ -111,6 +111,25 @@ def _chlo_rule(name: str, op: Callable[..., Value]) -> None:
     register(name)(rule)
 
 
-_chlo_rule("polygamma", chlo.polygamma)
+def _splat(value: float, like: Value) -> Value:
+    t = ir.RankedTensorType(like.type)
+    return hlo.constant(ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, value)))
+
+
+def _polygamma(m: Value, x: Value) -> Value:
+    """XLA's polygamma, with JAX 0.10.2's values at the poles (x a non-positive
+    integer): +inf for odd m, NaN otherwise. XLA's expansion of the poles changed
+    between jaxlib releases (0.12 gives -inf for m = 0), so they are written out."""
+    result = chlo.polygamma(m, x)
+    pole = hlo.and_(
+        hlo.compare(x, hlo.floor(x), hlo.ComparisonDirectionAttr.get("EQ")),
+        hlo.compare(x, _splat(0.0, x), hlo.ComparisonDirectionAttr.get("LE")),
+    )
+    odd = hlo.compare(hlo.remainder(m, _splat(2.0, m)), _splat(1.0, m), hlo.ComparisonDirectionAttr.get("EQ"))
+    at_pole = hlo.select(odd, _splat(float("inf"), x), _splat(float("nan"), x))
+    return hlo.select(pole, at_pole, result)
+
+
+_chlo_rule("polygamma", _polygamma)
 _chlo_rule("zeta", chlo.zeta)
 _chlo_rule("bessel_i1e", chlo.bessel_i1e)
