@@ -180,6 +180,19 @@ abstract_eval_rules: dict[Primitive, AbstractEvalRule] = {}
 
 _abstract_eval_cache: dict[tuple[Any, ...], Any] = {}
 
+# prim -> impl(*args, **params): the eager evaluation of a primitive defined
+# out of other operations (Primitive.def_impl). minijax.dispatch, a layer up,
+# installs a hook that makes each one an eager rule.
+impl_rules: dict[Primitive, Callable[..., Any]] = {}
+_impl_hooks: list[Callable[[Primitive], None]] = []
+
+
+def install_impl_hook(hook: Callable[[Primitive], None]) -> None:
+    """Call ``hook(prim)`` for every primitive given an impl, now and later."""
+    _impl_hooks.append(hook)
+    for prim in impl_rules:
+        hook(prim)
+
 # Param types that hash by identity and refer to user data: jaxprs (their
 # consts are the arrays a function captured; minijax.jaxpr registers them)
 # and Python functions (callbacks, custom rules). A memo key holding one
@@ -223,8 +236,34 @@ class Primitive:
         self.multiple_results = multiple_results
         primitive_registry[name] = self
 
+    # What JAX's Primitive says of itself; minijax's call-like primitives are
+    # told apart by tables (``dispatch.call_primitives``), not by these flags.
+    call_primitive = False
+    map_primitive = False
+
     def __repr__(self) -> str:
         return self.name
+
+    # JAX's way to give a new primitive (jax.extend.core.Primitive) its rules;
+    # they fill the same tables minijax's own primitives use.
+    def def_abstract_eval(self, rule: AbstractEvalRule) -> AbstractEvalRule:
+        """``rule(*avals, **params)`` gives the output aval (a list of them with multiple results)."""
+        abstract_eval_rules[self] = rule
+        return rule
+
+    def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
+        """``impl(*arrays, **params)`` computes the primitive eagerly, out of other operations."""
+        impl_rules[self] = impl
+        for hook in _impl_hooks:
+            hook(self)
+        return impl
+
+    def impl(self, *args: Any, **params: Any) -> Any:
+        try:
+            rule = impl_rules[self]
+        except KeyError:
+            raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented") from None
+        return rule(*args, **params)
 
     def bind(self, *args: Any, **params: Any) -> Any:
         return trace_state.trace.process_primitive(self, args, params)

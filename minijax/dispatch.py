@@ -294,3 +294,17 @@ def apply_primitive_fast(prim: Primitive, args: Sequence[Any], params: dict[str,
 
 
 core.install_eval(apply_primitive_fast)
+
+
+def _eager_rule_from_impl(prim: Primitive) -> None:
+    impl = core.impl_rules[prim]
+
+    def rule(backend: Backend, arrays: Sequence[Array], params: dict[str, Any]) -> list[Array]:
+        out = impl(*arrays, **params)
+        # Multiple results come back as the impl made them (a tuple stays a tuple, as in JAX).
+        return out if prim.multiple_results else [out]  # type: ignore[no-any-return]
+
+    eager_rules[prim] = rule
+
+
+core.install_impl_hook(_eager_rule_from_impl)

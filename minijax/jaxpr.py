@@ -28,8 +28,10 @@ class Var:
         self.aval = aval
         self.count = next(_var_ids)
 
+    # JAX's repr: the aval with its full dtype name (``Var(id=7):float32[3]``),
+    # what custom interpreters print when they show ``eqn.invars``.
     def __repr__(self) -> str:
-        return f"Var(id={self.count}):{self.aval.str_short()}"
+        return f"Var(id={self.count}):{self.aval.str_short(short_dtypes=False)}"
 
 
 class DropVar(Var):
@@ -38,7 +40,7 @@ class DropVar(Var):
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"_:{self.aval.str_short()}"
+        return "_"
 
 
 class Literal:
@@ -50,8 +52,14 @@ class Literal:
         self.val = val
         self.aval = aval
 
+    # JAX's repr shows the value as ``str`` shows it (``Literal(1.0)``); a weakly
+    # typed integer of the default integer dtype is a Python int in JAX's
+    # jaxprs, which prints itself with its dtype (``TypedInt(1, dtype=int32)``).
     def __repr__(self) -> str:
-        return f"Literal({self.val!r}:{self.aval.str_short()})"
+        val = self.val
+        if np.ndim(val) == 0 and self.aval.weak_type and self.aval.dtype == dtypes.default_int_dtype():
+            return f"Literal(TypedInt({int(val)}, dtype={self.aval.dtype.name}))"
+        return f"Literal({np.asarray(val)})"
 
 
 Atom = Var | Literal
@@ -131,6 +139,11 @@ class ClosedJaxpr:
             )
         self.jaxpr = jaxpr
         self.consts = list(consts)
+
+    @property
+    def literals(self) -> list[Any]:
+        """JAX's other name for ``consts``: the values of the constvars."""
+        return self.consts
 
     @property
     def in_avals(self) -> list[ShapedArray]:

@@ -19,7 +19,7 @@ import pytest
 import minijax as jax
 import minijax.numpy as jnp
 from minijax import lax
-from minijax.jaxpr import Literal
+from minijax.jaxpr import Literal, eval_closed_jaxpr
 from minijax.jaxpr_check import check_jaxpr
 from minijax.primitives.cond import cond_p
 
@@ -137,3 +137,42 @@ def test_a_raw_uint32_key_stays_uint32() -> None:
     out = lax.cond(True, lambda: k, lambda: k)
     assert out.dtype == np.uint32 and out.shape == (2,)
     np.testing.assert_array_equal(jax.random.split(out), jax.random.split(k))
+
+
+# ---------------------------------------------------------------------------
+# One host array, one constvar (issue 20): jnp functions each convert a NumPy
+# array they are given, but the jaxpr closes over the NumPy object once, as JAX
+# keys its constants by the identity of what the function closed over.
+
+M = np.arange(9.0, dtype=np.float32).reshape(3, 3)
+C = np.arange(3.0, dtype=np.float32)
+C64 = np.arange(3.0)  # float64: captured as float32 (x64 off), still one constant
+
+ONE_HOST_CONSTANT = {
+    "dot_and_sum": lambda x: jnp.dot(M, x) + jnp.sum(M),
+    "asarray_twice": lambda x: jnp.asarray(C) + x * jnp.asarray(C),
+    "array_twice": lambda x: jnp.array(C) + x * jnp.array(C),
+    "raw_then_converted": lambda x: x * C + jnp.asarray(C),
+    "converted_then_raw": lambda x: jnp.asarray(C) * x + C,
+    "float64_twice": lambda x: jnp.asarray(C64) + x * jnp.sum(C64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_HOST_CONSTANT))
+def test_a_host_array_used_twice_is_one_constvar(name: str) -> None:
+    fun = ONE_HOST_CONSTANT[name]
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    closed = jax.make_jaxpr(fun)(x)
+    check_jaxpr(closed.jaxpr)
+    assert len(closed.jaxpr.constvars) == 1, closed
+    assert len(closed.literals) == 1
+    np.testing.assert_allclose(jax.jit(fun)(x), fun(x), rtol=1e-6)
+    # The values are what the closed-over array holds, wherever it was converted.
+    (out,) = eval_closed_jaxpr(closed, x)
+    np.testing.assert_allclose(out, fun(x), rtol=1e-6)
+
+
+def test_two_host_arrays_with_equal_contents_stay_two_constvars() -> None:
+    a, b = C.copy(), C.copy()
+    closed = jax.make_jaxpr(lambda x: jnp.asarray(a) + x * jnp.asarray(b))(C)
+    assert len(closed.jaxpr.constvars) == 2

@@ -43,7 +43,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "minijax.experimental.*", "minijax.typing", "minijax.tree", "minijax.image", "minijax.image.*",
                    "minijax.example_libraries", "minijax.example_libraries.*",
                    # jnpshape (issue 21): jax.ops, jax.flatten_util, jax.dlpack
-                   "minijax.ops", "minijax.ops.*", "minijax.flatten_util", "minijax.dlpack")),
+                   "minijax.ops", "minijax.ops.*", "minijax.flatten_util", "minijax.dlpack",
+                   # extend (issue 20): jax.extend, and jax._src.util for JAX's pages
+                   "minijax.extend", "minijax.extend.*", "minijax._src", "minijax._src.*")),
     ("backends", ("minijax_numpy", "minijax_numpy.*", "minijax_xla", "minijax_xla.*")),
     ("package", ("minijax", "minijax.__main__", "minijax.cli", "minijax.test_util", "minijax.testing",
                  "minijax.testing.*")),

@@ -20,6 +20,10 @@ MODULES = [
     "scipy.integrate", "scipy.interpolate", "scipy.ndimage", "scipy.spatial.transform",
     "scipy.cluster.vq", "scipy.fft", "scipy.sparse.linalg",
     "ops", "flatten_util", "dlpack", "random", "nn", "nn.initializers", "tree_util", "tree",
+    # extend (issue 20): jax.extend and its submodules
+    "extend", "extend.core", "extend.core.primitives", "extend.linear_util", "extend.backend", "extend.random",
+    "extend.source_info_util", "extend.ifrt_programs", "extend.mlir", "extend.lowering", "extend.sharding",
+    "extend.xla", "extend.pallas",
 ]  # fmt: skip
 
 

@@ -54,7 +54,11 @@ class DynamicJaxprTrace(Trace):
     def __init__(self, debug_info: DebugInfo | None = None) -> None:
         self.eqns: list[JaxprEqn] = []
         self.invars: list[Var] = []
+        # id -> (var, value, origin). An Array converted from a host array in
+        # this trace is an alias of the host array's entry (host_constant).
         self.constvars: dict[int, tuple[Var, Any, Any]] = {}
+        # id(host array) -> (host array, the Array made from it in this trace).
+        self._host_arrays: dict[int, tuple[Any, Any]] = {}
         self.debug_info = debug_info
 
     def describe(self) -> str:
@@ -66,9 +70,24 @@ class DynamicJaxprTrace(Trace):
         self.invars.append(var)
         return DynamicJaxprTracer(self, aval, var)
 
+    def host_constant(self, x: np.ndarray[Any, Any], convert: Callable[[Any], Any]) -> Any:
+        """The Array a jnp function makes of the host array ``x`` while tracing: one per
+        ``x`` in this trace (``convert(x)`` the first time), so that every function that
+        converts it, and every raw use of it, reads one constvar. JAX keys a
+        constant by the identity of what the traced function closed over."""
+        entry = self._host_arrays.get(id(x))
+        if entry is None:
+            entry = self._host_arrays[id(x)] = (x, convert(x))  # keeps `x` alive: its id stays its own
+            raw = self.constvars.get(id(x))
+            if raw is not None:  # `x` was already read raw: the Array reads the same constvar
+                self.constvars[id(entry[1])] = raw
+        return entry[1]
+
     def to_atom(self, x: Any) -> Atom:
         if isinstance(x, DynamicJaxprTracer) and x._trace is self:
             return x.var
+        if type(x) is np.ndarray and id(x) in self._host_arrays:
+            x = self._host_arrays[id(x)][1]  # converted before: its Array's constvar
         if isinstance(x, Tracer) and not x._trace.is_alive:
             raise_leaked_tracer(x)
         aval = get_aval(x)
@@ -106,6 +125,10 @@ class DynamicJaxprTrace(Trace):
         tracers = [DynamicJaxprTracer(self, a, v) for a, v in zip(out_avals, outvars)]
         return tracers if prim.multiple_results else tracers[0]
 
+    def unique_consts(self) -> list[tuple[Var, Any, Any]]:
+        """The constants, each once (a host array and its Array share an entry), in order of first use."""
+        return list({id(entry[0]): entry for entry in self.constvars.values()}.values())
+
     def describe_origin(self, var: Var) -> str:
         """Which function was being traced, and which arguments ``var`` depends on."""
         info = self.debug_info
@@ -131,7 +154,7 @@ class DynamicJaxprTrace(Trace):
 
     def to_jaxpr(self, out_tracers: Sequence[Any]) -> ClosedJaxpr:
         outvars = [self.to_atom(x) for x in out_tracers]
-        consts = list(self.constvars.values())
+        consts = self.unique_consts()
         jaxpr = Jaxpr([v for v, _, _ in consts], self.invars, outvars, self.eqns)
         return ClosedJaxpr(jaxpr, [c for _, c, _ in consts])
 
@@ -220,7 +243,7 @@ def trace_to_jaxpr(
             outs = fun(*tracers)
         closed = trace.to_jaxpr(outs)
         if const_origins is not None:
-            const_origins.extend(origin for _, _, origin in trace.constvars.values())
+            const_origins.extend(origin for _, _, origin in trace.unique_consts())
     finally:
         trace.invalidate()
     if leak_checks_enabled():

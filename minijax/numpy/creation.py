@@ -17,6 +17,7 @@ import numpy as np
 
 from minijax import core, dtypes, lax as lax
 from minijax.array import Array, device_put_value
+from minijax.interpreters.tracing import DynamicJaxprTrace
 from minijax.numpy import util
 from minijax.numpy.util import ArrayLike
 from minijax.placement import device_put
@@ -45,6 +46,14 @@ def as_array(x: Any) -> Any:
     """A host value (Python or NumPy) as an Array; arrays and tracers pass through."""
     if isinstance(x, (Array, core.Tracer)):
         return x
+    if type(x) is np.ndarray and x.ndim:
+        trace = core.current_trace()
+        if isinstance(trace, DynamicJaxprTrace):  # while tracing: one Array (one constvar) per host array
+            return trace.host_constant(x, _to_device)
+    return _to_device(x)
+
+
+def _to_device(x: Any) -> Any:
     return device_put_value(x, weak_type=dtypes.is_weakly_typed(x))
 
 
@@ -172,6 +181,8 @@ def array(
         else:
             # An explicit dtype converts like NumPy does (out-of-range ints are an error).
             out = np.array(object, dtype=want)
+    elif type(object) is np.ndarray and want is None:
+        out = object  # as_array converts it (to its canonical dtype): while tracing, once per trace
     else:
         host = np.asarray(object)
         out = np.asarray(host, dtype=want if want is not None else dtypes.canonicalize_dtype(host.dtype))

@@ -14,7 +14,10 @@ any), the arrays it bound in the namespace (name, kind, dtype, shape) and the
 figures drawn (titles and what each axes holds); ``OUT_DIR/arrays.npz`` gets
 the values, keyed ``CELL/NAME`` for namespace arrays and ``CELL/fig.../...``
 for plotted data. Memory addresses in what a cell prints (``<... object at
-0x7f...>``) differ from run to run: they are recorded as ``at 0x?``.
+0x7f...>``) differ from run to run: they are recorded as ``at 0x?``; so do a
+jaxpr variable's ids (``Var(id=140...)``, JAX prints the object's ``id``): each
+cell's are renumbered by first appearance (``Var(id=#1)``), which keeps which
+printed variables are the same one.
 
 ``scipy.datasets.face()`` downloads its image on first use; here nothing can
 be downloaded, so it is replaced by a fixed synthetic picture of the same
@@ -43,6 +46,12 @@ import numpy as np
 
 CELL_HEADER = re.compile(r"^# %% cell (\S+)\n", re.M)
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+VAR_ID = re.compile(r"\bVar\(id=(\d+)\)")
+
+
+def _renumber_vars(text: str) -> str:
+    numbers: dict[str, int] = {}
+    return VAR_ID.sub(lambda m: f"Var(id=#{numbers.setdefault(m.group(1), len(numbers) + 1)})", text)
 
 
 def read_cells(path: Path) -> list[tuple[str, str]]:
@@ -175,7 +184,7 @@ def main() -> None:
             names[name] = {"kind": _kind(value), "dtype": str(array.dtype), "shape": list(array.shape)}
         records.append({
             "id": cell_id,
-            "stdout": ADDRESS.sub(" at 0x?", out.getvalue()),
+            "stdout": _renumber_vars(ADDRESS.sub(" at 0x?", out.getvalue())),
             "error": error,
             "arrays": names,
             "figures": _figures(index, arrays),
