@@ -246,9 +246,12 @@ def test_name_stacks() -> None:
         with siu.extend_name_stack("inner"):
             assert str(siu.current_name_stack()) == "outer/inner"
         with siu.transform_name_stack("vmap"):
-            assert str(siu.current_name_stack()) == "vmap(outer)"
+            assert str(siu.current_name_stack()) == "outer/vmap()"
+            with siu.extend_name_stack("f"):
+                assert str(siu.current_name_stack()) == "outer/vmap(f)"
     assert str(siu.current_name_stack()) == ""
-    assert siu.new_name_stack("a").extend("b").wrap_name("c") == "a/b/c"
+    stack = siu.new_name_stack("a").extend("b").transform("vmap").extend("c").transform("jvp")
+    assert str(stack) == "a/b/vmap(c)/jvp()" and len(stack) == 5 and str(stack[:2] + stack[2:4]) == "a/b/vmap(c)"
     assert __file__ in siu.summarize(siu.current())
 
 

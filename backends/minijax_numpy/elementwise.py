@@ -457,9 +457,11 @@ def _erf_series(x: Array) -> Array:
     """erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2x^2)^n x / (1*3*...*(2n+1)); all terms positive."""
     term = x.copy()
     total = x.copy()
-    for n in range(1, 40):
-        term = term * (2 * x * x) / (2 * n + 1)
-        total = total + term
+    two_x2 = 2 * x * x
+    for n in range(1, 40):  # in place: the same operations in the same order, without temporaries
+        term *= two_x2
+        term /= 2 * n + 1
+        total += term
     return np.asarray(2 / _SQRT_PI * np.exp(-x * x) * total)
 
 

@@ -1,7 +1,7 @@
 """``jax.extend.source_info_util``: where an operation came from, for error messages and names.
 
 A ``NameStack`` is the path of scopes an operation was traced under
-(``jit(f)/vmap/...``); ``SourceInfo`` pairs it with the traceback of the
+(``outer/vmap(inner)``); ``SourceInfo`` pairs it with the traceback of the
 user's call. minijax's equations do not carry source info, so ``current()``
 is what the tracer would record now: the name stack in effect and the
 caller's frames, and ``summarize`` names the innermost frame outside
@@ -30,24 +30,39 @@ _exclusions: list[str] = [_MINIJAX_DIR, os.path.dirname(contextlib.__file__)]
 
 @dataclasses.dataclass(frozen=True)
 class NameStack:
-    """Scope names, outermost first; a transformation wraps the names under it (``vmap(f)``)."""
+    """Scopes and transformations, outermost first: ``("scope", "f")`` or ``("transform", "vmap")``.
 
-    stack: tuple[str, ...] = ()
+    Printed, a transformation wraps the component that follows it:
+    ``a/b/vmap(c)/jvp()`` for scopes a, b, transform vmap, scope c, transform jvp.
+    """
 
-    def extend(self, name: str | tuple[str, ...]) -> NameStack:
-        return NameStack(self.stack + ((name,) if isinstance(name, str) else tuple(name)))
+    stack: tuple[tuple[str, str], ...] = ()
 
-    def wrap_name(self, name: str) -> str:
-        return f"{self}/{name}" if self.stack else name
+    def extend(self, name: str) -> NameStack:
+        return NameStack((*self.stack, ("scope", name)))
 
     def transform(self, transform_name: str) -> NameStack:
-        return NameStack((f"{transform_name}({'/'.join(self.stack)})",) if self.stack else (transform_name,))
+        return NameStack((*self.stack, ("transform", transform_name)))
+
+    def __getitem__(self, idx: slice) -> NameStack:
+        return NameStack(self.stack[idx])
+
+    def __add__(self, other: NameStack) -> NameStack:
+        return NameStack(self.stack + other.stack)
 
     def __len__(self) -> int:
         return len(self.stack)
 
     def __str__(self) -> str:
-        return "/".join(self.stack)
+        parts: list[str] = []  # built innermost first
+        for kind, name in reversed(self.stack):
+            if kind == "scope":
+                parts.append(name)
+            elif parts:
+                parts[-1] = f"{name}({parts[-1]})"
+            else:
+                parts.append(f"{name}()")
+        return "/".join(reversed(parts))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +83,7 @@ _state = _State()
 
 
 def new_name_stack(name: str = "") -> NameStack:
-    return NameStack((name,) if name else ())
+    return NameStack(((("scope", name),) if name else ()))
 
 
 def current_name_stack() -> NameStack:
