@@ -83,7 +83,7 @@ _state = _State()
 
 
 def new_name_stack(name: str = "") -> NameStack:
-    return NameStack(((("scope", name),) if name else ()))
+    return NameStack((("scope", name),) if name else ())
 
 
 def current_name_stack() -> NameStack:
