@@ -18,6 +18,7 @@ from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad
 from minijax.interpreters.ad import Zero
 from minijax.interpreters.tracing import fun_name
+from minijax.jaxpr import ClosedJaxpr
 from minijax.primitives import elementwise, slicing, structural
 from minijax.vectorization import vmap
 
@@ -141,7 +142,13 @@ def _aval_str(a: ShapedArray) -> str:
 
 
 class VJPFunction:
-    """The pullback ``vjp`` returns: output cotangents -> input cotangents (a tuple)."""
+    """The pullback's body: (residuals, output cotangents) -> input cotangents (a tuple).
+
+    ``vjp`` returns it wrapped in a ``tree_util.Partial`` over the residuals,
+    as JAX does: the pullback is a pytree whose leaves are the saved
+    residuals (the gradient-checkpointing page flattens it), and
+    ``tree_unflatten`` of other residuals gives a working pullback again.
+    """
 
     def __init__(self, lin: ad.LinearFunction, in_tree: tree_util.PyTreeDef, out_tree: tree_util.PyTreeDef, out_avals: Sequence[ShapedArray], fun: Callable[..., Any]) -> None:
         self._lin = lin
@@ -150,7 +157,7 @@ class VJPFunction:
         self._out_avals = list(out_avals)
         self._fun = fun
 
-    def __call__(self, *cts: Any) -> Any:
+    def __call__(self, residuals: Sequence[Any], *cts: Any) -> Any:
         if len(cts) != 1:
             raise TypeError(f"The function returned by `jax.vjp` takes a single argument (the cotangent), got {len(cts)}.")
         ct_leaves, ct_tree = tree_util.tree_flatten(cts[0])
@@ -172,7 +179,10 @@ class VJPFunction:
                     f"{a.str_short(short_dtypes=False)}"
                 )
             checked.append(Zero(expected) if expected.dtype == dtypes.float0 else ct)
-        cts_in = [ad.instantiate_zeros(c) for c in self._lin.transpose(checked)]
+        lin = self._lin
+        with_residuals = ad.LinearFunction(ClosedJaxpr(lin.jaxpr.jaxpr, list(residuals)), lin.in_avals, lin.in_linear,
+                                           lin.out_avals, lin.out_zeros)
+        cts_in = [ad.instantiate_zeros(c) for c in with_residuals.transpose(checked)]
         return tuple(tree_util.tree_unflatten(self._in_tree, cts_in))
 
 
@@ -193,7 +203,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_ax
     box: list[Any] = []
     outs, lin = ad.linearize_flat(_flat_fun(fun, p_tree, box, has_aux), p_leaves)
     out_tree = box[0]
-    pullback = VJPFunction(lin, p_tree, out_tree, [get_aval(o) for o in outs], fun)
+    body = VJPFunction(lin, p_tree, out_tree, [get_aval(o) for o in outs], fun)
+    pullback = tree_util.Partial(body, list(lin.jaxpr.consts))
     result = (tree_util.tree_unflatten(out_tree, outs), pullback)
     if has_aux:
         return (*result, _unpack_aux(box))

@@ -37,7 +37,16 @@ from minijax.dispatch import call_primitives, eager_rules, run_compiled
 from minijax.interpreters import ad, batching
 from minijax.interpreters.ad import JVPTrace, Zero
 from minijax.interpreters.tracing import DebugInfo, DynamicJaxprTracer, hoist_tracer_consts, trace_to_jaxpr
-from minijax.jaxpr import ClosedJaxpr, eval_closed_jaxpr, eval_jaxpr, name_sharing_params, param_filters
+from minijax.jaxpr import (
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprEqn,
+    Var,
+    eval_closed_jaxpr,
+    eval_jaxpr,
+    name_sharing_params,
+    param_filters,
+)
 from minijax.jaxpr_passes import consts_as_inputs, dce_jaxpr
 from minijax.primitives.common import standard_primitive
 from minijax.primitives.structural import reduce_sum
@@ -176,17 +185,121 @@ def _remat_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any],
             outs = remat_p.bind(*primals, *nz_tangents, **{**differentiated, "jaxpr": jvp_closed})
         primal_outs, tangent_outs = outs[:n_out], iter(outs[n_out:])
     else:
-        # The primal runs inline; the tangent side keeps only the inputs.
-        with set_current_trace(trace.parent):
-            primal_outs = eval_jaxpr(closed.jaxpr, closed.consts, *primals)
-        tangent_only, _ = dce_jaxpr(jvp_closed.jaxpr, [False] * n_out + [True] * sum(out_nonzeros))
-        tangent_closed = ClosedJaxpr(tangent_only, jvp_closed.consts)
-        with set_current_trace(trace.tangent_side):
-            tangent_outs = iter(remat_p.bind(*primals, *nz_tangents, **{**differentiated, "jaxpr": tangent_closed}))
+        return _remat_linearize(trace, closed, params, primals, tangents, nonzeros)
     return [
         trace.wrap(p, next(tangent_outs) if nz else Zero(ad.tangent_aval(a)))
         for p, a, nz in zip(primal_outs, closed.out_avals, out_nonzeros)
     ]
+
+
+def _saveable(policy: Callable[..., Any] | None, eqn: JaxprEqn) -> bool:
+    """Whether ``policy`` lets the outputs of ``eqn`` (a primal equation) be saved."""
+    if policy is None:
+        return False
+    verdict = policy(eqn.primitive, *[a.aval for a in eqn.invars], **eqn.params)
+    # JAX's policies answer True/False, or Saveable/Recompute/Offloadable
+    # (minijax.ad_checkpoint): an offloaded value is saved, in host memory.
+    return bool(verdict) if isinstance(verdict, bool) else type(verdict).__name__ in ("Saveable", "Offloadable")
+
+
+def _remat_linearize(
+    trace: JVPTrace, closed: ClosedJaxpr, params: dict[str, Any], primals: Sequence[Any], tangents: Sequence[Any],
+    nonzeros: list[bool],
+) -> list[Any]:
+    """The primal runs inline; the tangent side is a ``remat2`` that recomputes what the policy does not save.
+
+    The function is linearized into a *known* jaxpr (primal inputs -> primal
+    outputs and the residuals its tangent map reads) and the tangent map.
+    Walking back from each residual through the known equations: an equation
+    the policy calls saveable ends the walk (its output is saved); any other
+    is recomputed inside the tangent ``remat2`` from the inputs and the saved
+    values. With no policy nothing is saved: only the inputs are residuals.
+    """
+    n_out = len(closed.out_avals)
+    box: dict[str, Any] = {}
+
+    def known(*xs: Any) -> list[Any]:
+        outs, lin = ad.linearize_flat(functools.partial(eval_closed_jaxpr, closed), xs, linear=nonzeros)
+        input_pos = {id(x): i for i, x in enumerate(xs)}
+        sources: list[tuple[str, Any]] = []
+        computed: list[Any] = []
+        for r in lin.jaxpr.consts:
+            if id(r) in input_pos:
+                sources.append(("input", input_pos[id(r)]))
+            elif isinstance(r, DynamicJaxprTracer):
+                sources.append(("output", n_out + len(computed)))
+                computed.append(r)
+            else:
+                sources.append(("const", r))
+        box["lin"], box["sources"] = lin, sources
+        return list(outs) + computed
+
+    known_closed, _ = trace_to_jaxpr(known, [get_aval(p) for p in primals])
+    lin: ad.LinearFunction = box["lin"]
+    kj = known_closed.jaxpr
+    producer = {v: e for e in kj.eqns for v in e.outvars}
+    inputs = set(kj.invars) | set(kj.constvars)
+    saved: dict[Var, None] = {}  # ordered set
+    recompute: set[int] = set()
+    policy = params["policy"]
+
+    def need(atom: Any) -> None:
+        if not isinstance(atom, Var) or atom in inputs or atom in saved:
+            return
+        eqn = producer[atom]
+        if _saveable(policy, eqn):
+            saved[atom] = None
+        elif id(eqn) not in recompute:
+            recompute.add(id(eqn))
+            for a in eqn.invars:
+                need(a)
+
+    residual_atoms: list[Any] = []
+    for kind, where in box["sources"]:
+        atom = kj.invars[where] if kind == "input" else kj.outvars[where] if kind == "output" else None
+        residual_atoms.append(atom)
+        need(atom)
+    saved_vars = list(saved)
+    # The primal side: the primal outputs and the saved values, computed inline.
+    fwd = Jaxpr(kj.constvars, kj.invars, [*kj.outvars[:n_out], *saved_vars], kj.eqns)
+    fwd, _ = dce_jaxpr(fwd, [True] * len(fwd.outvars))
+    with set_current_trace(trace.parent):
+        fwd_outs = eval_jaxpr(fwd, known_closed.consts, *primals)
+    primal_outs, saved_vals = fwd_outs[:n_out], fwd_outs[n_out:]
+    # The tangent side: (saved values, inputs, tangents) -> recompute the rest -> tangent map.
+    rematerialize = Jaxpr(kj.constvars, saved_vars + list(kj.invars),
+                          [a for a in residual_atoms if a is not None],
+                          [e for e in kj.eqns if id(e) in recompute])
+    lin_tangents = [ad.instantiate_zeros(t) for t, use in zip(tangents, lin.in_linear) if use]
+    n_saved, n_in = len(saved_vars), len(primals)
+
+    def tangent_map(*args: Any) -> list[Any]:
+        recomputed = iter(eval_jaxpr(rematerialize, known_closed.consts, *args[: n_saved + n_in]))
+        residuals = [where if kind == "const" else next(recomputed) for kind, where in box["sources"]]
+        return eval_jaxpr(lin.jaxpr.jaxpr, residuals, *args[n_saved + n_in :])
+
+    operands = [*saved_vals, *primals, *lin_tangents]
+    tangent_closed, _ = trace_to_jaxpr(tangent_map, [get_aval(x) for x in operands])
+    moved, consts = consts_as_inputs(tangent_closed)
+    # Only the inputs the tangent side reads become its operands (and so residuals), as in JAX.
+    n_consts = len(consts)
+    used_in = _used_inputs(moved.jaxpr, n_consts + n_saved + n_in)
+    pruned = ClosedJaxpr(Jaxpr([], [v for v, u in zip(moved.jaxpr.invars, used_in) if u], moved.jaxpr.outvars,
+                               moved.jaxpr.eqns), moved.consts)
+    args = [x for x, u in zip([*consts, *saved_vals, *primals], used_in) if u] + lin_tangents
+    with set_current_trace(trace.tangent_side):
+        tangent_outs = iter(remat_p.bind(*args, **{**params, "differentiated": True, "jaxpr": pruned}))
+    return [
+        trace.wrap(p, Zero(a) if z else next(tangent_outs))
+        for p, a, z in zip(primal_outs, lin.out_avals, lin.out_zeros)
+    ]
+
+
+def _used_inputs(jaxpr: Jaxpr, n: int) -> list[bool]:
+    """Which of the first ``n`` inputs of ``jaxpr`` any equation or output reads (the rest count as read)."""
+    read = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)} | {
+        a for a in jaxpr.outvars if isinstance(a, Var)}
+    return [i >= n or v in read for i, v in enumerate(jaxpr.invars)]
 
 
 def _remat_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
