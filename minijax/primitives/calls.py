@@ -192,6 +192,10 @@ def _remat_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any],
     ]
 
 
+# The policies of the checkpoints being linearized, innermost last (see _remat_linearize).
+_OUTER_POLICIES: list[Callable[..., Any] | None] = []
+
+
 def _saveable(policy: Callable[..., Any] | None, eqn: JaxprEqn) -> bool:
     """Whether ``policy`` lets the outputs of ``eqn`` (a primal equation) be saved."""
     if policy is None:
@@ -234,17 +238,28 @@ def _remat_linearize(
         box["lin"], box["sources"] = lin, sources
         return list(outs) + computed
 
-    known_closed, _ = trace_to_jaxpr(known, [get_aval(p) for p in primals])
+    # A checkpoint inside a checkpoint being linearized follows the outer policy, and its
+    # primal side stays one remat2 equation returning its residuals (even its inputs), as in
+    # JAX: the outer policy then decides about that equation as a whole.
+    nested = bool(_OUTER_POLICIES)
+    policy = _OUTER_POLICIES[-1] if nested else params["policy"]
+    _OUTER_POLICIES.append(policy)
+    try:
+        known_closed, _ = trace_to_jaxpr(known, [get_aval(p) for p in primals])
+    finally:
+        _OUTER_POLICIES.pop()
     lin: ad.LinearFunction = box["lin"]
     kj = known_closed.jaxpr
     producer = {v: e for e in kj.eqns for v in e.outvars}
-    inputs = set(kj.invars) | set(kj.constvars)
+    inputs = set(kj.constvars) if nested else set(kj.invars) | set(kj.constvars)
     saved: dict[Var, None] = {}  # ordered set
     recompute: set[int] = set()
-    policy = params["policy"]
 
     def need(atom: Any) -> None:
         if not isinstance(atom, Var) or atom in inputs or atom in saved:
+            return
+        if atom not in producer:  # an input returned by the nested primal equation
+            saved[atom] = None
             return
         eqn = producer[atom]
         if _saveable(policy, eqn):
@@ -264,10 +279,15 @@ def _remat_linearize(
     fwd = Jaxpr(kj.constvars, kj.invars, [*kj.outvars[:n_out], *saved_vars], kj.eqns)
     fwd, _ = dce_jaxpr(fwd, [True] * len(fwd.outvars))
     with set_current_trace(trace.parent):
-        fwd_outs = eval_jaxpr(fwd, known_closed.consts, *primals)
+        if nested:
+            fwd_moved, fwd_consts = consts_as_inputs(ClosedJaxpr(fwd, known_closed.consts))
+            fwd_outs = remat_p.bind(*fwd_consts, *primals, **{**params, "jaxpr": fwd_moved, "policy": None})
+        else:
+            fwd_outs = eval_jaxpr(fwd, known_closed.consts, *primals)
     primal_outs, saved_vals = fwd_outs[:n_out], fwd_outs[n_out:]
     # The tangent side: (saved values, inputs, tangents) -> recompute the rest -> tangent map.
-    rematerialize = Jaxpr(kj.constvars, saved_vars + list(kj.invars),
+    # An input that is also saved (nested) is read from the saved value: its input binder is a dummy.
+    rematerialize = Jaxpr(kj.constvars, saved_vars + [Var(v.aval) if v in saved else v for v in kj.invars],
                           [a for a in residual_atoms if a is not None],
                           [e for e in kj.eqns if id(e) in recompute])
     lin_tangents = [ad.instantiate_zeros(t) for t, use in zip(tangents, lin.in_linear) if use]
