@@ -33,7 +33,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from minijax import source_info, tree_util
+from minijax import caching, source_info, tree_util
 from minijax.api import make_jaxpr
 from minijax.autodiff import vjp
 from minijax.core import Primitive, ShapedArray, Tracer, get_aval
@@ -258,6 +258,7 @@ def print_saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> N
 # fun (weakly) -> {(argument structure, avals, static arguments): (jaxpr, consts, output structure)}
 _TRACES: weakref.WeakKeyDictionary[Callable[..., Any], dict[Any, tuple[ClosedJaxpr, list[Any], Any]]] = (
     weakref.WeakKeyDictionary())
+caching.on_clear_all(_TRACES.clear)  # jax.clear_caches() empties it
 
 
 def checkpoint(
