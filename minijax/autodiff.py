@@ -203,7 +203,7 @@ class VJP:
         return self.fun(self.residuals, *cts)
 
 
-tree_util.register_pytree_node(VJP, lambda v: ((v.residuals,), v.fun), lambda fun, kids: VJP(fun, kids[0]))
+tree_util.register_pytree_node(VJP, lambda v: ((v.residuals,), v.fun), lambda fun, kids: VJP(fun, next(iter(kids))))
 
 
 def _inputs_first(lin: ad.LinearFunction, inputs: Sequence[Any]) -> ad.LinearFunction:
