@@ -41,9 +41,12 @@ from minijax.interpreters.tracing import DebugInfo, arg_names_of, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from minijax.jaxpr_passes import consts_as_inputs
 from minijax.primitives.autodiff import name_p
-from minijax.primitives.calls import remat_p
+from minijax.primitives.calls import Offloadable, Recompute, Saveable, remat_p
 
 __all__ = [
+    "Offloadable",
+    "Recompute",
+    "Saveable",
     "checkpoint",
     "checkpoint_name",
     "checkpoint_policies",
@@ -55,22 +58,6 @@ __all__ = [
 
 # ---------------------------------------------------------------------------
 # Policies: (primitive, *operand avals, **params) -> may its outputs be saved?
-
-
-class Saveable:
-    """A policy's verdict: save the value."""
-
-
-class Recompute:
-    """A policy's verdict: recompute the value on the tangent side."""
-
-
-@dataclass(frozen=True)
-class Offloadable:
-    """A policy's verdict: save the value in memory ``dst`` (saved in place on the CPU)."""
-
-    src: str
-    dst: str
 
 
 def everything_saveable(*_: Any, **__: Any) -> bool:
@@ -108,7 +95,7 @@ def offload_dot_with_no_batch_dims(offload_src: str, offload_dst: str) -> Callab
     def policy(prim: Primitive, *_: Any, **params: Any) -> Any:
         if prim.name == "dot_general" and _no_batch_dims(params):
             return Offloadable(offload_src, offload_dst)
-        return Recompute()
+        return Recompute
 
     return policy
 
@@ -154,10 +141,10 @@ def save_and_offload_only_these_names(
 
     def policy(prim: Primitive, *_: Any, **params: Any) -> Any:
         if prim is name_p and params["name"] in saved:
-            return Saveable()
+            return Saveable
         if prim is name_p and params["name"] in offloaded:
             return Offloadable(offload_src, offload_dst)
-        return Recompute()
+        return Recompute
 
     return policy
 

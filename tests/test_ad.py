@@ -404,6 +404,23 @@ def test_vjp_pullback_lists_the_input_residuals_first():
     assert [leaf.shape for leaf in jax.tree_util.tree_leaves(pullback)] == [(3, 4), (4,), (3,)]
 
 
+def test_a_custom_policy_answers_with_bools_or_saveable_recompute_offloadable():
+    from minijax.ad_checkpoint import Offloadable, Recompute, Saveable
+
+    def sin_only(prim, *avals, **params):
+        return Saveable if prim.name == "sin" else Recompute
+
+    saved = _saved(jax.checkpoint(_mlp, policy=sin_only), *_MLP_ARGS)
+    assert [s for s in saved if "output" in s] == ["output of sin (3,)", "output of sin (2,)"]  # as JAX
+    offloaded = _saved(jax.checkpoint(_mlp, policy=lambda prim, *a, **k: Offloadable("device", "pinned_host")
+                                      if prim.name == "sin" else False), *_MLP_ARGS)
+    assert offloaded == saved
+    with pytest.raises(TypeError, match="Did you return `Offloadable` instead of an instantiated"):
+        jax.grad(jax.checkpoint(_mlp, policy=lambda *a, **k: Offloadable))(*_MLP_ARGS)
+    with pytest.raises(TypeError, match="Value returned by a remat policy should be a bool"):
+        jax.grad(jax.checkpoint(_mlp, policy=lambda *a, **k: "yes"))(*_MLP_ARGS)
+
+
 def test_save_and_offload_names_must_not_intersect():
     with pytest.raises(ValueError, match="should not intersect"):
         jax.checkpoint_policies.save_and_offload_only_these_names(

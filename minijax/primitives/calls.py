@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from minijax import core
 from minijax.core import Primitive, ShapedArray, get_aval, set_current_trace
@@ -55,6 +55,11 @@ __all__ = [
     "CustomJVPCall",
     "CustomVJPCall",
     "NamedCallable",
+    "Offloadable",
+    "Recompute",
+    "RecomputeType",
+    "Saveable",
+    "SaveableType",
     "custom_jvp_call_p",
     "custom_vjp_call_p",
     "jit_p",
@@ -196,14 +201,44 @@ def _remat_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any],
 _OUTER_POLICIES: list[Callable[..., Any] | None] = []
 
 
+class RecomputeType:
+    """The type of ``Recompute``, a policy's answer: recompute the value."""
+
+
+Recompute = RecomputeType()
+
+
+class SaveableType:
+    """The type of ``Saveable``, a policy's answer: save the value."""
+
+
+Saveable = SaveableType()
+
+
+class Offloadable(NamedTuple):
+    """A policy's answer: save the value in memory ``dst`` (on the CPU: where it is)."""
+
+    src: str
+    dst: str
+
+
 def _saveable(policy: Callable[..., Any] | None, eqn: JaxprEqn) -> bool:
     """Whether ``policy`` lets the outputs of ``eqn`` (a primal equation) be saved."""
     if policy is None:
         return False
     verdict = policy(eqn.primitive, *[a.aval for a in eqn.invars], **eqn.params)
-    # JAX's policies answer True/False, or Saveable/Recompute/Offloadable
-    # (minijax.ad_checkpoint): an offloaded value is saved, in host memory.
-    return bool(verdict) if isinstance(verdict, bool) else type(verdict).__name__ in ("Saveable", "Offloadable")
+    if isinstance(verdict, bool):
+        return verdict
+    if isinstance(verdict, (SaveableType, Offloadable)):
+        return True  # an offloaded value is saved (host and device memory are one on the CPU)
+    if isinstance(verdict, RecomputeType):
+        return False
+    hint = (" Did you return `Offloadable` instead of an instantiated `Offloadable(...)`?"
+            if verdict is Offloadable else "")
+    raise TypeError(
+        "Value returned by a remat policy should be a bool or `ad_checkpoint.Recompute`, "
+        f"`ad_checkpoint.Saveable` or `ad_checkpoint.Offloadable(...)`. Got {verdict} of type {type(verdict)}.{hint}"
+    )
 
 
 def _remat_linearize(
