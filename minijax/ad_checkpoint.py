@@ -76,7 +76,7 @@ def _no_batch_dims(params: dict[str, Any]) -> bool:
 
 
 @dataclass(frozen=True)
-class _DotsSaveable:
+class DotsSaveable:
     only_if_no_batch_dims: bool
 
     def __call__(self, prim: Primitive, *_: Any, **params: Any) -> bool:
@@ -85,8 +85,8 @@ class _DotsSaveable:
         return prim.name in ("dot_general", "conv_general_dilated")
 
 
-dots_saveable = checkpoint_dots = _DotsSaveable(False)
-dots_with_no_batch_dims_saveable = checkpoint_dots_with_no_batch_dims = _DotsSaveable(True)
+dots_saveable = checkpoint_dots = DotsSaveable(False)
+dots_with_no_batch_dims_saveable = checkpoint_dots_with_no_batch_dims = DotsSaveable(True)
 
 
 def offload_dot_with_no_batch_dims(offload_src: str, offload_dst: str) -> Callable[..., Any]:
@@ -105,25 +105,31 @@ def save_anything_except_these_names(*names_not_to_save: str) -> Callable[..., b
     return everything_saveable
 
 
+# Named as JAX names them: a jaxpr prints the policy's repr (policy=SaveOnlyTheseNames(...)).
 @dataclass(frozen=True)
-class _SaveNames:
-    names: frozenset[Hashable]
-    only_these: bool
+class SaveOnlyTheseNames:
+    saveable_names: frozenset[Hashable]
 
     def __call__(self, prim: Primitive, *_: Any, **params: Any) -> bool:
-        if prim is name_p:
-            return (params["name"] in self.names) == self.only_these
-        return False
+        return prim is name_p and params["name"] in self.saveable_names
+
+
+@dataclass(frozen=True)
+class SaveAnyNamesButThese:
+    names: frozenset[Hashable]
+
+    def __call__(self, prim: Primitive, *_: Any, **params: Any) -> bool:
+        return prim is name_p and params["name"] not in self.names
 
 
 def save_any_names_but_these(*names_not_to_save: Hashable) -> Callable[..., bool]:
     """Save only values named with ``checkpoint_name``, except the names given."""
-    return _SaveNames(frozenset(names_not_to_save), only_these=False)
+    return SaveAnyNamesButThese(frozenset(names_not_to_save))
 
 
 def save_only_these_names(*names_which_can_be_saved: Hashable) -> Callable[..., bool]:
     """Save only the values named with ``checkpoint_name`` with one of the names given."""
-    return _SaveNames(frozenset(names_which_can_be_saved), only_these=True)
+    return SaveOnlyTheseNames(frozenset(names_which_can_be_saved))
 
 
 def save_and_offload_only_these_names(

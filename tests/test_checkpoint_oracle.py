@@ -156,3 +156,14 @@ def test_saved_residuals_and_grads_equal_jax(program: str, policy: str) -> None:
         assert got_text == want_text
     for g, w in zip(got_grads, want_grads):
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("policy", ["dots_saveable", "dots_with_no_batch_dims_saveable", "save_only_these_names",
+                                    "save_any_names_but_these", "none"])
+def test_the_jaxpr_of_a_checkpoint_prints_its_policy_as_jax_does(policy: str) -> None:
+    def text(side: str) -> str:
+        lib = SIDES[side]
+        f = lib[0].checkpoint(lambda x: lib[1].sin(x), policy=_policy(lib, policy))
+        return str(lib[0].make_jaxpr(lib[0].vmap(f))(np.ones(3, np.float32)))
+
+    assert text("minijax") == text("jax")
