@@ -219,7 +219,9 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tu
 
 
 def _describe(jaxpr: Jaxpr, residuals: list[Any], arg_names: list[str]) -> list[tuple[ShapedArray, str]]:
-    res_vars = {v for v in residuals if isinstance(v, Var)}
+    # A value checkpoint rounds before saving it is reported as what made it, as JAX does.
+    rounded = {e.outvars[0]: e.invars[0] for e in jaxpr.eqns if e.primitive.name == "reduce_precision"}
+    res_vars = {rounded.get(v, v) for v in residuals if isinstance(v, Var)}
     out: list[tuple[ShapedArray, str]] = [(lit.aval, "from a literal") for lit in residuals if isinstance(lit, Literal)]
     out += [(v.aval, "from a constant") for v in jaxpr.constvars if v in res_vars]
     for i, v in enumerate(jaxpr.invars):

@@ -31,7 +31,9 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from minijax import core
+import numpy as np
+
+from minijax import core, dtypes
 from minijax.core import Primitive, ShapedArray, get_aval, set_current_trace
 from minijax.dispatch import call_primitives, eager_rules, run_compiled
 from minijax.interpreters import ad, batching
@@ -48,6 +50,7 @@ from minijax.jaxpr import (
     param_filters,
 )
 from minijax.jaxpr_passes import consts_as_inputs, dce_jaxpr
+from minijax.primitives import elementwise
 from minijax.primitives.common import standard_primitive
 from minijax.primitives.structural import reduce_sum
 
@@ -313,6 +316,8 @@ def _remat_linearize(
     # The primal side: the primal outputs and the saved values, computed inline.
     fwd = Jaxpr(kj.constvars, kj.invars, [*kj.outvars[:n_out], *saved_vars], kj.eqns)
     fwd, _ = dce_jaxpr(fwd, [True] * len(fwd.outvars))
+    if not nested:
+        fwd = _round_saved_values(fwd, saved_vars)
     with set_current_trace(trace.parent):
         if nested:
             fwd_moved, fwd_consts = consts_as_inputs(ClosedJaxpr(fwd, known_closed.consts))
@@ -348,6 +353,32 @@ def _remat_linearize(
         trace.wrap(p, Zero(a) if z else next(tangent_outs))
         for p, a, z in zip(primal_outs, lin.out_avals, lin.out_zeros)
     ]
+
+
+def _round_saved_values(jaxpr: Jaxpr, saved: Sequence[Var]) -> Jaxpr:
+    """``jaxpr`` with each saved floating value passed through ``reduce_precision`` to its own dtype.
+
+    As in JAX: XLA may keep a value in excess precision where it is computed
+    but store it rounded, so the forward pass's later uses and the
+    recomputing backward pass must both read the rounded value.
+    """
+    read = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
+    targets = {v for v in saved if v in read and dtypes.issubdtype(v.aval.dtype, np.inexact)}
+    if not targets:
+        return jaxpr
+    eqns: list[JaxprEqn] = []
+    for eqn in jaxpr.eqns:
+        hit = [v for v in eqn.outvars if v in targets]
+        if not hit or eqn.primitive is elementwise.reduce_precision_p:
+            eqns.append(eqn)
+            continue
+        fresh = {v: Var(v.aval) for v in hit}
+        eqns.append(eqn.replace(outvars=[fresh.get(v, v) for v in eqn.outvars]))
+        for v in hit:
+            info = dtypes.finfo(v.aval.dtype)
+            eqns.append(JaxprEqn([fresh[v]], [v], elementwise.reduce_precision_p,
+                                 {"exponent_bits": info.nexp, "mantissa_bits": info.nmant}, eqn.source_info))
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
 def _used_inputs(jaxpr: Jaxpr, n: int) -> list[bool]:
