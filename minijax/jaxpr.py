@@ -198,6 +198,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any, bind: Callable[[
     if len(args) != len(jaxpr.invars):
         raise TypeError(f"eval_jaxpr: jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
     env: dict[Var, Any] = {}
+    positions = source_info.override_stack()
 
     def read(atom: Atom) -> Any:
         return literal_operand(atom) if isinstance(atom, Literal) else env[atom]
@@ -210,8 +211,11 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any, bind: Callable[[
         if eqn.source_info is None:
             outs = bind(eqn, [read(a) for a in eqn.invars])
         else:  # replayed equations keep the user's position (minijax/source_info.py)
-            with source_info.user_context(eqn.source_info):
+            positions.append(eqn.source_info)
+            try:
                 outs = bind(eqn, [read(a) for a in eqn.invars])
+            finally:
+                positions.pop()
         if not eqn.primitive.multiple_results:
             outs = (outs,)
         for v, x in zip(eqn.outvars, outs):

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from types import CodeType
 from typing import NamedTuple
 
-__all__ = ["SourceInfo", "current", "summarize", "user_context"]
+__all__ = ["SourceInfo", "current", "override_stack", "summarize", "user_context"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # minijax's own files and the backends' are not the user's program.
@@ -33,6 +33,13 @@ class SourceInfo(NamedTuple):
 
 
 _override: list[SourceInfo | None] = [None]
+# Code object -> is it minijax's own (decided once per code object: tracing asks for every equation).
+_EXCLUDED_CODE: dict[CodeType, bool] = {}
+
+
+def override_stack() -> list[SourceInfo | None]:
+    """The stack ``user_context`` pushes on (an interpreter loop pushes and pops it directly)."""
+    return _override
 
 
 def _excluded(filename: str) -> bool:
@@ -44,7 +51,14 @@ def current() -> SourceInfo | None:
     if _override[-1] is not None:
         return _override[-1]
     frame = sys._getframe(1)
-    while frame is not None and _excluded(frame.f_code.co_filename):
+    known = _EXCLUDED_CODE
+    while frame is not None:
+        code = frame.f_code
+        excluded = known.get(code)
+        if excluded is None:
+            excluded = known[code] = _excluded(code.co_filename)
+        if not excluded:
+            break
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
         return None
