@@ -25,7 +25,9 @@ from minijax import (
     tree_util as tree_util,
     typing as typing,
 )
-from minijax.ad_checkpoint import checkpoint as checkpoint, remat as remat
+
+# remat (issue 20): the policies, as jax.checkpoint_policies
+from minijax.ad_checkpoint import checkpoint as checkpoint, checkpoint_policies as checkpoint_policies, remat as remat
 from minijax.api import (
     ShapeDtypeStruct as ShapeDtypeStruct,
     block_until_ready as block_until_ready,

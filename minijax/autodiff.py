@@ -18,6 +18,7 @@ from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad
 from minijax.interpreters.ad import Zero
 from minijax.interpreters.tracing import fun_name
+from minijax.jaxpr import ClosedJaxpr, Jaxpr
 from minijax.primitives import elementwise, slicing, structural
 from minijax.vectorization import vmap
 
@@ -141,7 +142,10 @@ def _aval_str(a: ShapedArray) -> str:
 
 
 class VJPFunction:
-    """The pullback ``vjp`` returns: output cotangents -> input cotangents (a tuple)."""
+    """The pullback's body: (residuals, output cotangents) -> input cotangents (a tuple).
+
+    ``vjp`` returns it inside a ``VJP``, which holds the residuals.
+    """
 
     def __init__(self, lin: ad.LinearFunction, in_tree: tree_util.PyTreeDef, out_tree: tree_util.PyTreeDef, out_avals: Sequence[ShapedArray], fun: Callable[..., Any]) -> None:
         self._lin = lin
@@ -150,7 +154,7 @@ class VJPFunction:
         self._out_avals = list(out_avals)
         self._fun = fun
 
-    def __call__(self, *cts: Any) -> Any:
+    def __call__(self, residuals: Sequence[Any], *cts: Any) -> Any:
         if len(cts) != 1:
             raise TypeError(f"The function returned by `jax.vjp` takes a single argument (the cotangent), got {len(cts)}.")
         ct_leaves, ct_tree = tree_util.tree_flatten(cts[0])
@@ -172,8 +176,45 @@ class VJPFunction:
                     f"{a.str_short(short_dtypes=False)}"
                 )
             checked.append(Zero(expected) if expected.dtype == dtypes.float0 else ct)
-        cts_in = [ad.instantiate_zeros(c) for c in self._lin.transpose(checked)]
+        lin = self._lin
+        with_residuals = ad.LinearFunction(ClosedJaxpr(lin.jaxpr.jaxpr, list(residuals)), lin.in_avals, lin.in_linear,
+                                           lin.out_avals, lin.out_zeros)
+        cts_in = [ad.instantiate_zeros(c) for c in with_residuals.transpose(checked)]
         return tuple(tree_util.tree_unflatten(self._in_tree, cts_in))
+
+
+class VJP:
+    """The pullback ``vjp`` returns, a pytree whose leaves are the saved residuals, as JAX's ``VJP``.
+
+    The residuals that are inputs of the differentiated function come first,
+    in argument order, then the values it computed (JAX's order): the
+    gradient-checkpointing page flattens a pullback to look at them, and
+    ``tree_unflatten`` with other residuals of the same types gives a working
+    pullback again.
+    """
+
+    __slots__ = ("fun", "residuals")
+
+    def __init__(self, fun: VJPFunction, residuals: Sequence[Any]) -> None:
+        self.fun = fun
+        self.residuals = list(residuals)
+
+    def __call__(self, *cts: Any) -> Any:
+        return self.fun(self.residuals, *cts)
+
+
+tree_util.register_pytree_node(VJP, lambda v: ((v.residuals,), v.fun), lambda fun, kids: VJP(fun, next(iter(kids))))
+
+
+def _inputs_first(lin: ad.LinearFunction, inputs: Sequence[Any]) -> ad.LinearFunction:
+    """``lin`` with its residuals reordered: those that are ``inputs`` first, in their order."""
+    jaxpr = lin.jaxpr.jaxpr
+    position = {id(x): i for i, x in reversed(list(enumerate(inputs)))}
+    order = sorted(range(len(jaxpr.constvars)),
+                   key=lambda k: (0, position[id(lin.jaxpr.consts[k])]) if id(lin.jaxpr.consts[k]) in position else (1, k))
+    reordered = Jaxpr([jaxpr.constvars[k] for k in order], jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
+    return ad.LinearFunction(ClosedJaxpr(reordered, [lin.jaxpr.consts[k] for k in order]), lin.in_avals,
+                             lin.in_linear, lin.out_avals, lin.out_zeros)
 
 
 def _ct_aval(ct: Any) -> ShapedArray:
@@ -192,8 +233,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_ax
         _check_value(p, "vjp primal")
     box: list[Any] = []
     outs, lin = ad.linearize_flat(_flat_fun(fun, p_tree, box, has_aux), p_leaves)
+    lin = _inputs_first(lin, p_leaves)
     out_tree = box[0]
-    pullback = VJPFunction(lin, p_tree, out_tree, [get_aval(o) for o in outs], fun)
+    body = VJPFunction(lin, p_tree, out_tree, [get_aval(o) for o in outs], fun)
+    pullback = VJP(body, lin.jaxpr.consts)
     result = (tree_util.tree_unflatten(out_tree, outs), pullback)
     if has_aux:
         return (*result, _unpack_aux(box))

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes, pretty as pp
+from minijax import dtypes, pretty as pp, source_info
 from minijax.core import Primitive, ShapedArray, get_aval, register_unmemoised_param_type
+from minijax.source_info import SourceInfo
 
 _var_ids = itertools.count()
 
@@ -68,7 +69,7 @@ Atom = Var | Literal
 class JaxprEqn:
     """``outvars = primitive[params] invars``."""
 
-    __slots__ = ("invars", "outvars", "primitive", "params")
+    __slots__ = ("invars", "outvars", "primitive", "params", "source_info")
 
     def __init__(
         self,
@@ -76,11 +77,14 @@ class JaxprEqn:
         outvars: list[Var],
         primitive: Primitive,
         params: dict[str, Any],
+        source_info: SourceInfo | None = None,
     ) -> None:
         self.invars = invars
         self.outvars = outvars
         self.primitive = primitive
         self.params = params
+        # Where the user's code bound it (minijax/source_info.py); not part of the program.
+        self.source_info = source_info
 
     def replace(self, **changes: Any) -> JaxprEqn:
         fields = {s: getattr(self, s) for s in self.__slots__}
@@ -207,6 +211,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any, bind: Callable[[
     if len(args) != len(jaxpr.invars):
         raise TypeError(f"eval_jaxpr: jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
     env: dict[Var, Any] = {}
+    positions = source_info.override_stack()
 
     def read(atom: Atom) -> Any:
         return literal_operand(atom) if isinstance(atom, Literal) else env[atom]
@@ -216,7 +221,14 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any, bind: Callable[[
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
     for eqn in jaxpr.eqns:
-        outs = bind(eqn, [read(a) for a in eqn.invars])
+        if eqn.source_info is None:
+            outs = bind(eqn, [read(a) for a in eqn.invars])
+        else:  # replayed equations keep the user's position (minijax/source_info.py)
+            positions.append(eqn.source_info)
+            try:
+                outs = bind(eqn, [read(a) for a in eqn.invars])
+            finally:
+                positions.pop()
         if not eqn.primitive.multiple_results:
             outs = (outs,)
         for v, x in zip(eqn.outvars, outs):

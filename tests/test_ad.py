@@ -321,9 +321,111 @@ def test_checkpoint_gives_the_same_gradient_and_shows_remat_in_the_jaxpr():
     assert text.count("sin ") == 2
 
 
-def test_checkpoint_policy_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="policy"):
-        jax.checkpoint(f_sin_x, policy=lambda *a, **k: True)
+def _mlp(W1, W2, x):
+    h = jax.ad_checkpoint.checkpoint_name(jnp.sin(jnp.dot(W1, x)), "h")
+    return jnp.sum(jnp.cos(jnp.dot(W2, h)))
+
+
+_POLICIES = {
+    "none": None,
+    "everything": jax.checkpoint_policies.everything_saveable,
+    "nothing": jax.checkpoint_policies.nothing_saveable,
+    "dots": jax.checkpoint_policies.dots_saveable,
+    "dots_no_batch": jax.checkpoint_policies.dots_with_no_batch_dims_saveable,
+    "except_names": jax.checkpoint_policies.save_anything_except_these_names("h"),
+    "names_but": jax.checkpoint_policies.save_any_names_but_these("g"),
+    "only_names": jax.checkpoint_policies.save_only_these_names("h"),
+    "both": jax.checkpoint_policies.save_from_both_policies(
+        jax.checkpoint_policies.dots_saveable, jax.checkpoint_policies.save_only_these_names("h")),
+    "offload_dots": jax.checkpoint_policies.offload_dot_with_no_batch_dims("device", "pinned_host"),
+    "offload_names": jax.checkpoint_policies.save_and_offload_only_these_names(
+        names_which_can_be_saved=[], names_which_can_be_offloaded=["h"], offload_src="device",
+        offload_dst="pinned_host"),
+}
+_MLP_ARGS = (np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4), np.linspace(0.5, -0.5, 6, dtype=np.float32).reshape(2, 3),
+             np.linspace(0, 1, 4, dtype=np.float32))
+
+
+@pytest.mark.parametrize("policy", sorted(_POLICIES))
+def test_checkpoint_grads_under_every_policy_equal_the_plain_grads(policy):
+    want = jax.grad(_mlp, argnums=(0, 1, 2))(*_MLP_ARGS)
+    f = jax.checkpoint(_mlp, policy=_POLICIES[policy])
+    for got in (jax.grad(f, argnums=(0, 1, 2))(*_MLP_ARGS), jax.jit(jax.grad(f, argnums=(0, 1, 2)))(*_MLP_ARGS)):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
+    batched = jax.vmap(jax.grad(f, argnums=2), in_axes=(None, None, 0))(*_MLP_ARGS[:2], np.stack([_MLP_ARGS[2]] * 3))
+    np.testing.assert_allclose(np.asarray(batched[1]), np.asarray(want[2]), rtol=1e-5, atol=1e-6)
+
+
+def _saved(f, *args):
+    """The saved residuals: their source without its file position, and their shape."""
+    return [where.split(" from <")[0].split(" from /")[0] + " " + str(aval.shape)
+            for aval, where in jax.ad_checkpoint.saved_residuals(f, *args)]
+
+
+def test_checkpoint_policies_decide_the_saved_residuals():
+    args = ["from the argument W1 (3, 4)", "from the argument W2 (2, 3)", "from the argument x (4,)"]
+    plain = _saved(_mlp, *_MLP_ARGS)
+    assert "output of sin (3,)" not in plain and "named 'h' (3,)" in plain and "output of sin (2,)" in plain
+    assert _saved(jax.checkpoint(_mlp), *_MLP_ARGS) == args
+    assert _saved(jax.checkpoint(_mlp, policy=jax.checkpoint_policies.nothing_saveable), *_MLP_ARGS) == args
+    assert _saved(jax.checkpoint(_mlp, policy=jax.checkpoint_policies.everything_saveable), *_MLP_ARGS) == plain
+    dots = _saved(jax.checkpoint(_mlp, policy=jax.checkpoint_policies.dots_saveable), *_MLP_ARGS)
+    assert dots == args + ["output of dot_general (3,)", "output of dot_general (2,)"]
+    names = _saved(jax.checkpoint(_mlp, policy=jax.checkpoint_policies.save_only_these_names("h")), *_MLP_ARGS)
+    assert names == args + ["named 'h' (3,)"]
+    assert _saved(jax.checkpoint(_mlp, policy=_POLICIES["offload_names"]), *_MLP_ARGS) == names
+    assert _saved(jax.checkpoint(_mlp, policy=_POLICIES["both"]), *_MLP_ARGS) == (
+        args + ["output of dot_general (3,)", "named 'h' (3,)", "output of dot_general (2,)"])
+
+
+def test_checkpoint_name_is_the_identity_under_jit_vmap_grad():
+    name = jax.ad_checkpoint.checkpoint_name
+    x = np.float32([1.0, 2.0, 3.0])
+    assert "name[name=h]" in str(jax.make_jaxpr(lambda v: name(v * 2, "h"))(x))
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda v: name(v * 2, "h"))(x)), x * 2)
+    np.testing.assert_allclose(np.asarray(jax.vmap(lambda v: name(jnp.sin(v), "h"))(x)), np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.grad(lambda v: jnp.sum(name(jnp.sin(v), "h")))(x)), np.cos(x), rtol=1e-6)
+    tree = name({"a": x, "b": (x, x)}, "t")
+    assert jax.tree_util.tree_structure(tree) == jax.tree_util.tree_structure({"a": x, "b": (x, x)})
+
+
+def test_vjp_pullback_is_a_pytree_of_its_residuals():
+    y, pullback = jax.vjp(lambda v: jnp.sin(jnp.sin(v)), np.float32([0.5, 1.0]))
+    leaves, tree = jax.tree_util.tree_flatten(pullback)
+    assert len(leaves) == 2 and type(pullback).__name__ == "VJP"  # JAX 0.10.2's class
+    again = jax.tree_util.tree_unflatten(tree, leaves)
+    np.testing.assert_allclose(np.asarray(again(np.float32([1.0, 1.0]))[0]), np.asarray(pullback(np.float32([1.0, 1.0]))[0]))
+
+
+def test_vjp_pullback_lists_the_input_residuals_first():
+    W, x = np.ones((3, 4), np.float32), np.ones(4, np.float32)
+    _, pullback = jax.vjp(lambda W, x: jnp.sin(jnp.dot(W, x)), W, x)
+    assert [leaf.shape for leaf in jax.tree_util.tree_leaves(pullback)] == [(3, 4), (4,), (3,)]
+
+
+def test_a_custom_policy_answers_with_bools_or_saveable_recompute_offloadable():
+    from minijax.ad_checkpoint import Offloadable, Recompute, Saveable
+
+    def sin_only(prim, *avals, **params):
+        return Saveable if prim.name == "sin" else Recompute
+
+    saved = _saved(jax.checkpoint(_mlp, policy=sin_only), *_MLP_ARGS)
+    assert [s for s in saved if "output" in s] == ["output of sin (3,)", "output of sin (2,)"]  # as JAX
+    offloaded = _saved(jax.checkpoint(_mlp, policy=lambda prim, *a, **k: Offloadable("device", "pinned_host")
+                                      if prim.name == "sin" else False), *_MLP_ARGS)
+    assert offloaded == saved
+    with pytest.raises(TypeError, match="Did you return `Offloadable` instead of an instantiated"):
+        jax.grad(jax.checkpoint(_mlp, policy=lambda *a, **k: Offloadable))(*_MLP_ARGS)
+    with pytest.raises(TypeError, match="Value returned by a remat policy should be a bool"):
+        jax.grad(jax.checkpoint(_mlp, policy=lambda *a, **k: "yes"))(*_MLP_ARGS)
+
+
+def test_save_and_offload_names_must_not_intersect():
+    with pytest.raises(ValueError, match="should not intersect"):
+        jax.checkpoint_policies.save_and_offload_only_these_names(
+            names_which_can_be_saved=["a"], names_which_can_be_offloaded=["a"], offload_src="device",
+            offload_dst="pinned_host")
 
 
 def test_custom_vjp_nondiff_argnums():

@@ -62,6 +62,7 @@ TRANSLATED = [
     "windowed-reductions.md",
     "image.md",
     "custom-interpreters.md",  # extend (issue 20)
+    "checkpointing.md",  # remat (issue 20)
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's

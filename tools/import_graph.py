@@ -29,7 +29,8 @@ PACKAGES = {"minijax": "minijax", "minijax_numpy": "backends/minijax_numpy", "mi
 # (the package's modules and subpackages, not the package's own __init__).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("minijax.config", "minijax.caching", "minijax.errors", "minijax.pretty", "minijax.dtypes",
-                    "minijax.tree_util")),
+                    "minijax.tree_util",
+                    "minijax.source_info")),  # remat (issue 20): equations' source positions
     ("ir", ("minijax.core", "minijax.jaxpr", "minijax.jaxpr_check", "minijax.jaxpr_parse", "minijax.jaxpr_passes",
             "minijax.jaxpr_graph", "minijax.debug_checks", "minijax.prng")),
     ("runtime", ("minijax.backend", "minijax.array", "minijax.placement", "minijax.dispatch")),

@@ -24,6 +24,11 @@ def _stop_gradient(ctx: LoweringRuleContext, x: ir.Value[Any]) -> list[ir.Value[
     return [x]
 
 
+@register("name")
+def _name(ctx: LoweringRuleContext, x: ir.Value[Any], *, name: str) -> list[ir.Value[Any]]:
+    return [x]  # checkpoint_name: the identity when it runs
+
+
 @register("custom_lin")
 def _custom_lin(ctx: LoweringRuleContext, *operands: ir.Value[Any], **_: Any) -> list[ir.Value[Any]]:
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import config, dtypes, tree_util
+from minijax import config, dtypes, source_info, tree_util
 from minijax.core import (
     ShapedArray,
     Trace,
@@ -121,7 +121,7 @@ class DynamicJaxprTrace(Trace):
                 return DynamicJaxprTracer(self, out, folded)
         out_avals = out if prim.multiple_results else [out]
         outvars = [Var(a) for a in out_avals]
-        self.eqns.append(JaxprEqn(atoms, outvars, prim, params))
+        self.eqns.append(JaxprEqn(atoms, outvars, prim, params, source_info.current()))
         tracers = [DynamicJaxprTracer(self, a, v) for a, v in zip(out_avals, outvars)]
         return tracers if prim.multiple_results else tracers[0]
 

@@ -109,4 +109,26 @@ ad.defjvp_zero(stop_gradient_p)
 batching.defvectorized(stop_gradient_p)
 
 
-__all__ = ["add_any_p", "custom_lin_p", "stop_gradient_p"]
+# ---------------------------------------------------------------------------
+# name (jax.ad_checkpoint.checkpoint_name)
+
+
+def _name_rule(x: ShapedArray, *, name: str) -> ShapedArray:
+    # name C1: the name is a string (JAX takes any hashable; its printer shows str()).
+    return x
+
+
+name_p = standard_primitive("name", _name_rule)
+
+
+def _name_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, name: str) -> tuple[Any, Any]:
+    # Only the primal carries the name: a checkpoint policy asks about primal values, and the
+    # tangent is then linear (no name equation ever needs transposing).
+    return name_p.bind(primals[0], name=name), tangents[0]
+
+
+ad.primitive_jvps[name_p] = _name_jvp
+batching.defvectorized(name_p)
+
+
+__all__ = ["add_any_p", "custom_lin_p", "name_p", "stop_gradient_p"]

@@ -29,16 +29,28 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from minijax import core
+import numpy as np
+
+from minijax import core, dtypes
 from minijax.core import Primitive, ShapedArray, get_aval, set_current_trace
 from minijax.dispatch import call_primitives, eager_rules, run_compiled
 from minijax.interpreters import ad, batching
 from minijax.interpreters.ad import JVPTrace, Zero
 from minijax.interpreters.tracing import DebugInfo, DynamicJaxprTracer, hoist_tracer_consts, trace_to_jaxpr
-from minijax.jaxpr import ClosedJaxpr, eval_closed_jaxpr, eval_jaxpr, name_sharing_params, param_filters
+from minijax.jaxpr import (
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprEqn,
+    Var,
+    eval_closed_jaxpr,
+    eval_jaxpr,
+    name_sharing_params,
+    param_filters,
+)
 from minijax.jaxpr_passes import consts_as_inputs, dce_jaxpr
+from minijax.primitives import elementwise
 from minijax.primitives.common import standard_primitive
 from minijax.primitives.structural import reduce_sum
 
@@ -46,6 +58,11 @@ __all__ = [
     "CustomJVPCall",
     "CustomVJPCall",
     "NamedCallable",
+    "Offloadable",
+    "Recompute",
+    "RecomputeType",
+    "Saveable",
+    "SaveableType",
     "custom_jvp_call_p",
     "custom_vjp_call_p",
     "jit_p",
@@ -176,17 +193,199 @@ def _remat_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any],
             outs = remat_p.bind(*primals, *nz_tangents, **{**differentiated, "jaxpr": jvp_closed})
         primal_outs, tangent_outs = outs[:n_out], iter(outs[n_out:])
     else:
-        # The primal runs inline; the tangent side keeps only the inputs.
-        with set_current_trace(trace.parent):
-            primal_outs = eval_jaxpr(closed.jaxpr, closed.consts, *primals)
-        tangent_only, _ = dce_jaxpr(jvp_closed.jaxpr, [False] * n_out + [True] * sum(out_nonzeros))
-        tangent_closed = ClosedJaxpr(tangent_only, jvp_closed.consts)
-        with set_current_trace(trace.tangent_side):
-            tangent_outs = iter(remat_p.bind(*primals, *nz_tangents, **{**differentiated, "jaxpr": tangent_closed}))
+        return _remat_linearize(trace, closed, params, primals, tangents, nonzeros)
     return [
         trace.wrap(p, next(tangent_outs) if nz else Zero(ad.tangent_aval(a)))
         for p, a, nz in zip(primal_outs, closed.out_avals, out_nonzeros)
     ]
+
+
+# The policies of the checkpoints being linearized, innermost last (see _remat_linearize).
+_OUTER_POLICIES: list[Callable[..., Any] | None] = []
+
+
+class RecomputeType:
+    """The type of ``Recompute``, a policy's answer: recompute the value."""
+
+
+Recompute = RecomputeType()
+
+
+class SaveableType:
+    """The type of ``Saveable``, a policy's answer: save the value."""
+
+
+Saveable = SaveableType()
+
+
+class Offloadable(NamedTuple):
+    """A policy's answer: save the value in memory ``dst`` (on the CPU: where it is)."""
+
+    src: str
+    dst: str
+
+
+def _saveable(policy: Callable[..., Any] | None, eqn: JaxprEqn) -> bool:
+    """Whether ``policy`` lets the outputs of ``eqn`` (a primal equation) be saved."""
+    if policy is None:
+        return False
+    verdict = policy(eqn.primitive, *[a.aval for a in eqn.invars], **eqn.params)
+    if isinstance(verdict, bool):
+        return verdict
+    if isinstance(verdict, (SaveableType, Offloadable)):
+        return True  # an offloaded value is saved (host and device memory are one on the CPU)
+    if isinstance(verdict, RecomputeType):
+        return False
+    hint = (" Did you return `Offloadable` instead of an instantiated `Offloadable(...)`?"
+            if verdict is Offloadable else "")
+    raise TypeError(
+        "Value returned by a remat policy should be a bool or `ad_checkpoint.Recompute`, "
+        f"`ad_checkpoint.Saveable` or `ad_checkpoint.Offloadable(...)`. Got {verdict} of type {type(verdict)}.{hint}"
+    )
+
+
+def _remat_linearize(
+    trace: JVPTrace, closed: ClosedJaxpr, params: dict[str, Any], primals: Sequence[Any], tangents: Sequence[Any],
+    nonzeros: list[bool],
+) -> list[Any]:
+    """The primal runs inline; the tangent side is a ``remat2`` that recomputes what the policy does not save.
+
+    The function is linearized into a *known* jaxpr (primal inputs -> primal
+    outputs and the residuals its tangent map reads) and the tangent map.
+    Walking back from each residual through the known equations: an equation
+    the policy calls saveable ends the walk (its output is saved); any other
+    is recomputed inside the tangent ``remat2`` from the inputs and the saved
+    values. With no policy nothing is saved: only the inputs are residuals.
+    """
+    n_out = len(closed.out_avals)
+    box: dict[str, Any] = {}
+
+    def known(*xs: Any) -> list[Any]:
+        outs, lin = ad.linearize_flat(functools.partial(eval_closed_jaxpr, closed), xs, linear=nonzeros)
+        input_pos = {id(x): i for i, x in enumerate(xs)}
+        sources: list[tuple[str, Any]] = []
+        computed: list[Any] = []
+        for r in lin.jaxpr.consts:
+            if id(r) in input_pos:
+                sources.append(("input", input_pos[id(r)]))
+            elif isinstance(r, DynamicJaxprTracer):
+                sources.append(("output", n_out + len(computed)))
+                computed.append(r)
+            else:
+                sources.append(("const", r))
+        box["lin"], box["sources"] = lin, sources
+        return list(outs) + computed
+
+    # A checkpoint inside a checkpoint being linearized follows the outer policy, and its
+    # primal side stays one remat2 equation returning its residuals (even its inputs), as in
+    # JAX: the outer policy then decides about that equation as a whole.
+    nested = bool(_OUTER_POLICIES)
+    policy = _OUTER_POLICIES[-1] if nested else params["policy"]
+    _OUTER_POLICIES.append(policy)
+    try:
+        known_closed, _ = trace_to_jaxpr(known, [get_aval(p) for p in primals])
+    finally:
+        _OUTER_POLICIES.pop()
+    lin: ad.LinearFunction = box["lin"]
+    kj = known_closed.jaxpr
+    producer = {v: e for e in kj.eqns for v in e.outvars}
+    inputs = set(kj.constvars) if nested else set(kj.invars) | set(kj.constvars)
+    saved: dict[Var, None] = {}  # ordered set
+    recompute: set[int] = set()
+
+    def need(atom: Any) -> None:
+        if not isinstance(atom, Var) or atom in inputs or atom in saved:
+            return
+        if atom not in producer:  # an input returned by the nested primal equation
+            saved[atom] = None
+            return
+        eqn = producer[atom]
+        if _saveable(policy, eqn):
+            saved[atom] = None
+        elif id(eqn) not in recompute:
+            recompute.add(id(eqn))
+            for a in eqn.invars:
+                need(a)
+
+    residual_atoms: list[Any] = []
+    for kind, where in box["sources"]:
+        atom = kj.invars[where] if kind == "input" else kj.outvars[where] if kind == "output" else None
+        residual_atoms.append(atom)
+        need(atom)
+    saved_vars = list(saved)
+    # The primal side: the primal outputs and the saved values, computed inline.
+    fwd = Jaxpr(kj.constvars, kj.invars, [*kj.outvars[:n_out], *saved_vars], kj.eqns)
+    fwd, _ = dce_jaxpr(fwd, [True] * len(fwd.outvars))
+    if not nested:
+        fwd = _round_saved_values(fwd, saved_vars)
+    with set_current_trace(trace.parent):
+        if nested:
+            fwd_moved, fwd_consts = consts_as_inputs(ClosedJaxpr(fwd, known_closed.consts))
+            fwd_outs = remat_p.bind(*fwd_consts, *primals, **{**params, "jaxpr": fwd_moved, "policy": None})
+        else:
+            fwd_outs = eval_jaxpr(fwd, known_closed.consts, *primals)
+    primal_outs, saved_vals = fwd_outs[:n_out], fwd_outs[n_out:]
+    # The tangent side: (saved values, inputs, tangents) -> recompute the rest -> tangent map.
+    # An input that is also saved (nested) is read from the saved value: its input binder is a dummy.
+    rematerialize = Jaxpr(kj.constvars, saved_vars + [Var(v.aval) if v in saved else v for v in kj.invars],
+                          [a for a in residual_atoms if a is not None],
+                          [e for e in kj.eqns if id(e) in recompute])
+    lin_tangents = [ad.instantiate_zeros(t) for t, use in zip(tangents, lin.in_linear) if use]
+    n_saved, n_in = len(saved_vars), len(primals)
+
+    def tangent_map(*args: Any) -> list[Any]:
+        recomputed = iter(eval_jaxpr(rematerialize, known_closed.consts, *args[: n_saved + n_in]))
+        residuals = [where if kind == "const" else next(recomputed) for kind, where in box["sources"]]
+        return eval_jaxpr(lin.jaxpr.jaxpr, residuals, *args[n_saved + n_in :])
+
+    operands = [*saved_vals, *primals, *lin_tangents]
+    tangent_closed, _ = trace_to_jaxpr(tangent_map, [get_aval(x) for x in operands])
+    moved, consts = consts_as_inputs(tangent_closed)
+    # Only the inputs the tangent side reads become its operands (and so residuals), as in JAX.
+    n_consts = len(consts)
+    used_in = _used_inputs(moved.jaxpr, n_consts + n_saved + n_in)
+    pruned = ClosedJaxpr(Jaxpr([], [v for v, u in zip(moved.jaxpr.invars, used_in) if u], moved.jaxpr.outvars,
+                               moved.jaxpr.eqns), moved.consts)
+    args = [x for x, u in zip([*consts, *saved_vals, *primals], used_in) if u] + lin_tangents
+    with set_current_trace(trace.tangent_side):
+        tangent_outs = iter(remat_p.bind(*args, **{**params, "differentiated": True, "jaxpr": pruned}))
+    return [
+        trace.wrap(p, Zero(a) if z else next(tangent_outs))
+        for p, a, z in zip(primal_outs, lin.out_avals, lin.out_zeros)
+    ]
+
+
+def _round_saved_values(jaxpr: Jaxpr, saved: Sequence[Var]) -> Jaxpr:
+    """``jaxpr`` with each saved floating value passed through ``reduce_precision`` to its own dtype.
+
+    As in JAX: XLA may keep a value in excess precision where it is computed
+    but store it rounded, so the forward pass's later uses and the
+    recomputing backward pass must both read the rounded value.
+    """
+    read = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
+    targets = {v for v in saved if v in read and dtypes.issubdtype(v.aval.dtype, np.inexact)}
+    if not targets:
+        return jaxpr
+    eqns: list[JaxprEqn] = []
+    for eqn in jaxpr.eqns:
+        hit = [v for v in eqn.outvars if v in targets]
+        if not hit or eqn.primitive is elementwise.reduce_precision_p:
+            eqns.append(eqn)
+            continue
+        fresh = {v: Var(v.aval) for v in hit}
+        eqns.append(eqn.replace(outvars=[fresh.get(v, v) for v in eqn.outvars]))
+        for v in hit:
+            info = dtypes.finfo(v.aval.dtype)
+            eqns.append(JaxprEqn([fresh[v]], [v], elementwise.reduce_precision_p,
+                                 {"exponent_bits": info.nexp, "mantissa_bits": info.nmant}, eqn.source_info))
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
+
+
+def _used_inputs(jaxpr: Jaxpr, n: int) -> list[bool]:
+    """Which of the first ``n`` inputs of ``jaxpr`` any equation or output reads (the rest count as read)."""
+    read = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)} | {
+        a for a in jaxpr.outvars if isinstance(a, Var)}
+    return [i >= n or v in read for i, v in enumerate(jaxpr.invars)]
 
 
 def _remat_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:

@@ -253,6 +253,11 @@ def _add_any(draw: Draw, dtype: np.dtype[Any]) -> Case:
     return case("add_any", {}, [Operand(s, dtype, moderate()), Operand(s, dtype, moderate())], (0, 1), [(0, 1)])
 
 
+def _name(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    # checkpoint_name's primitive (remat, issue 20): the identity, differentiable in its operand.
+    return case("name", {"name": "h"}, [Operand(shape(draw), dtype, moderate())], (0,), [])
+
+
 def _convert_element_type(draw: Draw, dtype: np.dtype[Any]) -> Case:
     # Floating targets at least as precise as the operand (a narrowing conversion
     # rounds away what finite differences measure), or int32 / bool.
@@ -305,6 +310,7 @@ SAMPLERS: dict[str, Sampler] = {
     "clamp": Sampler("clamp", _clamp, NUMBER),
     "select_n": Sampler("select_n", _select_n, ANY, linear=True),
     "add_any": Sampler("add_any", _add_any, FLOAT, linear=True),
+    "name": Sampler("name", _name, ANY),
     "convert_element_type": Sampler("convert_element_type", _convert_element_type, ANY, linear=True),
     "bitcast_convert_type": Sampler("bitcast_convert_type", _bitcast_convert_type, NUMBER, differentiable=False),
     "reduce_precision": Sampler("reduce_precision", _reduce_precision, FLOAT, linear=True),

@@ -22,6 +22,10 @@ printed variables are the same one.
 ``scipy.datasets.face()`` downloads its image on first use; here nothing can
 be downloaded, so it is replaced by a fixed synthetic picture of the same
 shape and dtype (uint8, 768 x 1024 x 3). Both runs get the same picture.
+
+``from jax._src import test_util`` (JAX's private test helpers, which need
+absl; the gradient-checkpointing page imports them in a cell whose function
+is never called) gets an empty stand-in module in both runs.
 """
 
 from __future__ import annotations
@@ -156,6 +160,15 @@ def main() -> None:
     scipy.datasets.face = lambda gray=False: synthetic_face()
     if args.as_minijax:
         sys.meta_path.insert(0, _JaxIsMinijax())
+        sys.modules["jax._src"] = sys.modules["minijax._src"] = types.ModuleType("jax._src")
+    test_util = types.ModuleType("jax._src.test_util")
+    sys.modules["jax._src.test_util"] = sys.modules["minijax._src.test_util"] = test_util
+    if not args.as_minijax:
+        import jax._src
+
+        jax._src.test_util = test_util  # type: ignore[attr-defined]
+    else:
+        sys.modules["jax._src"].test_util = test_util  # type: ignore[attr-defined]
 
     namespace: dict[str, Any] = {"__name__": "__main__"}
     arrays: dict[str, np.ndarray] = {}
