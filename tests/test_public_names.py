@@ -44,7 +44,6 @@ DEFERRED: dict[str, dict[str, str]] = {
         **{name: "issue 21: lax.linalg's remaining primitives (not built yet)"
            for name in ["hessenberg_p", "householder_product_p", "schur_p", "tridiagonal_p", "tridiagonal_solve_p"]},
         "linear_solve_p": "issue 20: lax.custom_linear_solve (not built yet)",
-        "name_p": "issue 20: checkpoint_name's primitive (not built yet)",
         **{name: "minijax has no tokens" for name in ["after_all_p", "create_token_p"]},
         **{name: "minijax has no collectives across devices but pmap's psum/pmax/pmin/all_gather"
            for name in ["all_to_all_p", "ppermute_p", "ragged_all_to_all_p"]},
