@@ -227,7 +227,7 @@ def svd(x: Array, *, full_matrices: bool, compute_uv: bool, subset_by_index: Any
 
 def _flat(x: Array, core: int) -> Array:
     """x with its batch axes flattened into one leading axis, as float64 (a copy)."""
-    return np.array(x, dtype=np.float64).reshape((-1, *x.shape[x.ndim - core :]))
+    return np.array(x, dtype=np.float64).reshape((shape_size(x.shape[: x.ndim - core]), *x.shape[x.ndim - core :]))
 
 
 def _larfg(alpha: Array, x: Array) -> tuple[Array, Array, Array]:
@@ -541,6 +541,7 @@ def _real_schur(a: Array) -> tuple[Array, Array, bool]:
                 s = h[m, m] + h[hi, hi]
                 t = h[m, m] * h[hi, hi] - h[m, hi] * h[hi, m]
                 _francis_step(h, z, lo, hi, s, t)
+            h[np.tril_indices(n, -2)] = 0  # the bulge's rounding remnants below the subdiagonal
     return np.triu(h, -1), z, True
 
 
@@ -550,6 +551,8 @@ def schur(x: Array, *, compute_schur_vectors: bool, sort_eig_vals: bool, select_
         raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
     n = x.shape[-1]
     flat = _flat(x, 2)
+    if flat.size == 0:
+        return [np.zeros(x.shape, x.dtype)] * (2 if compute_schur_vectors else 1)
     ts, zs = np.zeros_like(flat), np.zeros_like(flat)
     for i, matrix in enumerate(flat):
         ok = bool(np.isfinite(matrix).all())
