@@ -971,3 +971,28 @@ def _tridiagonal_solve_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *,
 
 
 batching.primitive_batchers[tridiagonal_solve_p] = _tridiagonal_solve_batcher
+
+
+# --- No derivatives (as in JAX): differentiating these raises, naming them.
+
+
+def _no_jvp(prim: Any) -> None:
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
+
+    ad.primitive_jvps[prim] = rule
+    ad.non_differentiable.add(prim)
+
+
+for _prim in (
+    householder_product_p, ormqr_p, hessenberg_p, tridiagonal_p, schur_p, symmetric_product_p, cholesky_update_p,
+):  # fmt: skip
+    _no_jvp(_prim)
+
+
+def _cholesky_update_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, BatchDim]:
+    """JAX defines cholesky_update for one matrix only (its lowering unrolls over the rows): no vmap."""
+    raise NotImplementedError("Batching rule for 'cholesky_update' not implemented")
+
+
+batching.primitive_batchers[cholesky_update_p] = _cholesky_update_batcher
