@@ -247,12 +247,12 @@ def _larfg(alpha: Array, x: Array) -> tuple[Array, Array, Array]:
 
 def _reflect_left(c: Array, v: Array, tau: Array) -> Array:
     """(I - tau v vᵀ) c for a batch: c (B, m, k), v (B, m), tau (B,)."""
-    return c - tau[:, None, None] * v[:, :, None] * np.einsum("bm,bmk->bk", v, c)[:, None, :]
+    return np.asarray(c - tau[:, None, None] * v[:, :, None] * np.einsum("bm,bmk->bk", v, c)[:, None, :])
 
 
 def _reflect_right(c: Array, v: Array, tau: Array) -> Array:
     """c (I - tau v vᵀ) for a batch: c (B, k, m), v (B, m), tau (B,)."""
-    return c - tau[:, None, None] * np.einsum("bkm,bm->bk", c, v)[:, :, None] * v[:, None, :]
+    return np.asarray(c - tau[:, None, None] * np.einsum("bkm,bm->bk", c, v)[:, :, None] * v[:, None, :])
 
 
 def _reflector(a: Array, i: int) -> Array:

@@ -929,7 +929,8 @@ def _tridiagonal_solve_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, p
     if all(type(t) is ad.Zero for t in diagonal_dots):
         rhs = b_dot
     else:
-        product = tridiagonal_product(*(ad.instantiate_zeros(t) for t in diagonal_dots), ans)
+        dl_dot, d_dot, du_dot = (ad.instantiate_zeros(t) for t in diagonal_dots)
+        product = tridiagonal_product(dl_dot, d_dot, du_dot, ans)
         rhs = ad.add_tangents(b_dot, ew.neg_p.bind(product))
     if type(rhs) is ad.Zero:
         return ans, rhs
