@@ -340,3 +340,31 @@ def test_jaxprs_print_and_parse_back():
     for f, args in programs:
         text = str(jax.make_jaxpr(f)(*args))
         assert str(parse_jaxpr(text)) == text
+
+
+# ---------------------------------------------------------------------------
+# jax.scipy.linalg on the primitives
+
+
+def test_scipy_schur_and_hessenberg():
+    import minijax.scipy.linalg as sl
+
+    a = rng(11).standard_normal((2, 4, 4)).astype(np.float32)
+    t, z = sl.schur(a)
+    close(f64(z) @ f64(t) @ mT(z), a)
+    h = f64(sl.hessenberg(a))
+    assert np.all(np.tril(h, -2) == 0)
+    h, q = sl.hessenberg(a, calc_q=True)
+    close(f64(q) @ f64(h) @ mT(q), a)
+    close(mT(q) @ f64(q), np.broadcast_to(np.eye(4), (2, 4, 4)))
+    empty_h, empty_q = sl.hessenberg(np.zeros((0, 0), np.float32), calc_q=True)
+    assert empty_h.shape == empty_q.shape == (0, 0)
+
+
+def test_eigh_tridiagonal_of_tridiagonals_output_gives_the_eigenvalues():
+    import minijax.scipy.linalg as sl
+
+    s = rng(12).standard_normal((5, 5))
+    s = ((s + s.T) / 2).astype(np.float32)
+    _, d, e, _ = LL.tridiagonal(s)
+    close(sl.eigh_tridiagonal(d, e, eigvals_only=True), np.linalg.eigvalsh(f64(s)))
