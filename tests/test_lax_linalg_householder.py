@@ -368,3 +368,34 @@ def test_eigh_tridiagonal_of_tridiagonals_output_gives_the_eigenvalues():
     s = ((s + s.T) / 2).astype(np.float32)
     _, d, e, _ = LL.tridiagonal(s)
     close(sl.eigh_tridiagonal(d, e, eigvals_only=True), np.linalg.eigvalsh(f64(s)))
+
+
+# ---------------------------------------------------------------------------
+# Modules for the GPU (no GPU here: the lowered text only, as tests/test_gpu_plugin.py does)
+
+
+@pytest.mark.single_backend
+def test_gpu_modules_call_cusolver_and_cusparse_and_cpu_only_routines_say_so():
+    from minijax_xla.lowering import lower_jaxpr, module_text
+
+    def lowered(platform: str, f: Any, *args: Any) -> str:
+        module, _ = lower_jaxpr(jax.make_jaxpr(f)(*args), "main", {}, [], platform)
+        return module_text(module)
+
+    a = np.eye(4, dtype=np.float32) + 0.5
+    taus = np.ones(3, np.float32)
+    v = np.ones(4, np.float32)
+    cases = [
+        (LL.householder_product, (a, taus), "lapack_sorgqr_ffi", "cusolver_orgqr_ffi"),
+        (LL.ormqr, (a, taus, a), "lapack_sormqr_ffi", "cusolver_ormqr_ffi"),
+        (LL.tridiagonal, (a,), "lapack_ssytrd_ffi", "cusolver_sytrd_ffi"),
+        (LL.tridiagonal_solve, (v, v, v, a), "lapack_sgtsv_ffi", "cusparse_gtsv2_ffi"),
+    ]
+    for f, args, cpu_target, gpu_target in cases:
+        cpu_text, gpu_text = lowered("cpu", f, *args), lowered("gpu", f, *args)
+        assert cpu_target in cpu_text and "cusolver" not in cpu_text and "cusparse" not in cpu_text
+        assert gpu_target in gpu_text and "lapack_" not in gpu_text
+    for f, routine in ((LL.hessenberg, "gehrd"), (LL.schur, "gees")):
+        assert f"lapack_s{routine}_ffi" in lowered("cpu", f, a)
+        with pytest.raises(NotImplementedError, match=f"not implemented on the gpu platform.*{routine}"):
+            lowered("gpu", f, a)
