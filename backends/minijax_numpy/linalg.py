@@ -216,3 +216,351 @@ def svd(x: Array, *, full_matrices: bool, compute_uv: bool, subset_by_index: Any
         start, end = subset_by_index
         s, u, vt = s[..., start:end], u[..., start:end], vt[..., start:end, :]
     return [s.astype(x.dtype), u.astype(x.dtype), vt.astype(x.dtype)]
+
+
+# ---------------------------------------------------------------------------
+# The Householder family (LAPACK's orgqr, ormqr, gehrd, sytrd), written out.
+# A reflector H = I - tau v vᵀ has v[0] = 1; the rest of v is stored in the
+# matrix, below (or above) the entry it leaves behind. Every loop runs over
+# the columns and is vectorized over the (flattened) batch.
+
+
+def _flat(x: Array, core: int) -> Array:
+    """x with its batch axes flattened into one leading axis, as float64 (a copy)."""
+    return np.array(x, dtype=np.float64).reshape((shape_size(x.shape[: x.ndim - core]), *x.shape[x.ndim - core :]))
+
+
+def _larfg(alpha: Array, x: Array) -> tuple[Array, Array, Array]:
+    """LAPACK's larfg for a batch: (beta, tau, v) with H [alpha, x] = [beta, 0, ..., 0].
+
+    H = I - tau [1, v] [1, v]ᵀ, beta = -sign(alpha) ‖[alpha, x]‖; where x is
+    zero, tau = 0 and H = I (beta = alpha).
+    """
+    xnorm = np.sqrt(np.sum(x * x, axis=-1))
+    trivial = xnorm == 0
+    beta = -np.where(alpha >= 0, 1.0, -1.0) * np.hypot(alpha, xnorm)
+    safe_beta = np.where(trivial, 1.0, beta)
+    tau = np.where(trivial, 0.0, (beta - alpha) / safe_beta)
+    scale = np.where(trivial, 0.0, 1 / np.where(trivial, 1.0, alpha - beta))
+    return np.where(trivial, alpha, beta), tau, x * scale[:, None]
+
+
+def _reflect_left(c: Array, v: Array, tau: Array) -> Array:
+    """(I - tau v vᵀ) c for a batch: c (B, m, k), v (B, m), tau (B,)."""
+    return np.asarray(c - tau[:, None, None] * v[:, :, None] * np.einsum("bm,bmk->bk", v, c)[:, None, :])
+
+
+def _reflect_right(c: Array, v: Array, tau: Array) -> Array:
+    """c (I - tau v vᵀ) for a batch: c (B, k, m), v (B, m), tau (B,)."""
+    return np.asarray(c - tau[:, None, None] * np.einsum("bkm,bm->bk", c, v)[:, :, None] * v[:, None, :])
+
+
+def _reflector(a: Array, i: int) -> Array:
+    """The vector of reflector i stored in column i of a (B, m, n): zero above row i, 1 at row i."""
+    v = np.zeros(a.shape[:2])
+    v[:, i] = 1
+    v[:, i + 1 :] = a[:, i + 1 :, i]
+    return v
+
+
+@impl("householder_product")
+def householder_product(a: Array, taus: Array) -> Array:
+    *batch, m, n = a.shape
+    work, tau = _flat(a, 2), _flat(taus, 1)
+    q = np.broadcast_to(np.eye(m, n), work.shape).copy()
+    for i in reversed(range(tau.shape[-1])):  # Q = H(0) H(1) ... H(k-1), applied to I from the right end
+        q = _reflect_left(q, _reflector(work, i), tau[:, i])
+    return q.reshape(a.shape).astype(a.dtype)
+
+
+@impl("ormqr")
+def ormqr(a: Array, taus: Array, c: Array, *, left: bool, transpose: bool) -> Array:
+    work, tau, out = _flat(a, 2), _flat(taus, 1), _flat(c, 2)
+    k = tau.shape[-1]
+    # Q C applies H(k-1) first; Qᵀ C applies H(0) first; C Q applies H(0) first; C Qᵀ applies H(k-1) first.
+    order = range(k) if left == transpose else reversed(range(k))
+    for i in order:
+        v = _reflector(work, i)
+        out = _reflect_left(out, v, tau[:, i]) if left else _reflect_right(out, v, tau[:, i])
+    return out.reshape(c.shape).astype(c.dtype)
+
+
+@impl("hessenberg")
+def hessenberg(a: Array) -> list[Array]:
+    *batch, n, _ = a.shape
+    h = _flat(a, 2)
+    taus = np.zeros((h.shape[0], n - 1))
+    for j in range(n - 1):
+        # Reflector j zeroes column j below the subdiagonal, acting on rows (and columns) j+1 onwards.
+        beta, tau, v_tail = _larfg(h[:, j + 1, j], h[:, j + 2 :, j])
+        v = np.concatenate([np.ones((h.shape[0], 1)), v_tail], axis=1)
+        h[:, :, j + 1 :] = _reflect_right(h[:, :, j + 1 :], v, tau)
+        h[:, j + 1 :, j + 1 :] = _reflect_left(h[:, j + 1 :, j + 1 :], v, tau)
+        h[:, j + 1, j] = beta
+        h[:, j + 2 :, j] = v_tail
+        taus[:, j] = tau
+    return [h.reshape(a.shape).astype(a.dtype), taus.reshape((*batch, n - 1)).astype(a.dtype)]
+
+
+def _tridiagonal_lower(x: Array) -> tuple[Array, Array, Array, Array]:
+    """sytrd on the lower triangle of each matrix of x (B, n, n), read as symmetric."""
+    count, n, _ = x.shape
+    a = _read_triangle(x, lower=True)
+    e, taus = np.zeros((count, n - 1)), np.zeros((count, n - 1))
+    for i in range(n - 1):
+        beta, tau, v_tail = _larfg(a[:, i + 1, i], a[:, i + 2 :, i])
+        v = np.concatenate([np.ones((count, 1)), v_tail], axis=1)
+        block = a[:, i + 1 :, i + 1 :]
+        a[:, i + 1 :, i + 1 :] = _reflect_right(_reflect_left(block, v, tau), v, tau)
+        a[:, i + 1, i], a[:, i, i + 1] = beta, beta
+        a[:, i + 2 :, i] = v_tail
+        e[:, i], taus[:, i] = beta, tau
+    d = np.diagonal(a, axis1=-2, axis2=-1).copy()
+    return np.tril(a) + np.triu(x, 1), d, e, taus
+
+
+@impl("tridiagonal")
+def tridiagonal(a: Array, *, lower: bool) -> list[Array]:
+    *batch, n, _ = a.shape
+    x = _flat(a, 2)
+    if lower:
+        out, d, e, taus = _tridiagonal_lower(x)
+    else:
+        # The upper case is the lower one on the matrix with rows and columns in reverse order (which
+        # swaps the triangles): LAPACK's upper sytrd eliminates from the last column back, with the
+        # reflectors' 1 at their last entry.
+        out, d, e, taus = _tridiagonal_lower(x[:, ::-1, ::-1].copy())
+        out = out[:, ::-1, ::-1]
+        d, e, taus = d[:, ::-1], e[:, ::-1], taus[:, ::-1]
+    vec = (*batch, n - 1)
+    return [
+        out.reshape(a.shape).astype(a.dtype), d.reshape((*batch, n)).astype(a.dtype),
+        e.reshape(vec).astype(a.dtype), taus.reshape(vec).astype(a.dtype),
+    ]  # fmt: skip
+
+
+# ---------------------------------------------------------------------------
+# symmetric_product, cholesky_update, tridiagonal_solve
+
+
+@impl("symmetric_product")
+def symmetric_product(a: Array, c: Array, *, alpha: Any, beta: Any) -> Array:
+    work = a.astype(np.float64)
+    out = alpha * (work @ np.swapaxes(work, -1, -2)) + beta * c.astype(np.float64)
+    return np.asarray(out, dtype=c.dtype)
+
+
+@impl("cholesky_update")
+def cholesky_update(r: Array, w: Array) -> Array:
+    """Givens rotations fold w into R one row at a time (R stays upper triangular)."""
+    out, z = r.astype(np.float64), w.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in range(z.shape[0]):
+            x, y = out[k, k], z[k]
+            if y == 0:
+                c, s = 1.0, 0.0
+            else:
+                scale = max(abs(x), abs(y))
+                radius = np.hypot(x / scale, y / scale)
+                c, s = x / scale / radius, -y / scale / radius
+            out[k, :], z = c * out[k, :] - s * z, c * z + s * out[k, :]
+    return out.astype(r.dtype)
+
+
+@impl("tridiagonal_solve")
+def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *, perturb_singular: bool) -> Array:
+    """LAPACK's gtsv: Gaussian elimination with partial pivoting, which fills in a second superdiagonal.
+
+    Where a pivot is exactly zero (a singular matrix) LAPACK stops: that
+    system's solution is NaN.
+    """
+    if perturb_singular:
+        raise NotImplementedError("tridiagonal_solve: perturb_singular=True is not implemented in minijax.")
+    *batch, m, k = b.shape
+    lower, diag, upper = _flat(dl, 1)[:, 1:], _flat(d, 1), _flat(du, 1)  # LAPACK's DL is dl[1:]
+    rhs = _flat(b, 2)
+    count = rhs.shape[0]
+    upper2 = np.zeros((count, max(m - 2, 0)))  # the fill-in: A[i, i+2] after a row swap
+    failed = np.zeros(count, np.bool_)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for i in range(m - 1):
+            swap = np.abs(diag[:, i]) < np.abs(lower[:, i])
+            failed |= ~swap & (diag[:, i] == 0)
+            # Without a swap: eliminate row i+1 with row i.
+            fact = lower[:, i] / np.where(swap, 1, diag[:, i])
+            keep_next = diag[:, i + 1] - fact * upper[:, i]
+            keep_rhs = rhs[:, i + 1] - fact[:, None] * rhs[:, i]
+            # With a swap: row i+1 becomes the pivot row.
+            sfact = diag[:, i] / np.where(swap, lower[:, i], 1)
+            next_upper = upper[:, i + 1] if i + 1 < m - 1 else np.zeros(count)
+            swap_next = upper[:, i] - sfact * diag[:, i + 1]
+            swap_rhs = rhs[:, i] - sfact[:, None] * rhs[:, i + 1]
+            new_row_i = np.where(swap[:, None], rhs[:, i + 1], rhs[:, i])
+            rhs[:, i + 1] = np.where(swap[:, None], swap_rhs, keep_rhs)
+            rhs[:, i] = new_row_i
+            new_upper_i = np.where(swap, diag[:, i + 1], upper[:, i])
+            diag[:, i] = np.where(swap, lower[:, i], diag[:, i])
+            diag[:, i + 1] = np.where(swap, swap_next, keep_next)
+            upper[:, i] = new_upper_i
+            if i + 1 < m - 1:
+                upper2[:, i] = np.where(swap, next_upper, 0)
+                upper[:, i + 1] = np.where(swap, -sfact * next_upper, upper[:, i + 1])
+        if m:
+            failed |= diag[:, m - 1] == 0
+        x = np.zeros_like(rhs)
+        for i in reversed(range(m)):
+            acc = rhs[:, i].copy()
+            if i + 1 < m:
+                acc -= upper[:, i, None] * x[:, i + 1]
+            if i + 2 < m:
+                acc -= upper2[:, i, None] * x[:, i + 2]
+            x[:, i] = acc / diag[:, i, None]
+    x[failed] = np.nan
+    return x.reshape(b.shape).astype(b.dtype)
+
+
+# ---------------------------------------------------------------------------
+# schur: Hessenberg reduction, then Francis double-shift QR steps with
+# deflation (Golub and Van Loan, "Matrix Computations", algorithms 7.5.1-2),
+# and each 2×2 diagonal block put in standard form as LAPACK's lanv2 does
+# (upper triangular for real eigenvalues, equal diagonal for a complex pair).
+# The decomposition is unique only up to the order of the eigenvalues along
+# the diagonal and the signs of Q's columns: LAPACK's hseqr may order them
+# otherwise (spec/primitives/linalg.md, schur).
+
+
+def _house(x: Array) -> tuple[Array, float]:
+    """(v, beta) with (I - beta v vᵀ) x a multiple of e1 (v[0] = 1)."""
+    sigma = float(x[1:] @ x[1:])
+    v = x.astype(np.float64).copy()
+    if sigma == 0:
+        v[0] = 1
+        return v, 0.0
+    mu = np.sqrt(x[0] ** 2 + sigma)
+    v0 = x[0] - mu if x[0] <= 0 else -sigma / (x[0] + mu)
+    beta = 2 * v0**2 / (sigma + v0**2)
+    v[0] = v0
+    return v / v0, float(beta)
+
+
+def _francis_step(h: Array, z: Array, lo: int, hi: int, s: float, t: float) -> None:
+    """One implicit double-shift QR step on the active block h[lo:hi+1, lo:hi+1] (in place).
+
+    The shifts are the roots of x² - s x + t. The similarity is applied to
+    the whole of h (the rows above and the columns right of the block too),
+    and accumulated into z.
+    """
+    n = h.shape[0]
+    x = h[lo, lo] ** 2 + h[lo, lo + 1] * h[lo + 1, lo] - s * h[lo, lo] + t
+    y = h[lo + 1, lo] * (h[lo, lo] + h[lo + 1, lo + 1] - s)
+    w = h[lo + 1, lo] * h[lo + 2, lo + 1]
+    for k in range(lo, hi - 1):
+        v, beta = _house(np.array([x, y, w]))
+        rows = slice(k, k + 3)
+        first = max(lo, k - 1)
+        h[rows, first:n] -= beta * np.outer(v, v @ h[rows, first:n])
+        last = min(k + 3, hi)
+        h[: last + 1, rows] -= beta * np.outer(h[: last + 1, rows] @ v, v)
+        z[:, rows] -= beta * np.outer(z[:, rows] @ v, v)
+        x, y = h[k + 1, k], h[k + 2, k]
+        if k < hi - 2:
+            w = h[k + 3, k]
+    v, beta = _house(np.array([x, y]))
+    rows = slice(hi - 1, hi + 1)
+    h[rows, hi - 2 : n] -= beta * np.outer(v, v @ h[rows, hi - 2 : n])
+    h[: hi + 1, rows] -= beta * np.outer(h[: hi + 1, rows] @ v, v)
+    z[:, rows] -= beta * np.outer(z[:, rows] @ v, v)
+
+
+def _standardize_block(h: Array, z: Array, i: int) -> None:
+    """Rotate the 2×2 block at rows/columns (i, i+1) into LAPACK's standard form (in place)."""
+    a, b, c, d = h[i, i], h[i, i + 1], h[i + 1, i], h[i + 1, i + 1]
+    if c == 0:
+        return
+    p = (a - d) / 2
+    discriminant = p * p + b * c
+    if discriminant >= 0:  # real eigenvalues: the first basis vector is an eigenvector
+        root = np.sqrt(discriminant)
+        shift = p + (root if p >= 0 else -root)  # the eigenvalue farther from d, less d
+        radius = np.hypot(shift, c)
+        cs, sn = shift / radius, c / radius
+    else:  # a complex pair: rotate to equal diagonal entries
+        sigma = b + c
+        radius = np.hypot(sigma, a - d)
+        if radius == 0:
+            return
+        cs = np.sqrt(0.5 * (1 + abs(sigma) / radius))
+        sn = -(p / (radius * cs)) * (1.0 if sigma >= 0 else -1.0)
+    g = np.array([[cs, -sn], [sn, cs]])
+    pair = slice(i, i + 2)
+    h[pair, :] = g.T @ h[pair, :]
+    h[:, pair] = h[:, pair] @ g
+    z[:, pair] = z[:, pair] @ g
+    if discriminant >= 0:
+        h[i + 1, i] = 0
+    else:
+        h[i, i] = h[i + 1, i + 1] = (h[i, i] + h[i + 1, i + 1]) / 2
+
+
+def _real_schur(a: Array) -> tuple[Array, Array, bool]:
+    """(T, Z, converged) for one float64 matrix: A = Z T Zᵀ."""
+    n = a.shape[0]
+    if n < 2:
+        return a.copy(), np.eye(n), True
+    eps = float(np.finfo(np.float64).eps)
+    h, taus = hessenberg(a[None])
+    h, taus = h[0], taus[0]
+    # Q = H(0) ... H(n-2), reflector j stored in column j from row j+2: shifted one column right
+    # (behind an identity reflector) that is householder_product's layout.
+    reflectors = np.pad(h[:, :-1], ((0, 0), (1, 0)))
+    z = householder_product(reflectors[None], np.concatenate([[0.0], taus])[None])[0]
+    h = np.triu(h, -1)
+    hi, iterations = n - 1, 0
+    while hi > 0:
+        lo = hi
+        while lo > 0:  # the active block: up to the first negligible subdiagonal entry
+            scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
+            if abs(h[lo, lo - 1]) <= eps * (scale if scale else np.abs(h).max()):
+                h[lo, lo - 1] = 0
+                break
+            lo -= 1
+        if lo == hi:  # a 1×1 block has converged
+            hi, iterations = hi - 1, 0
+        elif lo == hi - 1:  # a 2×2 block has converged
+            _standardize_block(h, z, hi - 1)
+            hi, iterations = hi - 2, 0
+        else:
+            iterations += 1
+            if iterations > 30 * n:
+                return h, z, False
+            if iterations % 10 == 0:  # an exceptional shift breaks a cycle
+                s = abs(h[hi, hi - 1]) + abs(h[hi - 1, hi - 2])
+                _francis_step(h, z, lo, hi, 1.5 * s, s * s)  # EISPACK's hqr: shifts 0.75 s ± 0.66 s i
+            else:  # the eigenvalues of the trailing 2×2 block
+                m = hi - 1
+                s = h[m, m] + h[hi, hi]
+                t = h[m, m] * h[hi, hi] - h[m, hi] * h[hi, m]
+                _francis_step(h, z, lo, hi, s, t)
+            h[np.tril_indices(n, -2)] = 0  # the bulge's rounding remnants below the subdiagonal
+    return np.triu(h, -1), z, True
+
+
+@impl("schur")
+def schur(x: Array, *, compute_schur_vectors: bool, sort_eig_vals: bool, select_callable: Any) -> list[Array]:
+    if sort_eig_vals:
+        raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
+    n = x.shape[-1]
+    flat = _flat(x, 2)
+    if flat.size == 0:
+        return [np.zeros(x.shape, x.dtype)] * (2 if compute_schur_vectors else 1)
+    ts, zs = np.zeros_like(flat), np.zeros_like(flat)
+    for i, matrix in enumerate(flat):
+        ok = bool(np.isfinite(matrix).all())
+        if ok:
+            ts[i], zs[i], ok = _real_schur(matrix)
+        if not ok:
+            ts[i] = zs[i] = np.nan
+    ts_out = ts.reshape(x.shape).astype(x.dtype)
+    if not compute_schur_vectors:
+        return [ts_out]
+    return [ts_out, zs.reshape((*x.shape[:-2], n, n)).astype(x.dtype)]

@@ -27,11 +27,14 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from minijax.core import shape_size
+import minijax.numpy as jnp
+from minijax import lax
+from minijax.core import ShapedArray, shape_size
+from minijax.interpreters.tracing import DebugInfo, trace_to_jaxpr
 from minijax.primitives.linalg import SvdAlgorithm
-from minijax_xla import lapack
+from minijax_xla import jaxlib_api, lapack
 from minijax_xla.jaxlib_api import tensor_type
-from minijax_xla.lowering import LoweringRuleContext, constant, register
+from minijax_xla.lowering import LoweringRuleContext, constant, emit_jaxpr, register
 
 Value = Any  # an ir.Value
 DType = np.dtype[Any]
@@ -453,3 +456,219 @@ def _svd(ctx: LoweringRuleContext, x: Value, *, full_matrices: bool, compute_uv:
         u_aval, vt_aval = ctx.avals_out[1:]
         outs += [_convert(u, u_aval.shape, dt, aval.dtype), _convert(vt, vt_aval.shape, dt, aval.dtype)]
     return outs
+
+
+# ---------------------------------------------------------------------------
+# The Householder family: orgqr, ormqr, gehrd, sytrd, gees. The vectors of a
+# batch (taus, diagonals) are row-major; the matrices column-major.
+
+
+def _i32_attr(value: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(value))
+
+
+def _empty_results(ctx: LoweringRuleContext) -> list[Value]:
+    return [_full(0, a.dtype, a.shape) for a in ctx.avals_out]
+
+
+def _cpu_only(ctx: LoweringRuleContext, name: str, routine: str) -> None:
+    if _on_gpu(ctx):
+        raise NotImplementedError(
+            f"{name} is not implemented on the gpu platform: JAX computes it with LAPACK's {routine} on the CPU only "
+            "(jaxlib has no cuSOLVER kernel for it); run it on the CPU."
+        )
+
+
+@register("householder_product")
+def _householder_product(ctx: LoweringRuleContext, a: Value, taus: Value) -> list[Value]:
+    a_aval, taus_aval = ctx.avals_in
+    if a_aval.size == 0:
+        return _empty_results(ctx)
+    dt = _working(a_aval.dtype)
+    a = _convert(a, a_aval.shape, a_aval.dtype, dt)
+    taus = _convert(taus, taus_aval.shape, taus_aval.dtype, dt)
+    q = _orgqr(ctx, a, a_aval.shape, taus, taus_aval.shape, dt)
+    return [_convert(q, a_aval.shape, dt, a_aval.dtype)]
+
+
+@register("ormqr")
+def _ormqr(ctx: LoweringRuleContext, a: Value, taus: Value, c: Value, *, left: bool, transpose: bool) -> list[Value]:
+    a_aval, taus_aval, c_aval = ctx.avals_in
+    if c_aval.size == 0:
+        return [c]
+    if a_aval.size == 0 or taus_aval.shape[-1] == 0:  # no reflectors: Q = I
+        return [c]
+    dt = _working(c_aval.dtype)
+    a, taus, c = (_convert(v, av.shape, av.dtype, dt) for v, av in zip((a, taus, c), ctx.avals_in))
+    nd = c_aval.ndim
+    (out,) = lapack.call(
+        _target(ctx, "ormqr", dt), [a, taus, c], [tensor_type(c_aval.shape, dt)],
+        operand_layouts=[lapack.matrix_layout(nd), lapack.row_major_layout(nd - 1), lapack.matrix_layout(nd)],
+        result_layouts=_matrix_io(nd, 1), attributes={"left": _flag(left), "transpose": _flag(transpose)},
+        aliases={0: 2},
+    )  # fmt: skip
+    return [_convert(out, c_aval.shape, dt, c_aval.dtype)]
+
+
+@register("hessenberg")
+def _hessenberg(ctx: LoweringRuleContext, a: Value) -> list[Value]:
+    _cpu_only(ctx, "hessenberg", "gehrd")
+    (aval,) = ctx.avals_in
+    shape, batch, n = aval.shape, aval.shape[:-2], aval.shape[-1]
+    if aval.size == 0:
+        return _empty_results(ctx)
+    dt = _working(aval.dtype)
+    a = _convert(a, shape, aval.dtype, dt)
+    taus_shape = (*batch, n - 1)
+    h, taus, info = lapack.call(
+        lapack.target_name("gehrd", dt), [a],
+        [tensor_type(shape, dt), tensor_type(taus_shape, dt), tensor_type(batch, _I32)],
+        operand_layouts=_matrix_io(len(shape), 1),
+        result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(taus_shape)), lapack.row_major_layout(len(batch))],
+        attributes={"low": _i32_attr(1), "high": _i32_attr(n)}, aliases={0: 0},
+    )  # fmt: skip
+    ok = _info_ok(info, batch)
+    return [
+        _convert(_nan_unless(ok, h, batch, shape, dt), shape, dt, aval.dtype),
+        _convert(_nan_unless(ok, taus, batch, taus_shape, dt), taus_shape, dt, aval.dtype),
+    ]
+
+
+@register("tridiagonal")
+def _tridiagonal(ctx: LoweringRuleContext, a: Value, *, lower: bool) -> list[Value]:
+    (aval,) = ctx.avals_in
+    shape, batch, n = aval.shape, aval.shape[:-2], aval.shape[-1]
+    if aval.size == 0:
+        return _empty_results(ctx)
+    dt = _working(aval.dtype)
+    a = _convert(a, shape, aval.dtype, dt)
+    shapes = [shape, (*batch, n), (*batch, n - 1), (*batch, n - 1)]
+    attributes = {"lower": _flag(lower)} if _on_gpu(ctx) else {"uplo": lapack.char_attr("L" if lower else "U")}
+    *outs, info = lapack.call(
+        _target(ctx, "sytrd", dt), [a], [*(tensor_type(s, dt) for s in shapes), tensor_type(batch, _I32)],
+        operand_layouts=_matrix_io(len(shape), 1),
+        result_layouts=[lapack.matrix_layout(len(shape)), *(lapack.row_major_layout(len(s)) for s in shapes[1:]), lapack.row_major_layout(len(batch))],
+        attributes=attributes, aliases={0: 0},
+    )  # fmt: skip
+    ok = _info_ok(info, batch)
+    return [_convert(_nan_unless(ok, x, batch, s, dt), s, dt, aval.dtype) for x, s in zip(outs, shapes)]
+
+
+@register("schur")
+def _schur(ctx: LoweringRuleContext, x: Value, *, compute_schur_vectors: bool, sort_eig_vals: bool, select_callable: Any) -> list[Value]:
+    _cpu_only(ctx, "schur", "gees")
+    if sort_eig_vals:
+        raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
+    (aval,) = ctx.avals_in
+    shape, batch = aval.shape, aval.shape[:-2]
+    if aval.size == 0:
+        return _empty_results(ctx)
+    dt = _working(aval.dtype)
+    x = _convert(x, shape, aval.dtype, dt)
+    nd = len(shape)
+    eig_shape = shape[:-1]
+    t, q, _, _, _, info = lapack.call(
+        lapack.target_name("gees", dt), [x],
+        [tensor_type(shape, dt), tensor_type(shape, dt), tensor_type(eig_shape, dt), tensor_type(eig_shape, dt),
+         tensor_type(batch, _I32), tensor_type(batch, _I32)],
+        operand_layouts=_matrix_io(nd, 1),
+        result_layouts=[*_matrix_io(nd, 2), *([lapack.row_major_layout(nd - 1)] * 2), *([lapack.row_major_layout(nd - 2)] * 2)],
+        attributes={"mode": lapack.char_attr("V" if compute_schur_vectors else "N"), "sort": lapack.char_attr("N")},
+        aliases={0: 0},
+    )  # fmt: skip
+    ok = hlo.and_(_info_ok(info, batch), _all_finite(x, shape))
+    outs = [t, q] if compute_schur_vectors else [t]
+    return [_convert(_nan_unless(ok, v, batch, shape, dt), shape, dt, aval.dtype) for v in outs]
+
+
+# ---------------------------------------------------------------------------
+# symmetric_product and cholesky_update: plain StableHLO (as JAX lowers them
+# on CPU); tridiagonal_solve: gtsv
+
+
+def _matrix_product_abt(a: Value, shape: Shape, dtype: DType) -> Value:
+    """a @ aᵀ for each matrix of the batch, at the highest precision."""
+    *batch, m, _ = shape
+    nd = len(shape)
+    dims = hlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=list(range(nd - 2)), rhs_batching_dimensions=list(range(nd - 2)),
+        lhs_contracting_dimensions=[nd - 1], rhs_contracting_dimensions=[nd - 1],
+    )  # fmt: skip
+    highest = ir.ArrayAttr.get([hlo.PrecisionAttr.get("HIGHEST")] * 2)
+    return hlo.dot_general(tensor_type((*batch, m, m), dtype), a, a, dims, precision_config=highest)
+
+
+@register("symmetric_product")
+def _symmetric_product(ctx: LoweringRuleContext, a: Value, c: Value, *, alpha: Any, beta: Any) -> list[Value]:
+    a_aval, c_aval = ctx.avals_in
+    dtype = c_aval.dtype
+    shape = c_aval.shape
+    product = _matrix_product_abt(a, a_aval.shape, dtype)
+    scaled = hlo.multiply(_full(alpha, dtype, shape), product)
+    return [hlo.add(scaled, hlo.multiply(_full(beta, dtype, shape), c))]
+
+
+@register("tridiagonal_solve")
+def _tridiagonal_solve(ctx: LoweringRuleContext, dl: Value, d: Value, du: Value, b: Value, *, perturb_singular: bool) -> list[Value]:
+    if perturb_singular:
+        raise NotImplementedError("tridiagonal_solve: perturb_singular=True is not implemented in minijax.")
+    *_, b_aval = ctx.avals_in
+    shape, batch = b_aval.shape, b_aval.shape[:-2]
+    m = shape[-2]
+    if b_aval.size == 0:
+        return [b]
+    if _on_gpu(ctx) and m < 3:
+        raise NotImplementedError(
+            "tridiagonal_solve on the gpu platform needs at least 3 rows (cuSPARSE's gtsv2); JAX falls back to a "
+            "scan there, which minijax does not have: solve systems this small on the CPU."
+        )
+    dt = _working(b_aval.dtype)
+    args = [_convert(v, av.shape, av.dtype, dt) for v, av in zip((dl, d, du, b), ctx.avals_in)]
+    nd = len(shape)
+    vector = lapack.row_major_layout(nd - 1)
+    if _on_gpu(ctx):
+        (x,) = lapack.call(
+            "cusparse_gtsv2_ffi", args, [tensor_type(shape, dt)],
+            operand_layouts=[vector, vector, vector, lapack.matrix_layout(nd)], result_layouts=_matrix_io(nd, 1),
+            aliases={0: 3},
+        )  # fmt: skip
+        return [_convert(x, shape, dt, b_aval.dtype)]
+    vec_type = tensor_type(shape[:-1], dt)
+    *_, x, info = lapack.call(
+        lapack.target_name("gtsv", dt), args, [vec_type, vec_type, vec_type, tensor_type(shape, dt), tensor_type(batch, _I32)],
+        operand_layouts=[vector, vector, vector, lapack.matrix_layout(nd)],
+        result_layouts=[vector, vector, vector, lapack.matrix_layout(nd), lapack.row_major_layout(nd - 2)],
+        aliases={0: 0, 1: 1, 2: 2, 3: 3},
+    )  # fmt: skip
+    x = _nan_unless(_info_ok(info, batch), x, batch, shape, dt)
+    return [_convert(x, shape, dt, b_aval.dtype)]
+
+
+def _givens_update(r: Any, w: Any) -> Any:
+    """The upper Cholesky factor of Rᵀ R + w wᵀ: one Givens rotation per row folds w into R.
+
+    Traced with minijax's lax operations (as JAX lowers its primitive): the
+    rotation of row k zeroes w[k] against R[k, k], scaled by the larger of
+    the two so that squaring them cannot overflow; w[k] = 0 is the identity.
+    """
+    n = r.shape[0]
+    rows = [r[k] for k in range(n)]
+    z = w
+    for k in range(n):
+        x, y = rows[k][k], z[k]
+        scale = lax.max(lax.abs(x), lax.abs(y))
+        safe = lax.select(y == 0, lax.full_like(scale, 1), scale)
+        xs, ys = x / safe, y / safe
+        inverse_radius = lax.rsqrt(xs * xs + ys * ys)
+        c = lax.select(y == 0, lax.full_like(x, 1), xs * inverse_radius)
+        s = lax.select(y == 0, lax.full_like(x, 0), -ys * inverse_radius)
+        rows[k], z = c * rows[k] - s * z, c * z + s * rows[k]
+    return jnp.stack(rows) if n else r
+
+
+@register("cholesky_update")
+def _cholesky_update(ctx: LoweringRuleContext, r: Value, w: Value) -> list[Value]:
+    avals = [ShapedArray(a.shape, a.dtype) for a in ctx.avals_in]
+    closed, _ = trace_to_jaxpr(lambda a, b: [_givens_update(a, b)], avals, DebugInfo(_givens_update, ["r", "w"], "cholesky_update"))
+    consts = [jaxlib_api.dense_constant(np.asarray(c)) for c in closed.consts]
+    return list(emit_jaxpr(ctx.module_context, closed.jaxpr, consts, [r, w]))

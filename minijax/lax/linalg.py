@@ -10,28 +10,37 @@ precision, diagonals, row permutations, LU solves) live with the primitives
 (minijax/primitives/linalg.py), whose jvp rules and ``minijax.numpy.linalg``
 share them.
 
-Not provided (JAX has them): ``eig``, ``schur``, ``hessenberg``,
-``householder_product``, ``ormqr``, ``cholesky_update``, ``symmetric_product``,
-``tridiagonal``, ``tridiagonal_solve`` and ``qdwh``: each raises
-NotImplementedError naming itself.
+Not provided (JAX has them): ``eig`` (it needs complex dtypes) and
+``qdwh``: each raises NotImplementedError naming itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NoReturn
 
+from minijax.primitives import elementwise as ew
 from minijax.primitives.linalg import (
     EighImplementation as EighImplementation,
     SvdAlgorithm as SvdAlgorithm,
     cholesky_p as cholesky_p,
+    cholesky_update_p as cholesky_update_p,
     eigh_p as eigh_p,
+    hessenberg_p as hessenberg_p,
+    householder_product_p as householder_product_p,
     lu_p as lu_p,
     lu_pivots_to_permutation_p as lu_pivots_to_permutation_p,
+    matrix_transpose,
+    ormqr_p as ormqr_p,
     qr_p as qr_p,
+    schur_p as schur_p,
     svd_p as svd_p,
+    symmetric_product_p as symmetric_product_p,
     symmetrize as symmetrize,
     triangular_solve as triangular_solve,
     triangular_solve_p as triangular_solve_p,
+    tridiagonal_p as tridiagonal_p,
+    tridiagonal_solve_p as tridiagonal_solve_p,
     tril,
 )
 
@@ -39,10 +48,11 @@ ArrayLike = Any
 Array = Any
 
 __all__ = [
-    "EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p", "cholesky_update", "eig", "eigh", "eigh_p",
-    "hessenberg", "householder_product", "lu", "lu_p", "lu_pivots_to_permutation", "lu_pivots_to_permutation_p",
-    "ormqr", "qdwh", "qr", "qr_p", "schur", "svd", "svd_p", "symmetric_product", "triangular_solve",
-    "triangular_solve_p", "tridiagonal", "tridiagonal_solve",
+    "EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p", "cholesky_update", "cholesky_update_p", "eig",
+    "eigh", "eigh_p", "hessenberg", "hessenberg_p", "householder_product", "householder_product_p", "lu", "lu_p",
+    "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "ormqr", "ormqr_p", "qdwh", "qr", "qr_p", "schur",
+    "schur_p", "svd", "svd_p", "symmetric_product", "symmetric_product_p", "triangular_solve", "triangular_solve_p",
+    "tridiagonal", "tridiagonal_p", "tridiagonal_solve", "tridiagonal_solve_p",
 ]  # fmt: skip
 
 
@@ -139,44 +149,88 @@ def eig(x: ArrayLike, **kwargs: Any) -> NoReturn:
     _not_implemented("eig")
 
 
-def schur(x: ArrayLike, **kwargs: Any) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("schur")
+def schur(
+    x: ArrayLike,
+    *,
+    compute_schur_vectors: bool = True,
+    sort_eig_vals: bool = False,
+    select_callable: Callable[..., Any] | None = None,
+) -> Any:
+    """The real Schur decomposition A = Q T Qᵀ: [T, Q], or [T] without ``compute_schur_vectors``.
+
+    T is quasi upper triangular (1×1 and 2×2 diagonal blocks, the 2×2 ones
+    for complex conjugate eigenvalue pairs), Q orthogonal. ``sort_eig_vals``
+    raises NotImplementedError when computed (as in JAX); ``select_callable``
+    is unused.
+    """
+    out = schur_p.bind(
+        x, compute_schur_vectors=bool(compute_schur_vectors), sort_eig_vals=bool(sort_eig_vals),
+        select_callable=select_callable,
+    )  # fmt: skip
+    return list(out)  # a list, as JAX's (of one array without the vectors)
 
 
-def hessenberg(a: ArrayLike) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("hessenberg")
+def hessenberg(a: ArrayLike) -> tuple[Array, Array]:
+    """Householder reduction to upper Hessenberg form (LAPACK's gehrd): (a, taus).
+
+    The upper triangle and first subdiagonal of ``a`` hold H; below the
+    subdiagonal are the reflectors' vectors, and ``taus`` their scale
+    factors, so ``householder_product`` of them (shifted one row down) is Q
+    with A = Q H Qᵀ.
+    """
+    h, taus = hessenberg_p.bind(a)
+    return h, taus
 
 
-def householder_product(a: ArrayLike, taus: ArrayLike) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("householder_product")
+def householder_product(a: ArrayLike, taus: ArrayLike) -> Array:
+    """The first n columns of H(0) H(1) ... H(k-1), H(i) = I - taus[i] v_i v_iᵀ (LAPACK's orgqr).
+
+    v_i is 1 at row i, column i of ``a`` below it, and zero above.
+    """
+    return householder_product_p.bind(a, taus)
 
 
-def ormqr(a: ArrayLike, taus: ArrayLike, c: ArrayLike, **kwargs: Any) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("ormqr")
+def ormqr(a: ArrayLike, taus: ArrayLike, c: ArrayLike, *, left: bool = True, transpose: bool = False) -> Array:
+    """Q C, Qᵀ C, C Q or C Qᵀ for the Q of the reflectors (a, taus), without forming Q (LAPACK's ormqr)."""
+    return ormqr_p.bind(a, taus, c, left=bool(left), transpose=bool(transpose))
 
 
-def cholesky_update(r_matrix: ArrayLike, w_vector: ArrayLike) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("cholesky_update")
+def cholesky_update(r_matrix: ArrayLike, w_vector: ArrayLike) -> Array:
+    """The upper Cholesky factor of A + w wᵀ from that of A = Rᵀ R, by Givens rotations (one matrix, no batch)."""
+    return cholesky_update_p.bind(r_matrix, w_vector)
 
 
-def symmetric_product(a_matrix: ArrayLike, c_matrix: ArrayLike, **kwargs: Any) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("symmetric_product")
+def symmetric_product(
+    a_matrix: ArrayLike, c_matrix: ArrayLike, *, alpha: float = 1.0, beta: float = 0.0, symmetrize_output: bool = False
+) -> Array:
+    """alpha A Aᵀ + beta C; with ``symmetrize_output`` the upper triangle is the lower one's mirror."""
+    result = symmetric_product_p.bind(a_matrix, c_matrix, alpha=alpha, beta=beta)
+    if symmetrize_output:
+        upper = matrix_transpose(tril(result, -1))  # built first, as JAX's (the jaxprs match)
+        result = ew.add_p.bind(tril(result), upper)
+    return result
 
 
-def tridiagonal(a: ArrayLike, **kwargs: Any) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("tridiagonal")
+def tridiagonal(a: ArrayLike, *, lower: bool = True) -> tuple[Array, Array, Array, Array]:
+    """Householder reduction of a symmetric matrix to tridiagonal form (LAPACK's sytrd): (a, d, e, taus).
+
+    Only the ``lower`` (or upper) triangle is read. ``d`` is the diagonal
+    and ``e`` the off-diagonal of the tridiagonal T, and the reflectors
+    (vectors in ``a`` beyond that off-diagonal, factors in ``taus``) give Q
+    with A = Q T Qᵀ.
+    """
+    x, d, e, taus = tridiagonal_p.bind(a, lower=bool(lower))
+    return x, d, e, taus
 
 
-def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike, **kwargs: Any) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("tridiagonal_solve")
+def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike, *, perturb_singular: bool = False) -> Array:
+    """X with A X = B for the tridiagonal A: ``dl[i] = A[i, i-1]``, ``d[i] = A[i, i]``, ``du[i] = A[i, i+1]``.
+
+    ``dl[0]`` and ``du[-1]`` are not read. Gaussian elimination with
+    partial pivoting (LAPACK's gtsv); a singular matrix gives NaN.
+    ``perturb_singular=True`` raises NotImplementedError.
+    """
+    return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))
 
 
 def qdwh(x: ArrayLike, **kwargs: Any) -> NoReturn:

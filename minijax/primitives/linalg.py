@@ -1,4 +1,6 @@
-"""Linear-algebra primitives: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eigh, svd.
+"""Linear-algebra primitives: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eigh, svd,
+householder_product, ormqr, hessenberg, tridiagonal, schur, symmetric_product, cholesky_update and
+tridiagonal_solve.
 
 ``spec/primitives/linalg.md`` is the written specification; each check below
 cites its constraint label (``# cholesky C3``). Names, params, result dtypes
@@ -405,6 +407,175 @@ def lu_solve(lu_: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
     raise ValueError(f"'trans' value must be 0 or 1, got {trans}")
 
 
+# ---------------------------------------------------------------------------
+# The Householder family: householder_product, ormqr, hessenberg, tridiagonal,
+# schur (LAPACK's orgqr, ormqr, gehrd, sytrd, gees). JAX gives none of them
+# a derivative; all but cholesky_update map over batch axes.
+
+
+def _check_same_dtypes(name: str, avals: Sequence[ShapedArray]) -> None:
+    if len({a.dtype for a in avals}) > 1:
+        got = ", ".join(a.dtype.name for a in avals)
+        raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {got}.")
+
+
+def _check_floats(name: str, avals: Sequence[ShapedArray], complex_too: bool = True) -> None:
+    for i, aval in enumerate(avals):
+        if complex_too:
+            _check_float(name, aval, i)
+        elif not dtypes.issubdtype(aval.dtype, np.floating):
+            raise TypeError(
+                f"{name} does not accept dtype {aval.dtype.name} at position {i}. "
+                f"Accepted dtypes at position {i} are subtypes of floating."
+            )
+    _check_same_dtypes(name, avals)
+
+
+def _householder_product_rule(a: ShapedArray, taus: ShapedArray) -> ShapedArray:
+    name = "householder_product"
+    _, ((m, n), (k,)) = _split(name, [a, taus], [2, 1])  # householder_product C1, C2
+    _check_floats(name, [a, taus])  # householder_product C3
+    if m < n:  # householder_product C4
+        raise ValueError(
+            f"The first argument to householder_product must have at least as many rows as columns, got shape {(m, n)}"
+        )
+    if k > min(m, n):  # householder_product C5
+        raise ValueError(
+            "The second argument to householder_product must not have more rows than the minimum of the first "
+            "argument's rows and columns."
+        )
+    return ShapedArray(a.shape, a.dtype, _weak(a, taus))
+
+
+householder_product_p = standard_primitive("householder_product", _householder_product_rule)
+
+
+def _ormqr_rule(a: ShapedArray, taus: ShapedArray, c: ShapedArray, *, left: bool, transpose: bool) -> ShapedArray:
+    name = "ormqr"
+    _, ((m, n), (k,), c_core) = _split(name, [a, taus, c], [2, 1, 2])  # ormqr C1, C2
+    _check_floats(name, [a, taus, c])  # ormqr C3
+    if left and c_core[0] != m:  # ormqr C4
+        raise ValueError(
+            "ormqr with left=True expects c to have the same number of rows as the Householder matrix a. "
+            f"Got a shape {(m, n)} and c shape {c_core}."
+        )
+    if not left and c_core[1] != m:
+        raise ValueError(
+            "ormqr with left=False expects c to have the same number of columns as the Householder matrix a has "
+            f"rows. Got a shape {(m, n)} and c shape {c_core}."
+        )
+    if k > min(m, n):  # ormqr C5 (JAX does not check: LAPACK rejects it at run time)
+        raise ValueError(
+            f"ormqr: taus has {k} scalar factors, more than the {min(m, n)} reflectors a of shape {(m, n)} holds."
+        )
+    return ShapedArray(c.shape, c.dtype, _weak(a, taus, c))
+
+
+ormqr_p = standard_primitive("ormqr", _ormqr_rule)
+
+
+def _hessenberg_rule(a: ShapedArray) -> list[ShapedArray]:
+    batch, ((m, n),) = _split("hessenberg", [a], [2])  # hessenberg C1
+    _check_float("hessenberg", a, 0)  # hessenberg C2
+    if m != n:  # hessenberg C3
+        raise ValueError(f"Argument to Hessenberg reduction must have shape [..., n, n], got shape {(m, n)}")
+    if n == 0:  # hessenberg C4 (JAX fails inside XLA on the taus of shape (-1,))
+        raise ValueError("Argument to Hessenberg reduction must not be an empty (0 x 0) matrix: it has no taus.")
+    weak = a.weak_type
+    return [ShapedArray(a.shape, a.dtype, weak), ShapedArray((*batch, n - 1), a.dtype, weak)]
+
+
+hessenberg_p = standard_primitive("hessenberg", _hessenberg_rule, multiple_results=True)
+
+
+def _tridiagonal_rule(a: ShapedArray, *, lower: bool) -> list[ShapedArray]:
+    batch, ((m, n),) = _split("tridiagonal", [a], [2])  # tridiagonal C1
+    _check_float("tridiagonal", a, 0)  # tridiagonal C2
+    if m != n or n == 0:  # tridiagonal C3
+        raise ValueError(f"The input to tridiagonal must be a square matrix. Got shape {(m, n)}.")
+    weak = a.weak_type
+    vector = ShapedArray((*batch, n - 1), a.dtype, weak)
+    return [ShapedArray(a.shape, a.dtype, weak), ShapedArray((*batch, n), a.dtype, weak), vector, vector]
+
+
+tridiagonal_p = standard_primitive("tridiagonal", _tridiagonal_rule, multiple_results=True)
+
+
+def _schur_rule(x: ShapedArray, *, compute_schur_vectors: bool, sort_eig_vals: bool, select_callable: Any) -> list[ShapedArray]:
+    _, ((m, n),) = _split("schur", [x], [2])  # schur C1
+    _check_float("schur", x, 0)  # schur C2
+    if m != n:  # schur C3
+        raise ValueError(f"The input to schur must be a square matrix. Got shape {(m, n)}.")
+    out = ShapedArray(x.shape, x.dtype, x.weak_type)
+    return [out, out] if compute_schur_vectors else [out]
+
+
+schur_p = standard_primitive("schur", _schur_rule, multiple_results=True)
+
+
+# ---------------------------------------------------------------------------
+# symmetric_product, cholesky_update, tridiagonal_solve
+
+
+def _symmetric_product_rule(a: ShapedArray, c: ShapedArray, *, alpha: Any, beta: Any) -> ShapedArray:
+    name = "symmetric_product"
+    _, (a_core, c_core) = _split(name, [a, c], [2, 2])  # symmetric_product C1, C2
+    _check_floats(name, [a, c], complex_too=False)  # symmetric_product C3
+    if a_core[0] != c_core[1] or c_core[0] != c_core[1]:  # symmetric_product C4
+        raise ValueError(
+            "symmetric_update expects a rectangular matrix of shape (m, n) and a square matrix of shape (n, n). "
+            f"Got shapes {a_core} and {c_core}."
+        )
+    return ShapedArray(c.shape, c.dtype, _weak(a, c))
+
+
+symmetric_product_p = standard_primitive("symmetric_product", _symmetric_product_rule)
+
+
+def _cholesky_update_rule(r: ShapedArray, w: ShapedArray) -> ShapedArray:
+    name = "cholesky_update"
+    for i, (aval, rank) in enumerate(((r, 2), (w, 1))):
+        if aval.ndim != rank:  # cholesky_update C1: no batch axes
+            raise TypeError(f"Input {i} to {name} must have a rank of exactly {rank}, but got shape={aval.shape}")
+    _check_floats(name, [r, w], complex_too=False)  # cholesky_update C2
+    if r.shape[0] != r.shape[1] or w.shape[0] != r.shape[1]:  # cholesky_update C3
+        raise ValueError(
+            "Rank-1 update to Cholesky decomposition takes a square matrix and a vector of the same size as input. "
+            f"Got shapes {r.shape} and {w.shape} instead"
+        )
+    return ShapedArray(r.shape, r.dtype, _weak(r, w))
+
+
+cholesky_update_p = standard_primitive("cholesky_update", _cholesky_update_rule)
+
+
+def _tridiagonal_solve_rule(
+    dl: ShapedArray, d: ShapedArray, du: ShapedArray, b: ShapedArray, *, perturb_singular: bool
+) -> ShapedArray:
+    name = "tridiagonal_solve"
+    avals = [dl, d, du, b]
+    for i, (aval, rank) in enumerate(zip(avals, (1, 1, 1, 2))):
+        if aval.ndim < rank:  # tridiagonal_solve C1
+            raise TypeError(f"Input {i} to {name} must have rank at least {rank}, but got shape={aval.shape}")
+    if len({a.ndim - r for a, r in zip(avals, (1, 1, 1, 2))}) > 1:  # tridiagonal_solve C2
+        raise TypeError(
+            f"All inputs to {name} must have the same number of batch dimensions, but got "
+            f"{[a.ndim - r for a, r in zip(avals, (1, 1, 1, 2))]} batch dimensions for the inputs."
+        )
+    _check_floats(name, avals)  # tridiagonal_solve C3
+    if dl.shape != d.shape or dl.shape != du.shape:  # tridiagonal_solve C4
+        raise TypeError("tridiagonal_solve requires that all diagonal arguments have the same shape.")
+    if dl.shape != b.shape[:-1]:  # tridiagonal_solve C5
+        raise TypeError(
+            "tridiagonal_solve requires that the leading ndim-1 dimensions of b equal the dimensions of the "
+            "diagonal arguments."
+        )
+    return ShapedArray(b.shape, b.dtype, _weak(*avals))
+
+
+tridiagonal_solve_p = standard_primitive("tridiagonal_solve", _tridiagonal_solve_rule)
+
+
 # ===========================================================================
 # Transformation rules: jvp, transpose and batching
 #
@@ -689,7 +860,10 @@ def _batch_at_front(prim: Any) -> Any:
     return rule
 
 
-for _prim in (cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, svd_p):
+for _prim in (
+    cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, svd_p, householder_product_p, ormqr_p, hessenberg_p,
+    tridiagonal_p, schur_p, symmetric_product_p,
+):  # fmt: skip
     batching.primitive_batchers[_prim] = _batch_at_front(_prim)
 
 
@@ -717,3 +891,109 @@ def _triangular_solve_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, 
 
 
 batching.primitive_batchers[triangular_solve_p] = _triangular_solve_batcher
+
+
+# --- tridiagonal_solve: linear in b. With A X = B, Ẋ = A⁻¹ (Ḃ - Ȧ X), Ȧ the
+# tridiagonal matrix of the diagonals' tangents; the transpose solves with
+# Aᵀ, whose sub- and superdiagonals are A's super- and subdiagonals shifted by
+# one place (JAX's rules).
+
+
+def tridiagonal_product(dl: Any, d: Any, du: Any, b: Any) -> Any:
+    """A @ b for the tridiagonal A with diagonals (dl, d, du) (dl[0] and du[-1] unused)."""
+    *batch, m, k = get_aval(b).shape
+    nb = len(batch)
+    dtype = get_aval(b).dtype
+    zero = np.zeros((), dtype)
+    keep = [(0, 0, 0)] * nb
+    y = ew.mul_p.bind(sp.expand_dims(d, (nb + 1,)), b)
+    if m < 2:
+        return y
+
+    def rows(x: Any, start: int, stop: int) -> Any:
+        return slicing.slice(x, (0,) * nb + (start, 0), (*batch, stop, get_aval(x).shape[-1]))
+
+    def entries(v: Any, start: int, stop: int) -> Any:
+        return sp.expand_dims(slicing.slice(v, (0,) * (nb) + (start,), (*batch, stop)), (nb + 1,))
+
+    below = ew.mul_p.bind(entries(dl, 1, m), rows(b, 0, m - 1))  # row i gets dl[i] b[i-1]
+    above = ew.mul_p.bind(entries(du, 0, m - 1), rows(b, 1, m))  # row i gets du[i] b[i+1]
+    y = ew.add_p.bind(y, slicing.pad(below, zero, [*keep, (1, 0, 0), (0, 0, 0)]))
+    return ew.add_p.bind(y, slicing.pad(above, zero, [*keep, (0, 1, 0), (0, 0, 0)]))
+
+
+def _tridiagonal_solve_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, perturb_singular: bool) -> tuple[Any, Any]:
+    *diagonals, _ = primals
+    *diagonal_dots, b_dot = tangents
+    ans = tridiagonal_solve_p.bind(*primals, perturb_singular=perturb_singular)
+    if all(type(t) is ad.Zero for t in diagonal_dots):
+        rhs = b_dot
+    else:
+        dl_dot, d_dot, du_dot = (ad.instantiate_zeros(t) for t in diagonal_dots)
+        product = tridiagonal_product(dl_dot, d_dot, du_dot, ans)
+        rhs = ad.add_tangents(b_dot, ew.neg_p.bind(product))
+    if type(rhs) is ad.Zero:
+        return ans, rhs
+    return ans, tridiagonal_solve_p.bind(*diagonals, rhs, perturb_singular=perturb_singular)
+
+
+def _tridiagonal_solve_transpose(ct: Any, dl: Any, d: Any, du: Any, b: Any, *, perturb_singular: bool) -> list[Any]:
+    if any(ad.is_undefined_primal(x) for x in (dl, d, du)) or not ad.is_undefined_primal(b):
+        raise ValueError("tridiagonal_solve transpose: only b is linear (the diagonals must be known values).")
+    if type(ct) is ad.Zero:
+        return [None, None, None, ad.Zero(b.aval)]
+    *batch, m = get_aval(d).shape
+    nb = len(batch)
+    zero = np.zeros((), get_aval(d).dtype)
+    keep = [(0, 0, 0)] * nb
+    # Aᵀ's subdiagonal is du shifted down one place, its superdiagonal dl shifted up one place.
+    dl_t = slicing.pad(slicing.slice(du, (0,) * (nb + 1), (*batch, max(m - 1, 0))), zero, [*keep, (min(m, 1), 0, 0)])
+    du_t = slicing.pad(slicing.slice(dl, (0,) * nb + (min(m, 1),), (*batch, m)), zero, [*keep, (0, min(m, 1), 0)])
+    return [None, None, None, tridiagonal_solve_p.bind(dl_t, d, du_t, ct, perturb_singular=perturb_singular)]
+
+
+ad.primitive_jvps[tridiagonal_solve_p] = _tridiagonal_solve_jvp
+ad.transpose_rules[tridiagonal_solve_p] = _tridiagonal_solve_transpose
+
+
+def _tridiagonal_solve_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, perturb_singular: bool) -> tuple[Any, BatchDim]:
+    """When only b is batched, the batch becomes more right-hand sides of one solve (as in JAX)."""
+    *diagonals, b = vals
+    *diagonal_dims, b_dim = dims
+    if all(dim is None for dim in diagonal_dims) and b_dim is not None:
+        b = batching.moveaxis(b, b_dim, -2)
+        shape = get_aval(b).shape
+        flat = sp.reshape(b, (*shape[:-3], shape[-3], shape[-2] * shape[-1]))
+        out = tridiagonal_solve_p.bind(*diagonals, flat, perturb_singular=perturb_singular)
+        return sp.reshape(out, shape), len(shape) - 2
+    size = batching.batch_size(vals, dims)
+    args = [batching.bdim_at_front(x, dim, size) for x, dim in zip(vals, dims)]
+    return tridiagonal_solve_p.bind(*args, perturb_singular=perturb_singular), 0
+
+
+batching.primitive_batchers[tridiagonal_solve_p] = _tridiagonal_solve_batcher
+
+
+# --- No derivatives (as in JAX): differentiating these raises, naming them.
+
+
+def _no_jvp(prim: Any) -> None:
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
+
+    ad.primitive_jvps[prim] = rule
+    ad.non_differentiable.add(prim)
+
+
+for _prim in (
+    householder_product_p, ormqr_p, hessenberg_p, tridiagonal_p, schur_p, symmetric_product_p, cholesky_update_p,
+):  # fmt: skip
+    _no_jvp(_prim)
+
+
+def _cholesky_update_batcher(vals: Sequence[Any], dims: Sequence[BatchDim]) -> tuple[Any, BatchDim]:
+    """JAX defines cholesky_update for one matrix only (its lowering unrolls over the rows): no vmap."""
+    raise NotImplementedError("Batching rule for 'cholesky_update' not implemented")
+
+
+batching.primitive_batchers[cholesky_update_p] = _cholesky_update_batcher

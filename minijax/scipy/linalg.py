@@ -10,8 +10,10 @@ hankel, circulant, pascal, ...) are index arithmetic and gathers.
 As in JAX, ``overwrite_*``, ``check_finite``, ``debug``, ``lwork``, ``turbo``
 and ``lapack_driver`` are accepted and ignored.
 
+``schur`` and ``hessenberg`` are the ``lax.linalg`` primitives' (LAPACK's gees
+and gehrd, as in JAX).
+
 Not available yet (each raises NotImplementedError naming what it needs):
-``schur``, ``hessenberg`` (need the ``schur``/``hessenberg`` primitives),
 ``sqrtm``, ``funm`` and ``solve_sylvester`` (JAX computes them through a
 complex Schur form: their results are complex, issue 19), ``dft`` and
 ``rsf2csf`` (complex dtypes, issue 19).
@@ -898,17 +900,39 @@ _COMPLEX = "it needs complex dtypes (minijax issue 19)"
 
 
 def schur(a: ArrayLike, output: str = "real") -> tuple[Array, Array]:
-    """The Schur decomposition: not available yet (needs the ``schur`` primitive; ``output='complex'`` needs complex dtypes)."""
+    """The real Schur decomposition A = Z T Zᵀ (``lax.linalg.schur``): [T, Z], a list as JAX's.
+
+    T is quasi upper triangular (2×2 diagonal blocks for complex conjugate
+    eigenvalue pairs), Z orthogonal. ``output='complex'`` needs complex
+    dtypes (issue 19) and raises NotImplementedError.
+    """
     if output not in ("real", "complex"):
         raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output!r}.")
     if output == "complex":
         raise _needs("schur(output='complex')", _COMPLEX)
-    raise _needs("schur", "it needs the lax.linalg.schur primitive (LAPACK gees), not built yet")
+    out: Any = lax_linalg.schur(a)
+    return out  # type: ignore[no-any-return]
 
 
 def hessenberg(a: ArrayLike, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Any:
-    """The Hessenberg form: not available yet (needs the ``hessenberg`` primitive)."""
-    raise _needs("hessenberg", "it needs the lax.linalg.hessenberg primitive (LAPACK gehrd), not built yet")
+    """The Hessenberg form H of a square matrix, A = Q H Qᵀ (``lax.linalg.hessenberg``): H, or (H, Q) with ``calc_q``."""
+    del overwrite_a, check_finite  # unused, as in JAX
+    n = np.shape(a)[-1]
+    if n == 0:
+        return (jnp.zeros_like(a), jnp.zeros_like(a)) if calc_q else jnp.zeros_like(a)
+    reduced, taus = lax_linalg.hessenberg(a)
+    h = jnp.triu(reduced, -1)
+    if not calc_q:
+        return h
+    # Reflector j acts on rows j+1 onwards: Q is 1 ⊕ (their product on the trailing n-1 rows and columns).
+    q = lax_linalg.householder_product(reduced[..., 1:, :-1], taus)
+    batch = reduced.shape[:-2]
+    dtype = reduced.dtype
+    q = jnp.block([
+        [jnp.ones((*batch, 1, 1), dtype=dtype), jnp.zeros((*batch, 1, n - 1), dtype=dtype)],
+        [jnp.zeros((*batch, n - 1, 1), dtype=dtype), q],
+    ])  # fmt: skip
+    return h, q
 
 
 def sqrtm(A: ArrayLike, blocksize: int = 1) -> Array:  # noqa: N803

@@ -171,7 +171,92 @@ def _svd(draw: Draw, dtype: np.dtype[Any]) -> Case:
     return case("svd", params, [Operand((*_batch(draw), m, n), dtype, _separated_singular_values)], (0,))
 
 
+def _reflectors(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    """Householder vectors below the diagonal (what geqrf leaves there), of moderate size."""
+    return _cast(rng.uniform(-1, 1, shape), dtype)
+
+
+def _taus(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    """Reflector factors in [0, 2], where LAPACK's reflectors have them."""
+    return _cast(rng.uniform(0, 2, shape), dtype)
+
+
+def _upper_triangular(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    """Upper triangular matrices: their own real Schur form (T = A, Q = I) on every backend."""
+    return _cast(np.triu(rng.uniform(-2, 2, shape)), dtype)
+
+
+def _dominant_diagonal(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    """Entries of magnitude 3 to 4, for the diagonal of a diagonally dominant tridiagonal matrix."""
+    return _cast(rng.uniform(3, 4, shape) * rng.choice([-1, 1], shape), dtype)
+
+
+def _householder_product(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    batch = _batch(draw)
+    n = draw(_SIDES)
+    m = n + draw(st.integers(0, 2))
+    k = draw(st.integers(0, n))
+    ops = [Operand((*batch, m, n), dtype, _reflectors), Operand((*batch, k), dtype, _taus)]
+    return case("householder_product", {}, ops)
+
+
+def _ormqr(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    batch = _batch(draw)
+    n = draw(_SIDES)
+    m = n + draw(st.integers(0, 2))
+    k = draw(st.integers(0, n))
+    left = draw(st.booleans())
+    other = draw(_SIDES)
+    params = {"left": left, "transpose": draw(st.booleans())}
+    c_shape = (*batch, m, other) if left else (*batch, other, m)
+    ops = [Operand((*batch, m, n), dtype, _reflectors), Operand((*batch, k), dtype, _taus), Operand(c_shape, dtype, moderate())]
+    return case("ormqr", params, ops)
+
+
+def _hessenberg(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    n = draw(st.integers(1, 4))
+    return case("hessenberg", {}, [Operand((*_batch(draw), n, n), dtype, _shifted)])
+
+
+def _tridiagonal(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    n = draw(st.integers(1, 4))
+    params = {"lower": draw(st.booleans())}
+    return case("tridiagonal", params, [Operand((*_batch(draw), n, n), dtype, _shifted)])
+
+
+def _schur(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    # The Schur form is unique only up to the order of the eigenvalues, which LAPACK's QR iteration
+    # picks: on upper triangular matrices every backend returns A itself and Q = I.
+    n = draw(_SIDES)
+    params = {"compute_schur_vectors": draw(st.booleans()), "sort_eig_vals": False, "select_callable": None}
+    return case("schur", params, [Operand((*_batch(draw), n, n), dtype, _upper_triangular)])
+
+
+def _symmetric_product(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    batch = _batch(draw)
+    m, n = draw(_SIDES), draw(_SIDES)
+    params = {"alpha": draw(st.sampled_from((1.0, 2.0, -0.5))), "beta": draw(st.sampled_from((0.0, 1.0, 0.5)))}
+    ops = [Operand((*batch, m, n), dtype, moderate()), Operand((*batch, m, m), dtype, moderate())]
+    return case("symmetric_product", params, ops)
+
+
+def _tridiagonal_solve(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    batch = _batch(draw)
+    m, k = draw(_SIDES), draw(_SIDES)
+    off = Operand((*batch, m), dtype, moderate())
+    ops = [off, Operand((*batch, m), dtype, _dominant_diagonal), off, Operand((*batch, m, k), dtype, moderate())]
+    return case("tridiagonal_solve", {"perturb_singular": False}, ops, (0, 1, 2, 3), [(3,)])
+
+
 SAMPLERS: dict[str, Sampler] = {
+    # laxlinalg (issue 21): the Householder family has no derivatives in JAX.
+    "householder_product": Sampler("householder_product", _householder_product, FLOAT, differentiable=False),
+    "ormqr": Sampler("ormqr", _ormqr, FLOAT, differentiable=False),
+    "hessenberg": Sampler("hessenberg", _hessenberg, FLOAT, differentiable=False),
+    "tridiagonal": Sampler("tridiagonal", _tridiagonal, FLOAT, differentiable=False),
+    "schur": Sampler("schur", _schur, FLOAT, differentiable=False),
+    "symmetric_product": Sampler("symmetric_product", _symmetric_product, FLOAT, differentiable=False),
+    "tridiagonal_solve": Sampler("tridiagonal_solve", _tridiagonal_solve, FLOAT, linear=True),
     "cholesky": Sampler("cholesky", _cholesky, FLOAT),
     "triangular_solve": Sampler("triangular_solve", _triangular_solve, FLOAT, linear=True),
     "lu": Sampler("lu", _lu, FLOAT),

@@ -408,7 +408,10 @@ def _logsumexp_bound(operands: Sequence[NDArray], params: Mapping[str, Any], wan
 # Decompositions: the backends call the same LAPACK algorithms in different
 # builds and blockings (spec/primitives/linalg.md, "Accuracy"); results agree
 # normwise, relative to the largest finite magnitude of the result.
-LINALG = frozenset({"cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"})
+LINALG = frozenset({
+    "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "householder_product", "ormqr", "hessenberg",
+    "tridiagonal", "schur", "symmetric_product", "tridiagonal_solve",
+})  # fmt: skip
 LINALG_RTOL: dict[str, float] = {"float16": 4e-3, "bfloat16": 3e-2, "float32": 1e-4, "float64": 1e-10}
 
 
