@@ -61,6 +61,7 @@ TRANSLATED = [
     "convolutions.md",
     "windowed-reductions.md",
     "image.md",
+    "aot.md",  # stagesx (issue 20)
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's
