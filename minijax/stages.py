@@ -867,6 +867,20 @@ class Lowered(_Stage):
         return Compiled(self._jitted, self._entry, self._in_tree, self._donated, self._device, executable)
 
 
+def _pytree_mismatch(compiled: tree_util.PyTreeDef, called: tree_util.PyTreeDef) -> str:
+    """JAX's message for a Compiled called with arguments of another structure (paths
+    are spelled from ``args``/``kwargs``, as JAX spells them)."""
+    errors = tree_util.equality_errors_pytreedef(compiled, called)
+    lines = []
+    for path, seen, given, why in errors:
+        root = "args" if not path or getattr(path[0], "idx", 0) == 0 else "kwargs"
+        lines.append(f"    * at {root}{tree_util.keystr(tuple(path[1:]))}, seen {seen} but now given {given}, so {why}")
+    return (
+        "Function compiled with input pytree does not match the input pytree it was called with. "
+        f"There are {len(errors)} mismatches, including:\n" + "\n".join(lines[:1])
+    )
+
+
 class Compiled(_Stage):
     """``jit(f).lower(*args).compile()``: callable on arguments of the traced types only."""
 
@@ -899,10 +913,7 @@ class Compiled(_Stage):
         dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
         flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         if in_tree != self._in_tree:
-            raise TypeError(
-                "Function compiled with input pytree does not match the input pytree it was called with: "
-                f"compiled for {self._in_tree}, called with {in_tree}."
-            )
+            raise TypeError(_pytree_mismatch(self._in_tree, in_tree))
         avals = abstractify_flat(flat, jitted.fun, lambda: jitted._dynamic_arg_names(args, kwargs))
         expected = self._entry.closed.in_avals[len(self._entry.tracer_consts):]
         mismatches = [

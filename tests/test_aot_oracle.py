@@ -80,7 +80,8 @@ def _call_error(lib: Any, args: tuple[Any, ...]) -> tuple[str, str]:
     raise AssertionError("no error")
 
 
-@pytest.mark.parametrize("args", [(np.ones((3, 3), np.float32), 1.0), (np.ones((2, 3), np.int32), 1.0)])
+@pytest.mark.parametrize("args", [(np.ones((3, 3), np.float32), 1.0), (np.ones((2, 3), np.int32), 1.0),
+                                  (np.ones((2, 3), np.float32),), (np.ones((2, 3), np.float32), (1.0, 2.0))])
 def test_compiled_called_with_other_types_raises_jaxs_error(args: tuple[Any, ...]) -> None:
     with config_context(minijax_backend="xla"):
         ours = _call_error(minijax, args)
