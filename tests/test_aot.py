@@ -284,3 +284,27 @@ def test_profiler_without_a_profiling_backend_says_what_is_missing(monkeypatch: 
         jax.profiler.device_memory_profile()
     with jax.profiler.TraceAnnotation("nothing"):  # annotations stay harmless
         pass
+
+
+@pytest.mark.single_backend
+def test_transfer_guard_device_to_device() -> None:
+    pytest.importorskip("jaxlib")
+    from minijax_xla.backend import XlaBackend
+
+    from minijax.array import Array
+
+    class TwoCpus(XlaBackend):
+        name = "xla_two_cpus_guard"
+
+    d0, d1 = TwoCpus(num_cpu_devices=2).devices()
+    on0 = jax.device_put(np.ones(3, np.float32), d0)
+    on1 = jax.device_put(np.ones(3, np.float32), d1)
+    loose = Array(on0._buf, on0.aval, on0._backend, d0, committed=False)  # follows a committed argument
+    add = jax.jit(lambda a, b: a + b)
+    with jax.transfer_guard_device_to_device("disallow"):
+        assert jax.device_put(on0, d1).devices() == {d1}  # explicit: allowed
+        with pytest.raises(jax.errors.JaxRuntimeError, match=r"^INVALID_ARGUMENT: Disallowed device-to-device transfer: aval=ShapedArray\(float32\[3\]\)"):
+            add(on1, loose)  # moves ``loose`` to d1 implicitly
+    with jax.transfer_guard_device_to_device("disallow_explicit"), pytest.raises(jax.errors.JaxRuntimeError, match="device-to-device"):
+        jax.device_put(on0, d1)
+    np.testing.assert_allclose(add(on1, loose), 2.0)  # allowed again after the blocks
