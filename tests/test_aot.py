@@ -308,3 +308,24 @@ def test_transfer_guard_device_to_device() -> None:
     with jax.transfer_guard_device_to_device("disallow_explicit"), pytest.raises(jax.errors.JaxRuntimeError, match="device-to-device"):
         jax.device_put(on0, d1)
     np.testing.assert_allclose(add(on1, loose), 2.0)  # allowed again after the blocks
+
+
+@pytest.mark.single_backend
+def test_transfer_guard_device_to_host_off_the_cpu() -> None:
+    """A CPU array is read in place (no guard, as in JAX); an array on another platform is
+    copied to the host, which the device-to-host guard watches (a stand-in GPU device here)."""
+    from minijax.array import Array
+    from minijax.backend import Device, get_backend
+
+    numpy_backend = get_backend("numpy")
+    x = jax.device_put(np.arange(3.0, dtype=np.float32), numpy_backend.devices()[0])
+    gpu = Device(numpy_backend, 0, "gpu", "stand-in")
+    elsewhere = Array(x._buf, x.aval, numpy_backend, gpu)
+    with jax.transfer_guard_device_to_host("disallow"):
+        np.testing.assert_allclose(np.asarray(x), [0, 1, 2])
+        with pytest.raises(jax.errors.JaxRuntimeError, match=r"^INVALID_ARGUMENT: Disallowed device-to-host transfer: aval=ShapedArray\(float32\[3\]\)"):
+            np.asarray(elsewhere)
+        with pytest.raises(jax.errors.JaxRuntimeError, match="device-to-host"):
+            elsewhere.tolist()
+        np.testing.assert_allclose(jax.device_get(elsewhere), [0, 1, 2])  # explicit: allowed
+    np.testing.assert_allclose(np.asarray(elsewhere), [0, 1, 2])
