@@ -12,6 +12,8 @@ from minijax import (
     dtypes as dtypes,
     errors as errors,
     experimental as experimental,
+    # stagesx (issue 20): jax.export, jax.profiler, jax.stages
+    export as export,
     flatten_util as flatten_util,
     image as image,
     lax as lax,
@@ -19,8 +21,10 @@ from minijax import (
     numpy as numpy,
     ops as ops,
     primitives as _primitives,  # noqa: F401  (registers every primitive)
+    profiler as profiler,  # stagesx (issue 20)
     random as random,
     scipy as scipy,
+    stages as stages,  # stagesx (issue 20)
     tree as tree,
     tree_util as tree_util,
     typing as typing,
@@ -57,7 +61,7 @@ from minijax.api import (
     process_index as process_index,
     typeof as typeof,
 )
-from minijax.array import Array as Array
+from minijax.array import Array as Array, live_arrays as live_arrays  # live_arrays: stagesx (issue 20)
 from minijax.autodiff import (
     grad as grad,
     hessian as hessian,
@@ -77,6 +81,14 @@ from minijax.dtypes import float0 as float0
 from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap
 from minijax.stages import clear_caches as clear_caches, jit as jit
+
+# stagesx (issue 20): transfer guards
+from minijax.transfers import (
+    transfer_guard as transfer_guard,
+    transfer_guard_device_to_device as transfer_guard_device_to_device,
+    transfer_guard_device_to_host as transfer_guard_device_to_host,
+    transfer_guard_host_to_device as transfer_guard_host_to_device,
+)
 from minijax.vectorization import vmap as vmap
 
 __version__ = "0.1.0"

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import config as config_module, core, dtypes, tree_util
+from minijax import config as config_module, core, dtypes, transfers, tree_util
 from minijax.array import Array
 from minijax.backend import Device, default_backend_name, devices_for, get_backend
 from minijax.config import (  # checking_leaks() etc.: the flags as context managers (docs/debugging.md)
@@ -129,7 +129,8 @@ def block_until_ready(tree: Any) -> Any:
 
 def device_get(tree: Any) -> Any:
     """Copy every array in ``tree`` to a NumPy array on the host."""
-    return tree_util.tree_map(lambda x: np.asarray(x) if type(x) is Array else x, tree)
+    with transfers.explicit_transfers():
+        return tree_util.tree_map(lambda x: np.asarray(x) if type(x) is Array else x, tree)
 
 
 def devices(backend: str | None = None) -> list[Device]:

@@ -7,13 +7,14 @@ with tracers and are attached by ``minijax.numpy.array_methods``.
 from __future__ import annotations
 
 import abc
+import gc
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from minijax import core, dtypes
-from minijax.backend import default_device, default_device_of
+from minijax import core, dtypes, transfers
+from minijax.backend import default_device, default_device_of, get_backend
 from minijax.core import IMMUTABLE_MESSAGE, HasAval, ShapedArray
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
     def _value(self) -> np.ndarray[Any, Any]:
         if self._buf is None:
             raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
+        if transfers.active:
+            transfers.check_device_to_host(self.aval, self._device)
         return self._backend.get(self._buf)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
@@ -238,6 +241,8 @@ def device_put_value(
     if weak_type and not aval.weak_type:
         aval = aval.update(weak_type=True)
     host = np.asarray(x, dtype=aval.dtype)
+    if transfers.active:
+        transfers.check_host_to_device(aval, device)
     return Array(put_on(device, host), aval, device.backend, device)
 
 
@@ -245,3 +250,21 @@ def put_on(device: Device, host: np.ndarray[Any, Any]) -> Any:
     """A backend buffer holding ``host`` on ``device``."""
     backend = device.backend
     return backend.put(host) if device is backend.devices()[0] else backend.put(host, device)
+
+
+def live_arrays(platform: str | None = None) -> list[Array]:
+    """``jax.live_arrays``: the Arrays alive now (not deleted), on the default backend or the
+    one ``platform`` names (a backend name, or a platform such as "cpu": every backend on it).
+
+    Found by walking the objects the garbage collector tracks, so making an
+    Array costs nothing extra; this call takes time in proportion to the
+    process's objects (a debugging tool, as in JAX)."""
+    arrays = [a for a in gc.get_objects() if type(a) is Array and a._buf is not None]
+    if platform is None:
+        backend = default_device().backend
+        return [a for a in arrays if a._backend is backend]
+    try:
+        named = get_backend(platform)
+    except Exception:  # not a backend's name: a platform's
+        return [a for a in arrays if a._device.platform == platform]
+    return [a for a in arrays if a._backend is named]

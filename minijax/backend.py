@@ -131,6 +131,43 @@ class Backend(abc.ABC):
         """The backend's program text for ``jit(f).lower(...).as_text()``."""
         return str(closed)
 
+    def lowered_text(self, closed: ClosedJaxpr, dialect: str) -> str:
+        """The program in ``dialect`` ("stablehlo" or "hlo"), for
+        ``Lowered.as_text(dialect=...)``. A backend that does not lower to XLA's
+        dialects has neither text."""
+        raise NotImplementedError(
+            f"the {self.name} backend does not lower to {dialect}: Lowered.as_text() without a dialect "
+            "shows its program (the jaxpr); the xla backend has the stablehlo and hlo texts"
+        )
+
+    def compiler_ir(self, closed: ClosedJaxpr, dialect: str | None) -> Any:
+        """The compiler's in-memory program for ``Lowered.compiler_ir()`` (XLA: an
+        MLIR module, or an XlaComputation for "hlo"); None where there is none."""
+        return None
+
+    def lowered_cost_analysis(self, closed: ClosedJaxpr) -> dict[str, float] | None:
+        """Cost estimates of the program before compiling (``Lowered.cost_analysis()``)."""
+        return None
+
+    def profiler(self) -> Any:
+        """A profiler for ``minijax.profiler`` (``start_session(options)`` -> an object with
+        ``stop_and_export(log_dir)``; ``trace_me(name, **kw)`` -> a context manager;
+        ``heap_profile()`` -> pprof bytes), or None where the backend has none."""
+        return None
+
+    # Whether ``compile_exported`` takes a StableHLO module's text (``jax.export``'s programs).
+    compiles_stablehlo = False
+
+    def compile_exported(
+        self, module_text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]
+    ) -> Executable:
+        """Compile an exported StableHLO module for the default device (where ``compiles_stablehlo``)."""
+        raise NotImplementedError(f"the {self.name} backend does not compile StableHLO")
+
+    def memory_analysis(self, executable: Executable) -> Any:
+        """The compiled program's memory sizes (``Compiled.memory_analysis()``), or None."""
+        return None
+
     def compiled_text(self, executable: Executable) -> str | None:
         """The text of what ``compile`` produced, for ``.compile().as_text()``
         (XLA: the optimized HLO); None when there is nothing beyond ``lower_text``."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import core, tree_util
+from minijax import core, transfers, tree_util
 from minijax.array import Array, device_put_value, put_on
 from minijax.backend import Backend, Device, default_device, default_device_of, resolve_device
 
@@ -37,6 +37,8 @@ def to_device(x: Any, device: Device, committed: bool = False) -> Array:
         if x._device is device:  # same buffer, now committed
             return Array(x._buf, x.aval, x._backend, device, True)
         # Between devices through the host: simple, and devices here are CPUs.
+        if transfers.active:
+            transfers.check_device_to_device(x.aval, x._device, device)
         return Array(put_on(device, np.asarray(x._value)), x.aval, device.backend, device, committed)
     if isinstance(x, core.Tracer):  # nothing is being traced here: it escaped its transformation
         core.raise_leaked_tracer(x)
@@ -117,4 +119,5 @@ def device_put(
         placed._committed = True
         return placed
 
-    return tree_util.tree_map(put, x)
+    with transfers.explicit_transfers():
+        return tree_util.tree_map(put, x)

@@ -54,7 +54,7 @@ from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.placement import placement, to_device
 from minijax.primitives.calls import jit_p
 
-__all__ = ["Compiled", "Jitted", "Lowered", "Traced", "clear_caches", "jit"]
+__all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Jitted", "Lowered", "Traced", "Wrapped", "clear_caches", "jit"]
 
 logger = logging.getLogger(__name__)
 
@@ -426,7 +426,54 @@ def clear_caches() -> None:
     clear_all()
 
 
-class Jitted:
+CompilerOptions = dict[str, Any]  # what ``Lowered.compile(compiler_options=...)`` takes (JAX's alias)
+
+_DIALECTS = ("stablehlo", "hlo")
+
+
+class ArgInfo:
+    """One argument of a traced program: its type and whether it is donated
+    (the leaves of ``args_info``)."""
+
+    __slots__ = ("_aval", "donated")
+
+    def __init__(self, _aval: ShapedArray, donated: bool) -> None:
+        self._aval = _aval
+        self.donated = donated
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self._aval.dtype
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ArgInfo) and (self._aval, self.donated) == (other._aval, other.donated)
+
+    def __hash__(self) -> int:
+        return hash((self._aval, self.donated))
+
+    def __repr__(self) -> str:
+        return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
+
+class Wrapped:
+    """What ``jit`` returns: a function that also offers ``trace`` and ``lower``
+    (JAX's protocol; ``isinstance(jax.jit(f), jax.stages.Wrapped)`` holds)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        raise NotImplementedError
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        raise NotImplementedError
+
+
+class Jitted(Wrapped):
     """What ``jit(f)`` returns: callable, with ``lower``, ``trace`` and ``eval_shape``."""
 
     def __init__(
@@ -686,7 +733,9 @@ class Jitted:
     # --- ahead-of-time stages ------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         entry, flat, device, _ = self._entry(args, kwargs)
-        return Traced(self, entry, flat, device)
+        dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
+        in_tree = tree_util.tree_structure((dyn_args, dyn_kwargs))
+        return Traced(self, entry, in_tree, self._donated_leaves(args, kwargs), device)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         return self.trace(*args, **kwargs).lower()
@@ -707,41 +756,137 @@ class Jitted:
         return f"<minijax.jit of {fun_name(self.fun)}>"
 
 
-class Traced:
+class _Stage:
+    """What every stage knows of its program: the argument and result structure and types."""
+
+    def __init__(self, jitted: Jitted, entry: _CacheEntry, in_tree: tree_util.PyTreeDef, donated: Sequence[bool],
+                 device: Device) -> None:
+        self._jitted = jitted
+        self._entry = entry
+        self._in_tree = in_tree
+        self._donated = list(donated)
+        self._device = device
+
+    @property
+    def fun_name(self) -> str:
+        return self._entry.name
+
+    @property
+    def in_tree(self) -> tree_util.PyTreeDef:
+        """Structure of the pair (positional arguments, keyword arguments), static ones left out."""
+        return self._in_tree
+
+    @property
+    def out_tree(self) -> tree_util.PyTreeDef:
+        return self._entry.out_tree
+
+    @property
+    def args_info(self) -> Any:
+        """The arguments as ``in_tree`` of ``ArgInfo`` (type and donation of each leaf)."""
+        avals = self._entry.closed.in_avals[len(self._entry.tracer_consts):]
+        flags = self._donated or [False] * len(avals)
+        return tree_util.tree_unflatten(self._in_tree, [ArgInfo(a, d) for a, d in zip(avals, flags)])
+
+    @property
+    def in_avals(self) -> Any:
+        return tree_util.tree_map(lambda info: info._aval, self.args_info)
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """Flat positions of the donated arguments."""
+        return tuple(i for i, d in enumerate(self._donated) if d)
+
+    @property
+    def out_info(self) -> Any:
+        """The results as ``out_tree`` of ``ShapeDtypeStruct``."""
+        shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self._entry.out_avals]
+        return tree_util.tree_unflatten(self._entry.out_tree, shapes)
+
+
+class Traced(_Stage):
     """``jit(f).trace(*args)``: the traced jaxpr, before lowering."""
 
-    def __init__(self, jitted: Jitted, entry: _CacheEntry, flat_args: list[Any], device: Device) -> None:
-        self._jitted = jitted
-        self._entry = entry
-        self._device = device
-        self.jaxpr = entry.closed
-        self.out_info = entry.out_tree
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        return self._entry.closed
 
-    def lower(self) -> Lowered:
-        return Lowered(self._jitted, self._entry, self._device)
+    @property
+    def out_avals(self) -> Any:
+        return tree_util.tree_unflatten(self._entry.out_tree, self._entry.out_avals)
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._jitted(*args, **kwargs)
 
-class Lowered:
-    """``jit(f).lower(*args)``: the program in the backend's own text."""
-
-    def __init__(self, jitted: Jitted, entry: _CacheEntry, device: Device) -> None:
-        self._jitted = jitted
-        self._entry = entry
-        self._device = device
-
-    def as_text(self) -> str:
-        return self._entry.backend.lower_text(self._entry.closed)
-
-    def compile(self) -> Compiled:
-        return Compiled(self._jitted, self._entry, self._entry.executable(self._device))
+    def lower(self, *, lowering_platforms: tuple[str, ...] | None = None, _private_parameters: Any = None) -> Lowered:
+        platform = self._device.platform
+        if lowering_platforms is not None and tuple(lowering_platforms) != (platform,):
+            raise NotImplementedError(
+                f"minijax lowers for the platform it runs on ({platform!r}); lowering_platforms={lowering_platforms!r} "
+                "(cross-platform lowering) is not supported"
+            )
+        return Lowered(self._jitted, self._entry, self._in_tree, self._donated, self._device)
 
 
-class Compiled:
-    """``jit(f).lower(*args).compile()``: callable on arguments of the traced types."""
+def _check_dialect(dialect: str | None) -> None:
+    if dialect is not None and dialect not in _DIALECTS:
+        raise ValueError(f"unknown dialect: {dialect}")
 
-    def __init__(self, jitted: Jitted, entry: _CacheEntry, executable: Executable) -> None:
-        self._jitted = jitted
-        self._entry = entry
+
+class Lowered(_Stage):
+    """``jit(f).lower(*args)``: the program in the backend's own text.
+
+    On ``xla`` that is StableHLO (``as_text(dialect="hlo")``: HLO); on ``numpy``,
+    whose program is the jaxpr itself, ``as_text()`` is the jaxpr and
+    ``compiler_ir()`` is None.
+    """
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        _check_dialect(dialect)
+        backend = self._entry.backend
+        if dialect is None:
+            return backend.lower_text(self._entry.closed)
+        return backend.lowered_text(self._entry.closed, dialect)
+
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The compiler's program object (XLA: an MLIR module; "hlo": an XlaComputation),
+        or None where the backend has none (``numpy``)."""
+        _check_dialect(dialect)
+        try:
+            return self._entry.backend.compiler_ir(self._entry.closed, dialect)
+        except NotImplementedError:
+            return None
+
+    def cost_analysis(self) -> dict[str, float] | None:
+        """XLA's cost estimates of the program before compiling, or None (``numpy``)."""
+        return self._entry.backend.lowered_cost_analysis(self._entry.closed)
+
+    def compile(self, compiler_options: CompilerOptions | None = None) -> Compiled:
+        if compiler_options:
+            raise NotImplementedError("Lowered.compile(compiler_options=...) is not supported by minijax yet")
+        executable = self._entry.executable(self._device)
+        return Compiled(self._jitted, self._entry, self._in_tree, self._donated, self._device, executable)
+
+
+def _pytree_mismatch(compiled: tree_util.PyTreeDef, called: tree_util.PyTreeDef) -> str:
+    """JAX's message for a Compiled called with arguments of another structure (paths
+    are spelled from ``args``/``kwargs``, as JAX spells them)."""
+    errors = tree_util.equality_errors_pytreedef(compiled, called)
+    lines = []
+    for path, seen, given, why in errors:
+        root = "args" if not path or getattr(path[0], "idx", 0) == 0 else "kwargs"
+        lines.append(f"    * at {root}{tree_util.keystr(tuple(path[1:]))}, seen {seen} but now given {given}, so {why}")
+    return (
+        "Function compiled with input pytree does not match the input pytree it was called with. "
+        f"There are {len(errors)} mismatches, including:\n" + "\n".join(lines[:1])
+    )
+
+
+class Compiled(_Stage):
+    """``jit(f).lower(*args).compile()``: callable on arguments of the traced types only."""
+
+    def __init__(self, jitted: Jitted, entry: _CacheEntry, in_tree: tree_util.PyTreeDef, donated: Sequence[bool],
+                 device: Device, executable: Executable) -> None:
+        super().__init__(jitted, entry, in_tree, donated, device)
         self._executable = executable
 
     def as_text(self) -> str:
@@ -755,18 +900,41 @@ class Compiled:
         where the backend has none (``numpy``)."""
         return self._entry.backend.cost_analysis(self._executable)
 
+    def memory_analysis(self) -> Any:
+        """XLA's memory sizes of the compiled program (``argument_size_in_bytes``,
+        ``output_size_in_bytes``, ``temp_size_in_bytes``, ...), or None (``numpy``)."""
+        return self._entry.backend.memory_analysis(self._executable)
+
+    def runtime_executable(self) -> Any:
+        return self._executable
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        entry, flat, device, committed = self._jitted._entry(args, kwargs)
-        if entry is not self._entry:
+        jitted = self._jitted
+        dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
+        flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if in_tree != self._in_tree:
+            raise TypeError(_pytree_mismatch(self._in_tree, in_tree))
+        avals = abstractify_flat(flat, jitted.fun, lambda: jitted._dynamic_arg_names(args, kwargs))
+        expected = self._entry.closed.in_avals[len(self._entry.tracer_consts):]
+        mismatches = [
+            (i, old, new) for i, (old, new) in enumerate(zip(expected, avals))
+            if (old.shape, old.dtype) != (new.shape, new.dtype)
+        ]
+        if mismatches:
+            names = jitted._dynamic_arg_names(args, kwargs)
+            lines = [
+                f"Argument '{names[i] if i < len(names) else f'args[{i}]'}' compiled with "
+                f"{old.str_short(short_dtypes=False)} and called with {new.str_short(short_dtypes=False)}"
+                for i, old, new in mismatches
+            ]
             raise TypeError(
-                "Compiled function called with argument types that differ from the "
-                "ones it was lowered for: expected "
-                + ", ".join(a.str_short() for a in self._entry.closed.in_avals)
-                + "; got "
-                + ", ".join(a.str_short() for a in entry.closed.in_avals)
+                "Argument types differ from the types for which this computation was compiled. Perhaps you are "
+                "calling the compiled executable with a different enable_x64 mode than when it was AOT compiled? "
+                "The mismatches are:\n" + "\n".join(lines)
             )
-        outs = entry.run([to_device(x, device) for x in flat], device, committed)
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        device, committed = self._device, False
+        outs = self._entry.run([to_device(x, device) for x in flat], device, committed)
+        return tree_util.tree_unflatten(self._entry.out_tree, outs)
 
 
 def jit(

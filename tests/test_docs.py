@@ -63,6 +63,7 @@ TRANSLATED = [
     "image.md",
     "custom-interpreters.md",  # extend (issue 20)
     "checkpointing.md",  # remat (issue 20)
+    "aot.md",  # stagesx (issue 20)
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's

@@ -33,12 +33,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "minijax.source_info")),  # remat (issue 20): equations' source positions
     ("ir", ("minijax.core", "minijax.jaxpr", "minijax.jaxpr_check", "minijax.jaxpr_parse", "minijax.jaxpr_passes",
             "minijax.jaxpr_graph", "minijax.debug_checks", "minijax.prng")),
-    ("runtime", ("minijax.backend", "minijax.array", "minijax.placement", "minijax.dispatch")),
+    ("runtime", ("minijax.backend", "minijax.array", "minijax.placement", "minijax.dispatch",
+                 "minijax.transfers")),  # minijax.transfers: stagesx (issue 20), transfer guards
     ("interpreters", ("minijax.interpreters", "minijax.interpreters.*")),
     ("primitives", ("minijax.primitives", "minijax.primitives.*")),
     ("transformations", ("minijax.api", "minijax.stages", "minijax.autodiff", "minijax.vectorization",
                          "minijax.custom_derivatives", "minijax.ad_checkpoint", "minijax.callbacks", "minijax.debug",
-                         "minijax.pmap")),
+                         "minijax.pmap",
+                         # stagesx (issue 20): jax.export, jax.profiler
+                         "minijax.export", "minijax.profiler")),
     ("libraries", ("minijax.lax", "minijax.lax.*", "minijax.numpy", "minijax.numpy.*", "minijax.nn", "minijax.nn.*",
                    "minijax.scipy", "minijax.scipy.*", "minijax.random", "minijax.experimental",
                    "minijax.experimental.*", "minijax.typing", "minijax.tree", "minijax.image", "minijax.image.*",

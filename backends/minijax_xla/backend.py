@@ -42,6 +42,7 @@ from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from minijax.primitives import FAMILIES
 from minijax_xla import jaxlib_api
 from minijax_xla.lowering import LOWERINGS, lower_jaxpr, module_text
+from minijax_xla.profiler import XlaProfiler
 
 Runner = Callable[[Sequence[Any]], list[Any]]
 
@@ -373,6 +374,39 @@ class XlaBackend(Backend):
     def lower_text(self, closed: ClosedJaxpr) -> str:
         module, _ = lower_jaxpr(closed)
         return module_text(module)
+
+    def lowered_text(self, closed: ClosedJaxpr, dialect: str) -> str:
+        if dialect == "hlo":
+            text: str = jaxlib_api.hlo_computation(lower_jaxpr(closed)[0]).as_hlo_text()
+            return text
+        return self.lower_text(closed)
+
+    def compiler_ir(self, closed: ClosedJaxpr, dialect: str | None) -> Any:
+        module = lower_jaxpr(closed)[0]
+        return jaxlib_api.hlo_computation(module) if dialect == "hlo" else module
+
+    def lowered_cost_analysis(self, closed: ClosedJaxpr) -> dict[str, float] | None:
+        client = jaxlib_api.device_client(self._pjrt_device(None))
+        return jaxlib_api.hlo_cost_analysis(client, lower_jaxpr(closed)[0])
+
+    def memory_analysis(self, executable: Executable) -> Any:
+        loaded = self._loaded.get(executable)
+        return None if loaded is None else jaxlib_api.executable_memory_stats(loaded)
+
+    compiles_stablehlo = True
+
+    def profiler(self) -> Any:
+        return XlaProfiler(jaxlib_api.device_client(self._pjrt_device(None)))
+
+    def compile_exported(self, module_text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> Executable:
+        """Compile an exported program's StableHLO text (``jax.export``) for the default device:
+        a runner like ``compile``'s, on buffers of ``in_avals``."""
+        pjrt = self._pjrt_device(None)
+        module = jaxlib_api.parse_module(module_text)
+        executable = self._load_or_compile(module, pjrt)
+        runner = _checked_runner(jaxlib_api.make_runner(executable, out_avals, pjrt), in_avals)
+        self._loaded[runner] = executable
+        return runner
 
     def compiled_text(self, executable: Executable) -> str | None:
         loaded = self._loaded.get(executable)

@@ -527,6 +527,34 @@ def module_bytes(module: ir.Module) -> bytes:
         return str(module).encode()
 
 
+def hlo_computation(module: ir.Module) -> Any:
+    """The module as an ``XlaComputation`` (HLO), for ``Lowered.as_text(dialect="hlo")``."""
+    return _extension.mlir.mlir_module_to_xla_computation(module_bytes(module), use_tuple_args=False, return_tuple=False)
+
+
+def hlo_cost_analysis(client: Client, module: ir.Module) -> dict[str, float] | None:
+    """XLA's cost estimates of a module before compiling (``Lowered.cost_analysis()``)."""
+    try:
+        costs = _extension.hlo_module_cost_analysis(client, hlo_computation(module).get_hlo_module())
+    except Exception:  # not every client implements it
+        return None
+    return {str(k): float(v) for k, v in costs.items()} if costs else None
+
+
+def executable_memory_stats(executable: Executable) -> Any:
+    """The compiled program's memory sizes (a ``CompiledMemoryStats``), or None."""
+    try:
+        return executable.get_compiled_memory_stats()
+    except Exception:  # not every PJRT plugin implements it
+        return None
+
+
+def parse_module(text: str) -> ir.Module:
+    """A StableHLO module from its text (an exported program, read back)."""
+    with context_lock, new_mlir_context(), ir.Location.unknown():
+        return ir.Module.parse(text)
+
+
 def serialize_executable(executable: Executable) -> bytes:
     """The executable as bytes for the persistent cache (a few ms; notes section 4)."""
     blob: bytes = executable.serialize()

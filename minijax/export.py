@@ -1,0 +1,433 @@
+"""``jax.export``: a jitted function as a self-contained program that outlives the process.
+
+``export(jit(f))(*specs)`` traces ``f`` for the argument types and returns an
+``Exported``: its types and pytree structures, the jaxpr, and on the ``xla``
+backend the StableHLO module. ``serialize()`` writes all of it to bytes in
+minijax's own format (below; JAX's flatbuffer is not read or written), and
+``deserialize`` reads them back, in this process or another one.
+
+``Exported.call`` runs the program: the stored StableHLO, compiled by XLA, where
+the default backend compiles StableHLO (``xla``); the stored jaxpr elsewhere
+(``numpy``) and under a transformation (``jit``, ``grad``, ``vmap`` of
+``call``), so an exported function stays differentiable.
+
+Captured constants become the program's leading parameters: the StableHLO
+module takes them first and the payload carries their values.
+
+The serialized format (version 1)::
+
+    b"minijax.export\\n"              magic
+    8 bytes, little-endian           length H of the header
+    H bytes                          the header: UTF-8 JSON (fun_name, platforms,
+                                     in_tree, out_tree, in_avals, out_avals,
+                                     jaxpr text, stablehlo text or null, const_sizes)
+    the constants                    one .npy file each, of the sizes const_sizes lists
+
+Pytree structures are written as JSON of tuples, lists, dicts (string or int
+keys) and None; another node type cannot be exported.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from minijax import core, dtypes, tree_util
+from minijax.api import ShapeDtypeStruct
+from minijax.array import Array
+from minijax.backend import Device, Executable, default_device
+from minijax.core import ShapedArray
+from minijax.dispatch import compiled_for
+from minijax.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
+from minijax.jaxpr_parse import parse_jaxpr
+from minijax.placement import to_device
+from minijax.stages import Jitted
+
+__all__ = [
+    "Exported",
+    "default_export_platform",
+    "deserialize",
+    "export",
+    "is_symbolic_dim",
+    "maximum_supported_calling_convention_version",
+    "minimum_supported_calling_convention_version",
+    "symbolic_args_specs",
+    "symbolic_shape",
+]
+
+_MAGIC = b"minijax.export\n"
+_FORMAT_VERSION = 1
+# JAX's calling convention versions; minijax's programs take (constants, arguments), no tokens.
+minimum_supported_calling_convention_version = 9
+maximum_supported_calling_convention_version = 10
+_CALLING_CONVENTION = 10
+
+
+# --- symbolic shapes -------------------------------------------------------------------------
+
+
+class _SymbolicDim:
+    """A dimension named by a symbol (``b`` in ``symbolic_shape("b, 3")``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _SymbolicDim) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("symbolic", self.name))
+
+
+class _SymbolicShape(tuple):  # type: ignore[type-arg]
+    def __repr__(self) -> str:
+        return "(" + ", ".join(str(d) for d in self) + ("," if len(self) == 1 else "") + ")"
+
+
+_DIM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|[0-9]+)\s*")
+
+
+def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (), scope: Any = None,
+                   like: Sequence[int | None] | None = None) -> tuple[Any, ...]:
+    """A shape from its spec ("b, 3"): integers and dimension variables.
+
+    Only single names and integers are read (JAX also reads expressions
+    such as ``2*b + 1``, and ``_``/``...`` taken from ``like``)."""
+    if constraints:
+        raise NotImplementedError("symbolic_shape(constraints=...) is not supported by minijax")
+    if shape_spec is None:
+        shape_spec = "..."
+    spec = shape_spec.strip()
+    if spec.startswith("(") and spec.endswith(")"):
+        spec = spec[1:-1]
+    dims: list[Any] = []
+    for i, part in enumerate(p for p in spec.split(",") if p.strip() or spec.strip()):
+        if part.strip() in ("_", "..."):
+            if like is None:
+                raise ValueError(f"symbolic_shape {shape_spec!r}: '{part.strip()}' needs the 'like' shape")
+            if part.strip() == "...":
+                dims.extend(like[i:])
+                break
+            dims.append(like[i])
+            continue
+        m = _DIM.fullmatch(part)
+        if m is None:
+            raise NotImplementedError(
+                f"symbolic_shape {shape_spec!r}: minijax reads only dimension names and integers, not {part.strip()!r}"
+            )
+        token = m.group(1)
+        dims.append(int(token) if token.isdigit() else _SymbolicDim(token))
+    return _SymbolicShape(dims)
+
+
+def is_symbolic_dim(p: Any) -> bool:
+    return isinstance(p, _SymbolicDim)
+
+
+def symbolic_args_specs(args: Any, shapes_specs: Any, constraints: Sequence[str] = (), scope: Any = None) -> Any:
+    """``ShapeDtypeStruct``s like ``args`` (a pytree of arrays) with the shapes ``shapes_specs`` spells
+    (one spec for every array, or a pytree of specs matching ``args``)."""
+    leaves, tree = tree_util.tree_flatten(args)
+    if isinstance(shapes_specs, str) or shapes_specs is None:
+        specs = [shapes_specs] * len(leaves)
+    else:
+        specs = tree.flatten_up_to(shapes_specs)
+    out = []
+    for leaf, spec in zip(leaves, specs):
+        shape = symbolic_shape(spec, constraints=constraints, like=np.shape(leaf))
+        out.append(ShapeDtypeStruct(shape, dtypes.canonicalize_dtype(np.result_type(leaf))))
+    return tree_util.tree_unflatten(tree, out)
+
+
+def _reject_symbolic(specs: Sequence[Any]) -> None:
+    for spec in specs:
+        if any(is_symbolic_dim(d) for d in getattr(spec, "shape", ())):
+            raise NotImplementedError(
+                f"jax.export with symbolic dimensions (shape polymorphism, here {tuple(spec.shape)}) is not "
+                "supported by minijax: its tracer works on concrete shapes. Export one program per batch size."
+            )
+
+
+# --- pytree structures as JSON ---------------------------------------------------------------
+
+_LEAF = object()
+
+
+def _tree_to_json(tree: tree_util.PyTreeDef) -> Any:
+    def enc(node: Any) -> Any:
+        if node is _LEAF:
+            return "*"
+        if node is None:
+            return None
+        if type(node) is tuple:
+            return {"tuple": [enc(c) for c in node]}
+        if type(node) is list:
+            return {"list": [enc(c) for c in node]}
+        if type(node) is dict:
+            if not all(isinstance(k, (str, int)) for k in node):
+                raise ValueError(f"Cannot serialize a PyTreeDef whose dict keys are not str or int: {tree}")
+            return {"dict": [[k, enc(v)] for k, v in node.items()]}
+        raise ValueError(
+            f"Cannot serialize PyTreeDef containing an unregistered type {type(node).__name__}: minijax's export "
+            f"format holds tuples, lists, dicts and None ({tree})"
+        )
+
+    return enc(tree_util.tree_unflatten(tree, [_LEAF] * tree.num_leaves))
+
+
+def _tree_from_json(data: Any) -> tree_util.PyTreeDef:
+    def dec(node: Any) -> Any:
+        if node == "*":
+            return 0
+        if node is None:
+            return None
+        if "tuple" in node:
+            return tuple(dec(c) for c in node["tuple"])
+        if "list" in node:
+            return [dec(c) for c in node["list"]]
+        return {k: dec(v) for k, v in node["dict"]}
+
+    return tree_util.tree_structure(dec(data))
+
+
+def _aval_to_json(a: ShapedArray) -> list[Any]:
+    return [list(a.shape), dtypes.short_dtype_name(a.dtype), a.weak_type]
+
+
+def _aval_from_json(data: list[Any]) -> ShapedArray:
+    return ShapedArray(tuple(data[0]), dtypes.dtype_from_short_name(data[1]), bool(data[2]))
+
+
+# --- Exported --------------------------------------------------------------------------------
+
+
+class Exported:
+    """A program exported by ``export``: types, structures, and the code to run (jaxpr, StableHLO)."""
+
+    def __init__(
+        self,
+        fun_name: str,
+        in_tree: tree_util.PyTreeDef,
+        in_avals: tuple[ShapedArray, ...],
+        out_tree: tree_util.PyTreeDef,
+        out_avals: tuple[ShapedArray, ...],
+        platforms: tuple[str, ...],
+        jaxpr_text: str,
+        stablehlo: str | None,
+        consts: Sequence[np.ndarray[Any, Any]],
+    ) -> None:
+        self.fun_name = fun_name
+        self.in_tree = in_tree
+        self.in_avals = in_avals
+        self.out_tree = out_tree
+        self.out_avals = out_avals
+        self.platforms = platforms
+        self.nr_devices = 1
+        self.ordered_effects: tuple[Any, ...] = ()
+        self.unordered_effects: tuple[Any, ...] = ()
+        self.disabled_safety_checks: tuple[Any, ...] = ()
+        self.calling_convention_version = _CALLING_CONVENTION
+        self.module_kept_var_idx = tuple(range(len(in_avals)))
+        self.uses_global_constants = False
+        self._jaxpr_text = jaxpr_text
+        self._stablehlo = stablehlo
+        self._consts = list(consts)
+        self._closed: ClosedJaxpr | None = None
+        self._runners: dict[Device, Executable] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"Exported(fun_name={self.fun_name!r}, in_tree={self.in_tree}, in_avals={self.in_avals}, "
+            f"out_tree={self.out_tree}, out_avals={self.out_avals}, platforms={self.platforms})"
+        )
+
+    def mlir_module(self) -> str:
+        """The StableHLO module's text (the program's parameters: the constants, then the arguments)."""
+        if self._stablehlo is None:
+            raise NotImplementedError(
+                f"{self.fun_name} was exported on a backend that does not lower to StableHLO (numpy): "
+                "it carries its jaxpr only (export on the xla backend for StableHLO)"
+            )
+        return self._stablehlo
+
+    def jaxpr(self) -> ClosedJaxpr:
+        """The exported program as a jaxpr (minijax's own addition: what ``call`` runs where no
+        backend takes StableHLO)."""
+        if self._closed is None:
+            parsed = parse_jaxpr(self._jaxpr_text, self._consts)
+            assert isinstance(parsed, ClosedJaxpr)
+            self._closed = parsed
+        return self._closed
+
+    def has_vjp(self) -> bool:
+        return False
+
+    # --- running -----------------------------------------------------------------------------
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        flat, in_tree = tree_util.tree_flatten((args, kwargs))
+        if in_tree != self.in_tree:
+            raise ValueError(
+                "The invocation args and kwargs must have the same pytree structure as the args and kwargs "
+                f"at export time, but they are {in_tree} and {self.in_tree}"
+            )
+        self._check_types(flat)
+        closed = self.jaxpr()
+        if core.current_trace() is not core.eval_trace:
+            outs = eval_jaxpr(closed.jaxpr, closed.consts, *flat)
+            return tree_util.tree_unflatten(self.out_tree, outs)
+        device = default_device()
+        runner = self._runners.get(device)
+        if runner is None:
+            runner = self._runners[device] = self._compile(device)
+        consts = [to_device(c, device) for c in self._consts]
+        arrays = [to_device(x, device) for x in flat]
+        bufs = runner([a._buf for a in [*consts, *arrays]])
+        outs = [Array(b, aval, device.backend, device, False) for b, aval in zip(bufs, self.out_avals)]
+        return tree_util.tree_unflatten(self.out_tree, outs)
+
+    def _compile(self, device: Device) -> Executable:
+        backend = device.backend
+        in_avals = [ShapedArray(np.shape(c), np.asarray(c).dtype) for c in self._consts] + list(self.in_avals)
+        if self._stablehlo is not None and device.platform in self.platforms and backend.compiles_stablehlo:
+            return backend.compile_exported(self._stablehlo, in_avals, self.out_avals)
+        return compiled_for(_consts_as_params(self.jaxpr()), device, (), self.fun_name)
+
+    def _check_types(self, flat: Sequence[Any]) -> None:
+        for i, (x, aval) in enumerate(zip(flat, self.in_avals)):
+            shape, dtype = np.shape(x), getattr(x, "dtype", None)
+            if dtype is None:  # a Python scalar: its weak type fits any float or int parameter
+                continue
+            if tuple(shape) != aval.shape:
+                if len(shape) != len(aval.shape):
+                    raise ValueError(
+                        f"Rank mismatch for args[{i}]: expected {len(aval.shape)} dimensions and called with shape {tuple(shape)}"
+                    )
+                d = next(d for d in range(len(shape)) if shape[d] != aval.shape[d])
+                raise ValueError(
+                    f"Shape mismatch for args[{i}].shape[{d}] (expected same constant): "
+                    f"expected {aval.shape} and called with {tuple(shape)}"
+                )
+            if np.dtype(dtype) != aval.dtype:
+                raise ValueError(f"Dtype mismatch for args[{i}]: expected {aval.dtype} and called with {np.dtype(dtype)}")
+
+    # --- bytes -------------------------------------------------------------------------------
+    def serialize(self, vjp_order: int = 0) -> bytearray:
+        """The program as bytes in minijax's export format (the module docstring)."""
+        if vjp_order:
+            raise NotImplementedError("serialize(vjp_order=...): minijax does not export derivatives")
+        blobs = []
+        for c in self._consts:
+            buf = io.BytesIO()
+            np.save(buf, np.asarray(c), allow_pickle=False)
+            blobs.append(buf.getvalue())
+        header = {
+            "format_version": _FORMAT_VERSION,
+            "fun_name": self.fun_name,
+            "platforms": list(self.platforms),
+            "in_tree": _tree_to_json(self.in_tree),
+            "out_tree": _tree_to_json(self.out_tree),
+            "in_avals": [_aval_to_json(a) for a in self.in_avals],
+            "out_avals": [_aval_to_json(a) for a in self.out_avals],
+            "jaxpr": self._jaxpr_text,
+            "stablehlo": self._stablehlo,
+            "const_sizes": [len(b) for b in blobs],
+        }
+        head = json.dumps(header).encode()
+        return bytearray(_MAGIC + len(head).to_bytes(8, "little") + head + b"".join(blobs))
+
+
+def deserialize(blob: bytes | bytearray) -> Exported:
+    """An ``Exported`` from ``Exported.serialize()``'s bytes (this process or another)."""
+    data = bytes(blob)
+    if not data.startswith(_MAGIC):
+        raise ValueError(
+            "deserialize: the bytes are not a program serialized by minijax's jax.export (they do not start "
+            f"with {_MAGIC!r}); JAX's own flatbuffer format is not read"
+        )
+    pos = len(_MAGIC)
+    size = int.from_bytes(data[pos : pos + 8], "little")
+    header = json.loads(data[pos + 8 : pos + 8 + size].decode())
+    if header.get("format_version") != _FORMAT_VERSION:
+        raise ValueError(
+            f"deserialize: minijax export format version {header.get('format_version')} is not supported "
+            f"(this minijax reads version {_FORMAT_VERSION})"
+        )
+    pos += 8 + size
+    consts = []
+    for n in header["const_sizes"]:
+        consts.append(np.load(io.BytesIO(data[pos : pos + n]), allow_pickle=False))
+        pos += n
+    return Exported(
+        header["fun_name"],
+        _tree_from_json(header["in_tree"]),
+        tuple(_aval_from_json(a) for a in header["in_avals"]),
+        _tree_from_json(header["out_tree"]),
+        tuple(_aval_from_json(a) for a in header["out_avals"]),
+        tuple(header["platforms"]),
+        header["jaxpr"],
+        header["stablehlo"],
+        consts,
+    )
+
+
+def _consts_as_params(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """The program with its constants as leading parameters: what StableHLO and ``call`` run."""
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr([], [*j.constvars, *j.invars], j.outvars, j.eqns), [])
+
+
+def default_export_platform() -> str:
+    return default_device().platform
+
+
+def export(fun_jit: Any, *, platforms: Sequence[str] | None = None, disabled_checks: Sequence[Any] = ()) -> Callable[..., Exported]:
+    """``export(jit(f))(*specs, **kwspecs)``: ``f`` traced for the specs (``ShapeDtypeStruct``s or
+    arrays) and packaged as an ``Exported``."""
+    if not isinstance(fun_jit, Jitted):
+        raise ValueError(f"Function to be exported must be the result of `jit` but is: {fun_jit}")
+    if disabled_checks:
+        raise NotImplementedError("export(disabled_checks=...) is not supported by minijax")
+
+    def do_export(*args: Any, **kwargs: Any) -> Exported:
+        _reject_symbolic(tree_util.tree_leaves((args, kwargs)))
+        traced = fun_jit.trace(*args, **kwargs)
+        entry = traced._entry
+        if entry.tracer_consts:
+            raise ValueError(f"export of {traced.fun_name}: the function closes over values of an enclosing transformation")
+        device = traced._device
+        if platforms is not None and tuple(platforms) != (device.platform,):
+            raise NotImplementedError(
+                f"minijax exports for the platform it runs on ({device.platform!r}); platforms={tuple(platforms)!r} "
+                "(multi-platform or cross-platform export) is not supported"
+            )
+        closed = entry.closed
+        consts = [np.asarray(c) for c in closed.consts]
+        stablehlo = None
+        if device.backend.compiles_stablehlo:
+            stablehlo = device.backend.lower_text(_consts_as_params(closed))
+        flat_avals = tuple(closed.in_avals)
+        return Exported(
+            traced.fun_name,
+            traced.in_tree,
+            flat_avals,
+            entry.out_tree,
+            tuple(entry.out_avals),
+            (device.platform,),
+            str(ClosedJaxpr(closed.jaxpr, closed.consts)),
+            stablehlo,
+            consts,
+        )
+
+    return do_export
