@@ -465,7 +465,9 @@ def pp_jaxpr_doc(jaxpr: Jaxpr, ctx: NameContext) -> pp.Doc:
 
 def _eqn_sub_jaxprs(eqn: JaxprEqn) -> Iterator[Jaxpr]:
     for value in eqn.params.values():
-        for item in value if type(value) in (tuple, list) else (value,):
+        # A named tuple of jaxprs (custom_linear_solve's) counts too, as in JAX,
+        # though its own text prints them inline.
+        for item in value if isinstance(value, (tuple, list)) else (value,):
             jaxpr = _as_jaxpr(item)
             if jaxpr is not None:
                 yield jaxpr
