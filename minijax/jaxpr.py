@@ -6,6 +6,8 @@ The parser of the text form is ``minijax/jaxpr_parse.py``; the type checker
 
 from __future__ import annotations
 
+import collections
+
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -506,7 +508,17 @@ def _shared_jaxprs(top: Jaxpr) -> list[tuple[Jaxpr, JaxprEqn]]:
     for jaxpr in reversed(postorder):
         for sub in children[id(jaxpr)]:
             counts[id(sub)] = counts.get(id(sub), 0) + counts[id(jaxpr)]
-    return [(j, e) for k, (j, e) in first_use.items() if counts[k] > 1 or len(j.eqns) > MAX_INLINE_EQNS]
+    # JAX lists them in breadth-first order: every jaxpr of one level (all
+    # four of a custom_linear_solve, say) before those nested in them.
+    order: list[int] = []
+    queue, queued = collections.deque([top]), {id(top)}
+    while queue:
+        for sub in children[id(queue.popleft())]:
+            if id(sub) not in queued:
+                queued.add(id(sub))
+                order.append(id(sub))
+                queue.append(sub)
+    return [first_use[k] for k in order if counts[k] > 1 or len(first_use[k][0].eqns) > MAX_INLINE_EQNS]
 
 
 def _shared_base_name(eqn: JaxprEqn) -> str:
