@@ -179,6 +179,8 @@ def test_custom_root_vector_and_aux():
     np.testing.assert_allclose(x, np.linalg.solve(N, B), rtol=1e-5)
     assert float(aux) == 7.0
     np.testing.assert_allclose(jax.jacfwd(lambda c: x_of(c)[0])(jnp.asarray(B)), np.linalg.inv(N), rtol=1e-4, atol=1e-6)
+    # Reverse mode transposes tangent_solve, whose jnp.linalg.solve is a custom_jvp function.
+    np.testing.assert_allclose(jax.jit(jax.jacrev(lambda c: x_of(c)[0]))(jnp.asarray(B)), np.linalg.inv(N), rtol=1e-4, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------
