@@ -7,7 +7,6 @@ The parser of the text form is ``minijax/jaxpr_parse.py``; the type checker
 from __future__ import annotations
 
 import collections
-
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence

@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax", reason="real JAX (the oracle) is not installed in this environment")
-
-import jax.scipy.sparse.linalg  # noqa: E402
+jax_sparse = pytest.importorskip("jax.scipy.sparse.linalg")
 
 import minijax  # noqa: E402
 import minijax.numpy  # noqa: E402
@@ -28,7 +27,7 @@ pytestmark = pytest.mark.oracle
 
 jax.config.update("jax_platforms", "cpu")
 
-JAX = SimpleNamespace(jax=jax, jnp=jax.numpy, lax=jax.lax, sparse=jax.scipy.sparse.linalg)
+JAX = SimpleNamespace(jax=jax, jnp=jax.numpy, lax=jax.lax, sparse=jax_sparse)
 MINI = SimpleNamespace(jax=minijax, jnp=minijax.numpy, lax=minijax.lax, sparse=minijax.scipy.sparse.linalg)
 Lib = SimpleNamespace
 
@@ -49,20 +48,20 @@ def _scaled(lib: Lib, **kw: Any) -> Callable[..., Any]:
 
 
 TEXT_PROGRAMS: dict[str, tuple[Callable[[Lib], Callable[..., Any]], tuple[Any, ...]]] = {
-    "literal_symmetric": (lambda l: lambda b: l.lax.custom_linear_solve(lambda x: 2.0 * x, b, lambda mv, b: b / 2.0, symmetric=True), (B2,)),
-    "no_transpose": (lambda l: _scaled(l), (B2, 3.0)),
-    "transpose_solve": (lambda l: lambda b, c: l.lax.custom_linear_solve(lambda x: c * x, b, lambda mv, b: b / c, lambda vm, b: b / c), (B2, 3.0)),
-    "symmetric_closure": (lambda l: _scaled(l, symmetric=True), (B2, 3.0)),
-    "grad": (lambda l: l.jax.grad(lambda c: _scaled(l, symmetric=True)(l.jnp.ones(2), c).sum()), (3.0,)),
-    "jvp": (lambda l: lambda b, c: l.jax.jvp(_scaled(l, symmetric=True), (b, c), (b, c)), (B2, 3.0)),
-    "vmap": (lambda l: lambda b, c: l.jax.vmap(_scaled(l, symmetric=True), (0, None))(b, c), (np.ones((3, 2), np.float32), 3.0)),
+    "literal_symmetric": (lambda lib: lambda b: lib.lax.custom_linear_solve(lambda x: 2.0 * x, b, lambda mv, b: b / 2.0, symmetric=True), (B2,)),
+    "no_transpose": (lambda lib: _scaled(lib), (B2, 3.0)),
+    "transpose_solve": (lambda lib: lambda b, c: lib.lax.custom_linear_solve(lambda x: c * x, b, lambda mv, b: b / c, lambda vm, b: b / c), (B2, 3.0)),
+    "symmetric_closure": (lambda lib: _scaled(lib, symmetric=True), (B2, 3.0)),
+    "grad": (lambda lib: lib.jax.grad(lambda c: _scaled(lib, symmetric=True)(lib.jnp.ones(2), c).sum()), (3.0,)),
+    "jvp": (lambda lib: lambda b, c: lib.jax.jvp(_scaled(lib, symmetric=True), (b, c), (b, c)), (B2, 3.0)),
+    "vmap": (lambda lib: lambda b, c: lib.jax.vmap(_scaled(lib, symmetric=True), (0, None))(b, c), (np.ones((3, 2), np.float32), 3.0)),
     "scan_solver": (
-        lambda l: lambda b, c: l.lax.custom_linear_solve(
-            lambda x: c * x, b, lambda mv, b: l.lax.fori_loop(0, 3, lambda i, x: x + (b - mv(x)) / c, b), symmetric=True
+        lambda lib: lambda b, c: lib.lax.custom_linear_solve(
+            lambda x: c * x, b, lambda mv, b: lib.lax.fori_loop(0, 3, lambda i, x: x + (b - mv(x)) / c, b), symmetric=True
         ),
         (B2, 3.0),
     ),
-    "matrix": (lambda l: lambda a, b: l.lax.custom_linear_solve(lambda x: a @ x, b, lambda mv, b: b / 4.0, symmetric=True), (A, B)),
+    "matrix": (lambda lib: lambda a, b: lib.lax.custom_linear_solve(lambda x: a @ x, b, lambda mv, b: b / 4.0, symmetric=True), (A, B)),
 }
 
 
@@ -77,61 +76,61 @@ def test_jaxpr_text_is_jaxs(name):
 # --- values and derivatives ------------------------------------------------------------
 
 
-def _solve_n(l: Lib) -> Callable[..., Any]:
-    return lambda a, b: l.lax.custom_linear_solve(
-        lambda x: a @ x, b, lambda mv, r: l.jnp.linalg.solve(a, r), lambda vm, r: l.jnp.linalg.solve(a.T, r)
+def _solve_n(lib: Lib) -> Callable[..., Any]:
+    return lambda a, b: lib.lax.custom_linear_solve(
+        lambda x: a @ x, b, lambda mv, r: lib.jnp.linalg.solve(a, r), lambda vm, r: lib.jnp.linalg.solve(a.T, r)
     )
 
 
-def _root_sqrt(l: Lib) -> Callable[..., Any]:
+def _root_sqrt(lib: Lib) -> Callable[..., Any]:
     def f(c: Any) -> Any:
-        newton = lambda f, x: l.lax.fori_loop(0, 30, lambda i, x: x - f(x) / (2 * x), x)  # noqa: E731
-        return l.lax.custom_root(lambda x: x**2 - c, 1.0, newton, lambda g, y: y / g(1.0))
+        newton = lambda f, x: lib.lax.fori_loop(0, 30, lambda i, x: x - f(x) / (2 * x), x)  # noqa: E731
+        return lib.lax.custom_root(lambda x: x**2 - c, 1.0, newton, lambda g, y: y / g(1.0))
 
     return f
 
 
-def _root_aux(l: Lib) -> Callable[..., Any]:
+def _root_aux(lib: Lib) -> Callable[..., Any]:
     def f(c: Any) -> Any:
         def solve(f: Any, x0: Any) -> Any:
-            return l.jnp.linalg.solve(l.jnp.asarray(N), -f(l.jnp.zeros_like(x0))), l.jnp.float32(2.0)
+            return lib.jnp.linalg.solve(lib.jnp.asarray(N), -f(lib.jnp.zeros_like(x0))), lib.jnp.float32(2.0)
 
-        x, aux = l.lax.custom_root(lambda x: l.jnp.asarray(N) @ x - c, l.jnp.zeros(3), solve,
-                                   lambda g, y: l.jnp.linalg.solve(l.jax.jacfwd(g)(y), y), has_aux=True)  # fmt: skip
+        x, aux = lib.lax.custom_root(lambda x: lib.jnp.asarray(N) @ x - c, lib.jnp.zeros(3), solve,
+                                   lambda g, y: lib.jnp.linalg.solve(lib.jax.jacfwd(g)(y), y), has_aux=True)  # fmt: skip
         return x * aux
 
     return f
 
 
 def _sparse(name: str, **kw: Any) -> Callable[[Lib], Callable[..., Any]]:
-    return lambda l: lambda a, b: getattr(l.sparse, name)(a, b, **kw)[0]
+    return lambda lib: lambda a, b: getattr(lib.sparse, name)(a, b, **kw)[0]
 
 
 VALUE_PROGRAMS: dict[str, tuple[Callable[[Lib], Callable[..., Any]], tuple[Any, ...]]] = {
     "solve": (_solve_n, (N, B)),
-    "solve_jacfwd_a": (lambda l: l.jax.jacfwd(_solve_n(l)), (N, B)),
-    "solve_jacrev_a": (lambda l: l.jax.jacrev(_solve_n(l)), (N, B)),
-    "solve_jacfwd_b": (lambda l: l.jax.jacfwd(_solve_n(l), argnums=1), (N, B)),
-    "solve_vmap_a": (lambda l: l.jax.vmap(_solve_n(l), (0, None)), (np.stack([N, N + np.eye(3, dtype=np.float32)]), B)),
-    "solve_vmap_b": (lambda l: l.jax.vmap(_solve_n(l), (None, 1)), (N, np.stack([B, 2 * B], 1))),
-    "solve_hessian": (lambda l: l.jax.hessian(lambda b: (_solve_n(l)(N, b) ** 2).sum()), (B,)),
+    "solve_jacfwd_a": (lambda lib: lib.jax.jacfwd(_solve_n(lib)), (N, B)),
+    "solve_jacrev_a": (lambda lib: lib.jax.jacrev(_solve_n(lib)), (N, B)),
+    "solve_jacfwd_b": (lambda lib: lib.jax.jacfwd(_solve_n(lib), argnums=1), (N, B)),
+    "solve_vmap_a": (lambda lib: lib.jax.vmap(_solve_n(lib), (0, None)), (np.stack([N, N + np.eye(3, dtype=np.float32)]), B)),
+    "solve_vmap_b": (lambda lib: lib.jax.vmap(_solve_n(lib), (None, 1)), (N, np.stack([B, 2 * B], 1))),
+    "solve_hessian": (lambda lib: lib.jax.hessian(lambda b: (_solve_n(lib)(N, b) ** 2).sum()), (B,)),
     "root": (_root_sqrt, (2.0,)),
-    "root_grad": (lambda l: l.jax.grad(_root_sqrt(l)), (2.0,)),
-    "root_grad_grad": (lambda l: l.jax.grad(l.jax.grad(_root_sqrt(l))), (4.0,)),
-    "root_vmap_grad": (lambda l: l.jax.vmap(l.jax.grad(_root_sqrt(l))), (np.array([1.0, 4.0, 9.0], np.float32),)),
-    "root_aux_jacfwd": (lambda l: l.jax.jacfwd(_root_aux(l)), (B,)),
-    "root_aux_jacrev": (lambda l: l.jax.jacrev(_root_aux(l)), (B,)),
+    "root_grad": (lambda lib: lib.jax.grad(_root_sqrt(lib)), (2.0,)),
+    "root_grad_grad": (lambda lib: lib.jax.grad(lib.jax.grad(_root_sqrt(lib))), (4.0,)),
+    "root_vmap_grad": (lambda lib: lib.jax.vmap(lib.jax.grad(_root_sqrt(lib))), (np.array([1.0, 4.0, 9.0], np.float32),)),
+    "root_aux_jacfwd": (lambda lib: lib.jax.jacfwd(_root_aux(lib)), (B,)),
+    "root_aux_jacrev": (lambda lib: lib.jax.jacrev(_root_aux(lib)), (B,)),
 }
 for _name, _kw, _mat in [("cg", {}, A), ("gmres", {}, N), ("bicgstab", {}, N), ("gmres", {"solve_method": "incremental", "restart": 2}, N)]:
     _key = _name + ("_incremental" if _kw else "")
-    VALUE_PROGRAMS[f"{_key}_jacfwd_b"] = (lambda l, n=_name, k=_kw: l.jax.jacfwd(_sparse(n, tol=1e-6, **k)(l), argnums=1), (_mat, B))
-    VALUE_PROGRAMS[f"{_key}_jacfwd_a"] = (lambda l, n=_name, k=_kw: l.jax.jacfwd(_sparse(n, tol=1e-6, **k)(l)), (_mat, B))
-    VALUE_PROGRAMS[f"{_key}_grad_a"] = (lambda l, n=_name, k=_kw: l.jax.grad(lambda a, b: _sparse(n, tol=1e-6, **k)(l)(a, b).sum()), (_mat, B))
+    VALUE_PROGRAMS[f"{_key}_jacfwd_b"] = (lambda lib, n=_name, k=_kw: lib.jax.jacfwd(_sparse(n, tol=1e-6, **k)(lib), argnums=1), (_mat, B))
+    VALUE_PROGRAMS[f"{_key}_jacfwd_a"] = (lambda lib, n=_name, k=_kw: lib.jax.jacfwd(_sparse(n, tol=1e-6, **k)(lib)), (_mat, B))
+    VALUE_PROGRAMS[f"{_key}_grad_a"] = (lambda lib, n=_name, k=_kw: lib.jax.grad(lambda a, b: _sparse(n, tol=1e-6, **k)(lib)(a, b).sum()), (_mat, B))
     VALUE_PROGRAMS[f"{_key}_grad_closure"] = (
-        lambda l, n=_name, k=_kw, m=_mat: l.jax.grad(lambda s, b: _sparse(n, tol=1e-6, **k)(l)(lambda v: s * (m @ v), b).sum()),
+        lambda lib, n=_name, k=_kw, m=_mat: lib.jax.grad(lambda s, b: _sparse(n, tol=1e-6, **k)(lib)(lambda v: s * (m @ v), b).sum()),
         (1.5, B),
     )
-    VALUE_PROGRAMS[f"{_key}_vmap_b"] = (lambda l, n=_name, k=_kw: l.jax.vmap(_sparse(n, tol=1e-6, **k)(l), (None, 0)), (_mat, np.stack([B, -2 * B])))
+    VALUE_PROGRAMS[f"{_key}_vmap_b"] = (lambda lib, n=_name, k=_kw: lib.jax.vmap(_sparse(n, tol=1e-6, **k)(lib), (None, 0)), (_mat, np.stack([B, -2 * B])))
 
 
 @pytest.mark.parametrize("name", sorted(VALUE_PROGRAMS))
@@ -144,9 +143,9 @@ def test_values_and_derivatives_are_jaxs(name):
 
 
 def test_has_aux_values_are_jaxs():
-    def program(l: Lib) -> Any:
-        solve = lambda mv, b: (l.jnp.linalg.solve(N, b), {"n": l.jnp.int32(3)})  # noqa: E731
-        return l.lax.custom_linear_solve(lambda x: N @ x, B, solve, solve, has_aux=True)
+    def program(lib: Lib) -> Any:
+        solve = lambda mv, b: (lib.jnp.linalg.solve(N, b), {"n": lib.jnp.int32(3)})  # noqa: E731
+        return lib.lax.custom_linear_solve(lambda x: N @ x, B, solve, solve, has_aux=True)
 
     (x_j, aux_j), (x_m, aux_m) = program(JAX), program(MINI)
     np.testing.assert_allclose(x_m, x_j, rtol=1e-5)
@@ -157,16 +156,16 @@ def test_has_aux_values_are_jaxs():
 
 
 ERRORS: dict[str, Callable[[Lib], Any]] = {
-    "matvec_shape": lambda l: l.lax.custom_linear_solve(lambda x: x[:1], l.jnp.ones(2), lambda mv, b: b),
-    "matvec_tree": lambda l: l.lax.custom_linear_solve(lambda x: (x, x), l.jnp.ones(2), lambda mv, b: b),
-    "solve_shape": lambda l: l.lax.custom_linear_solve(lambda x: x, l.jnp.ones(2), lambda mv, b: b[:1]),
-    "solve_tree": lambda l: l.lax.custom_linear_solve(lambda x: x, l.jnp.ones(2), lambda mv, b: (b, b)),
-    "transpose_solve_shape": lambda l: l.lax.custom_linear_solve(lambda x: x, l.jnp.ones(2), lambda mv, b: b, lambda vm, b: b[:1]),
-    "no_transpose_solve": lambda l: l.jax.grad(lambda b: l.lax.custom_linear_solve(lambda x: 2 * x, b, lambda mv, b: b / 2).sum())(l.jnp.ones(2)),
-    "root_f_tree": lambda l: l.lax.custom_root(lambda x: (x, x), 1.0, lambda f, x: x, lambda g, y: y),
-    "root_solve_tree": lambda l: l.lax.custom_root(lambda x: x, 1.0, lambda f, x: (x, x), lambda g, y: y),
-    "root_tangent_solve_tree": lambda l: l.lax.custom_root(lambda x: x, 1.0, lambda f, x: x, lambda g, y: (y, y)),
-    "root_has_aux_not_pair": lambda l: l.lax.custom_root(lambda x: x, 1.0, lambda f, x: x, lambda g, y: y, has_aux=True),
+    "matvec_shape": lambda lib: lib.lax.custom_linear_solve(lambda x: x[:1], lib.jnp.ones(2), lambda mv, b: b),
+    "matvec_tree": lambda lib: lib.lax.custom_linear_solve(lambda x: (x, x), lib.jnp.ones(2), lambda mv, b: b),
+    "solve_shape": lambda lib: lib.lax.custom_linear_solve(lambda x: x, lib.jnp.ones(2), lambda mv, b: b[:1]),
+    "solve_tree": lambda lib: lib.lax.custom_linear_solve(lambda x: x, lib.jnp.ones(2), lambda mv, b: (b, b)),
+    "transpose_solve_shape": lambda lib: lib.lax.custom_linear_solve(lambda x: x, lib.jnp.ones(2), lambda mv, b: b, lambda vm, b: b[:1]),
+    "no_transpose_solve": lambda lib: lib.jax.grad(lambda b: lib.lax.custom_linear_solve(lambda x: 2 * x, b, lambda mv, b: b / 2).sum())(lib.jnp.ones(2)),
+    "root_f_tree": lambda lib: lib.lax.custom_root(lambda x: (x, x), 1.0, lambda f, x: x, lambda g, y: y),
+    "root_solve_tree": lambda lib: lib.lax.custom_root(lambda x: x, 1.0, lambda f, x: (x, x), lambda g, y: y),
+    "root_tangent_solve_tree": lambda lib: lib.lax.custom_root(lambda x: x, 1.0, lambda f, x: x, lambda g, y: (y, y)),
+    "root_has_aux_not_pair": lambda lib: lib.lax.custom_root(lambda x: x, 1.0, lambda f, x: x, lambda g, y: y, has_aux=True),
 }
 
 
