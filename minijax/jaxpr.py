@@ -6,6 +6,7 @@ The parser of the text form is ``minijax/jaxpr_parse.py``; the type checker
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -490,7 +491,9 @@ def pp_jaxpr_doc(jaxpr: Jaxpr, ctx: NameContext) -> pp.Doc:
 
 def _eqn_sub_jaxprs(eqn: JaxprEqn) -> Iterator[Jaxpr]:
     for value in eqn.params.values():
-        for item in value if type(value) in (tuple, list) else (value,):
+        # A named tuple of jaxprs (custom_linear_solve's) counts too, as in JAX,
+        # though its own text prints them inline.
+        for item in value if isinstance(value, (tuple, list)) else (value,):
             jaxpr = _as_jaxpr(item)
             if jaxpr is not None:
                 yield jaxpr
@@ -529,7 +532,17 @@ def _shared_jaxprs(top: Jaxpr) -> list[tuple[Jaxpr, JaxprEqn]]:
     for jaxpr in reversed(postorder):
         for sub in children[id(jaxpr)]:
             counts[id(sub)] = counts.get(id(sub), 0) + counts[id(jaxpr)]
-    return [(j, e) for k, (j, e) in first_use.items() if counts[k] > 1 or len(j.eqns) > MAX_INLINE_EQNS]
+    # JAX lists them in breadth-first order: every jaxpr of one level (all
+    # four of a custom_linear_solve, say) before those nested in them.
+    order: list[int] = []
+    queue, queued = collections.deque([top]), {id(top)}
+    while queue:
+        for sub in children[id(queue.popleft())]:
+            if id(sub) not in queued:
+                queued.add(id(sub))
+                order.append(id(sub))
+                queue.append(sub)
+    return [first_use[k] for k in order if counts[k] > 1 or len(first_use[k][0].eqns) > MAX_INLINE_EQNS]
 
 
 def _shared_base_name(eqn: JaxprEqn) -> str:

@@ -20,6 +20,7 @@ from minijax.primitives import (
     reductions as reductions,
     scan as scan,
     slicing as slicing,
+    solves as solves,  # linsolve: custom_linear_solve
     sorting as sorting,
     special as special,
     structural as structural,
@@ -31,6 +32,7 @@ FAMILIES = (
     "structural", "elementwise", "indexing", "slicing", "reductions", "convolution", "sorting", "linalg", "random",
     "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop", "windowed",
     "special",
+    "solves",  # linsolve: custom_linear_solve
 )  # fmt: skip
 
 __all__ = ["FAMILIES", *FAMILIES]

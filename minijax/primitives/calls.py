@@ -627,3 +627,15 @@ ad.trace_jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 ad.trace_jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 batching.trace_batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 batching.trace_batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+
+
+# linsolve: a custom_jvp / custom_vjp function applied to tangents inside a
+# replayed jaxpr (custom_root's tangent_solve, say) lands in a linear jaxpr
+# as its equation; JAX's partial evaluation inlines its body there, so its
+# transpose is the transpose of that body.
+def _custom_call_transpose(cts: Sequence[Any], *args: Any, call_jaxpr: ClosedJaxpr, **_: Any) -> list[Any]:
+    return ad.transpose_call(call_jaxpr, args, cts, lambda xs, t: eval_closed_jaxpr(t, *xs))
+
+
+ad.transpose_rules[custom_jvp_call_p] = _custom_call_transpose
+ad.transpose_rules[custom_vjp_call_p] = _custom_call_transpose

@@ -65,6 +65,7 @@ UNSAMPLED: dict[str, str] = {
     "scan": _HIGHER_ORDER,
     "cholesky_update": "it takes one matrix and has no batching rule (as in JAX), which the vmap law needs; "
     "tests/test_lax_linalg_householder.py covers it",
+    "custom_linear_solve": _HIGHER_ORDER + " (tests/test_custom_solves.py checks its laws)",  # linsolve
     "reduce_window": "its init values are operands that cannot be batched (as in JAX), which the vmap law would "
     "try; the case corpus (spec/cases/primitives/reduce_window_*) and tests/test_windowed.py cover it",
     "empty2": "its value is unspecified (cond's filler for unused residual slots): no law to check on values; "

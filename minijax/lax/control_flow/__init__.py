@@ -6,6 +6,10 @@ One module per construct; this package re-exports their public names
 
 from minijax.lax.control_flow.cond import cond as cond, switch as switch
 from minijax.lax.control_flow.scan import map as map, scan as scan
+from minijax.lax.control_flow.solves import (  # linsolve
+    custom_linear_solve as custom_linear_solve,
+    custom_root as custom_root,
+)
 from minijax.lax.control_flow.while_loop import fori_loop as fori_loop, while_loop as while_loop
 
-__all__ = ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]
+__all__ = ["cond", "custom_linear_solve", "custom_root", "fori_loop", "map", "scan", "switch", "while_loop"]

@@ -7,12 +7,11 @@ scale and take inner products of them). Each solver is one
 as JAX's do: ``info`` is None for cg and bicgstab, and for gmres 0 (or -1
 where x has NaNs).
 
-Derivatives: JAX wraps the solve in ``lax.custom_linear_solve``, which
-minijax does not have yet. minijax gives the solve a custom VJP with the
-same meaning (the cotangent of b is a solve with Aᵀ by the same method, of a
-matrix A it is -ḡ xᵀ), so ``grad``/``vjp`` reach b and a matrix A. Parameters
-a function ``A`` closes over, and forward mode (``jvp``), are not
-differentiated through the solver.
+Derivatives: as in JAX, each solve is a ``lax.custom_linear_solve`` whose
+transpose_solve is the same method (cg: the same map, A being symmetric), so
+jvp, grad and their compositions differentiate the solution x = A⁻¹ b
+implicitly, with respect to b and to a matrix A or whatever a function A
+closes over -- never through the iterations.
 """
 
 from __future__ import annotations
@@ -27,8 +26,6 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import dtypes, lax
 from minijax.array import Array as ArrayType
-from minijax.autodiff import vjp
-from minijax.custom_derivatives import custom_vjp
 from minijax.numpy.util import convert_element_type
 from minijax.scipy import linalg as sp_linalg
 from minijax.tree_util import tree_leaves, tree_map, tree_structure
@@ -88,65 +85,14 @@ def _normalize_matvec(f: Any) -> Callable[[Any], Any]:
     raise TypeError(f"linear operator must be either a function or ndarray: {f}")
 
 
-def _linear_solve(
-    A: Any,
-    b: Any,
-    solve: Callable[..., Any],
-    consts: tuple[Any, ...],
-    symmetric: bool,  # noqa: N803
-) -> Any:
-    """``solve(matvec, b, *consts)`` with the derivative of A⁻¹ b (what ``lax.custom_linear_solve`` gives).
+def _linear_solve(A: Any, b: Any, solve: Callable[..., Any], consts: tuple[Any, ...], symmetric: bool) -> Any:  # noqa: N803
+    """``solve(matvec, b, *consts)`` as a ``lax.custom_linear_solve``, the
+    same solver for the transposed system (as JAX's solvers do)."""
 
-    A matrix ``A`` is an argument of the custom VJP (its cotangent is
-    -ḡ xᵀ); a function ``A`` is a constant of it. ``consts`` (x0, the
-    tolerances) are arguments too, so that the backward solve reads their
-    values rather than the forward pass's tracers; they get no cotangent,
-    as in JAX.
-    """
-    is_matrix = isinstance(A, (np.ndarray, ArrayType))
-    a_arg = jnp.asarray(A) if is_matrix else None
+    def solve_with(matvec: Callable[[Any], Any], rhs: Any) -> Any:
+        return solve(matvec, rhs, *consts)
 
-    def matvec_of(a: Any) -> Callable[[Any], Any]:
-        return partial(_dot, a) if is_matrix else _normalize_matvec(A)
-
-    def transposed(a: Any) -> Callable[[Any], Any]:
-        if symmetric:
-            return matvec_of(a)
-        if is_matrix:
-            return partial(_dot, a.T)
-        _, pullback = vjp(matvec_of(a), tree_map(jnp.zeros_like, b))
-        return lambda g: pullback(g)[0]
-
-    @custom_vjp
-    def run(a: Any, rhs: Any, cs: Any) -> Any:
-        return solve(matvec_of(a), rhs, *cs)
-
-    def fwd(a: Any, rhs: Any, cs: Any) -> tuple[Any, Any]:
-        x = solve(matvec_of(a), rhs, *cs)
-        return x, (a, x, cs)
-
-    def bwd(res: Any, g: Any) -> tuple[Any, Any, Any]:
-        a, x, cs = res
-        g_b = solve(transposed(a), g, *cs)
-        return -jnp.outer(g_b, x), g_b, tree_map(jnp.zeros_like, cs)
-
-    run.defvjp(fwd, bwd)
-
-    # A function A is a constant of the VJP: the same rule without the matrix argument.
-    @custom_vjp
-    def run_fn(rhs: Any, cs: Any) -> Any:
-        return solve(matvec_of(None), rhs, *cs)
-
-    def fwd_fn(rhs: Any, cs: Any) -> tuple[Any, Any]:
-        x = solve(matvec_of(None), rhs, *cs)
-        return x, cs
-
-    def bwd_fn(cs: Any, g: Any) -> tuple[Any, Any]:
-        return solve(transposed(None), g, *cs), tree_map(jnp.zeros_like, cs)
-
-    run_fn.defvjp(fwd_fn, bwd_fn)
-    consts = tree_map(jnp.asarray, consts)
-    return run(a_arg, b, consts) if is_matrix else run_fn(b, consts)
+    return lax.custom_linear_solve(_normalize_matvec(A), b, solve=solve_with, transpose_solve=solve_with, symmetric=symmetric)
 
 
 def _check_x0(x0: Any, b: Any) -> None:
