@@ -41,7 +41,6 @@ DEFERRED: dict[str, dict[str, str]] = {
     # extend (issue 20): the primitives minijax has not built, each with where it is (or is not) built.
     "extend.core.primitives": {
         **{name: _COMPLEX for name in ["complex_p", "conj_p", "real_p", "imag_p", "fft_p", "eig_p"]},
-        "linear_solve_p": "issue 20: lax.custom_linear_solve (not built yet)",
         **{name: "minijax has no tokens" for name in ["after_all_p", "create_token_p"]},
         **{name: "minijax has no collectives across devices but pmap's psum/pmax/pmin/all_gather"
            for name in ["all_to_all_p", "ppermute_p", "ragged_all_to_all_p"]},
