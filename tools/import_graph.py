@@ -38,7 +38,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("transformations", ("minijax.api", "minijax.stages", "minijax.autodiff", "minijax.vectorization",
                          "minijax.custom_derivatives", "minijax.ad_checkpoint", "minijax.callbacks", "minijax.debug",
                          "minijax.pmap")),
-    ("libraries", ("minijax.lax", "minijax.lax.*", "minijax.numpy", "minijax.numpy.*", "minijax.nn", "minijax.nn.*",
+    ("libraries", ("minijax.custom_batching",  # customrules (issue 20)
+                   "minijax.lax", "minijax.lax.*", "minijax.numpy", "minijax.numpy.*", "minijax.nn", "minijax.nn.*",
                    "minijax.scipy", "minijax.scipy.*", "minijax.random", "minijax.experimental",
                    "minijax.experimental.*", "minijax.typing", "minijax.tree", "minijax.image", "minijax.image.*",
                    "minijax.example_libraries", "minijax.example_libraries.*",
