@@ -11,7 +11,8 @@ minijax/primitives/calls.py.
 
 custom_vjp under linearize runs ``fwd`` on the primal side and records a
 ``custom_lin`` equation on the tangent side; transposing ``custom_lin`` calls
-``bwd``. Forward-mode (``jvp``) of a custom_vjp function is an error, as in JAX.
+``bwd``. Forward-mode (``jvp``) of a custom_vjp function runs ``fwd`` and then
+raises, as JAX does.
 """
 
 from __future__ import annotations
