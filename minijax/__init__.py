@@ -4,7 +4,9 @@
 for the supported surface.
 """
 
+# customrules (issue 20): custom_gradient, linear_transpose, closure_convert, custom_batching, name scopes
 from minijax import (
+    custom_batching as custom_batching,  # noqa: E402
     debug as debug,
     dispatch as _dispatch,  # noqa: F401  (installs eager evaluation)
     # jnpshape (issue 21): jax.ops, jax.flatten_util, jax.dlpack
@@ -54,6 +56,8 @@ from minijax.api import (
     local_devices as local_devices,
     log_compiles as log_compiles,
     make_jaxpr as make_jaxpr,
+    named_call as named_call,
+    named_scope as named_scope,
     numpy_dtype_promotion as numpy_dtype_promotion,
     numpy_rank_promotion as numpy_rank_promotion,
     print_environment_info as print_environment_info,
@@ -69,6 +73,7 @@ from minijax.autodiff import (
     jacobian as jacobian,
     jacrev as jacrev,
     jvp as jvp,
+    linear_transpose as linear_transpose,  # noqa: E402
     linearize as linearize,
     value_and_grad as value_and_grad,
     vjp as vjp,
@@ -76,7 +81,12 @@ from minijax.autodiff import (
 from minijax.backend import Device as Device
 from minijax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
 from minijax.config import config as config
-from minijax.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
+from minijax.custom_derivatives import (  # noqa: E402
+    closure_convert as closure_convert,
+    custom_gradient as custom_gradient,
+    custom_jvp as custom_jvp,
+    custom_vjp as custom_vjp,
+)
 from minijax.dtypes import float0 as float0
 from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap

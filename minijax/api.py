@@ -4,6 +4,7 @@ eval_shape, devices and placement, readiness."""
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -169,6 +170,10 @@ def process_count() -> int:
 
 __all__ = [
     "ClosedJaxpr",
+    # customrules (issue 20)
+    "current_name_stack",
+    "named_call",
+    "named_scope",
     "ShapeDtypeStruct",
     "block_until_ready",
     "checking_leaks",
@@ -248,3 +253,50 @@ def disable_jit(disable: bool = True) -> contextlib.AbstractContextManager[None]
     ``jax_disable_jit`` flag for the current thread (docs/debugging.md)."""
     return config_module.disable_jit(disable)
 
+
+
+# ---------------------------------------------------------------------------
+# Name scopes (jax.named_scope / jax.named_call). JAX keeps a name stack that
+# it attaches to each equation's source info and prints only as op metadata in
+# the lowered HLO (``loc(...)`` / ``op_name``), never in make_jaxpr's text.
+# minijax keeps the stack (``current_name_stack()``) so scopes nest and are
+# accepted under every transformation, but records it nowhere: neither
+# jaxprs nor the lowered text carry it.
+
+
+class _NameStack(threading.local):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+
+_name_stack = _NameStack()
+
+
+def current_name_stack() -> str:
+    """The active scopes, outermost first, joined by ``/`` (as JAX's name stack prints)."""
+    return "/".join(_name_stack.names)
+
+
+class _NamedScope(contextlib.ContextDecorator):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> None:
+        _name_stack.names.append(self.name)
+
+    def __exit__(self, *exc: object) -> None:
+        _name_stack.names.pop()
+
+
+def named_scope(name: str) -> contextlib.ContextDecorator:
+    """A context manager (or decorator) adding ``name`` to the name stack."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    return _NamedScope(name)
+
+
+def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:
+    """``fun`` run inside ``named_scope(name)`` (default: ``fun.__name__``)."""
+    if name is None:
+        name = fun.__name__
+    return named_scope(name)(fun)

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, tree_util
-from minijax.array import device_put_value
+from minijax.array import Array, device_put_value
 from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad
 from minijax.interpreters.ad import Zero
-from minijax.interpreters.tracing import fun_name
+from minijax.interpreters.tracing import abstractify, fun_name, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr, Jaxpr
 from minijax.primitives import elementwise, slicing, structural
 from minijax.vectorization import vmap
@@ -510,3 +510,54 @@ def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: 
 
 
 __all__ = ["grad", "hessian", "jacfwd", "jacobian", "jacrev", "jvp", "linearize", "value_and_grad", "vjp"]
+
+
+def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes: Sequence[Any] = ()) -> Any:
+    """The transpose of ``fun``, promised to be linear, at inputs shaped like ``primals``.
+
+    Returns ``f_t`` (a ``Partial``, so a pytree) with ``f_t(ct)`` the tuple of
+    input cotangents. Only float/complex -> float/complex or integer -> integer
+    functions are accepted, as in JAX; linearity is not checked beyond the
+    transpose rules (an equation that is not linear in its input has none).
+    """
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to transpose is deprecated")
+    flat, in_tree = tree_util.tree_flatten(primals)
+    in_avals = [abstractify(x) for x in flat]
+    out_box: list[Any] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        leaves, tree = tree_util.tree_flatten(fun(*tree_util.tree_unflatten(in_tree, xs)))
+        out_box.append(tree)
+        return leaves
+
+    closed, _ = trace_to_jaxpr(flat_fun, in_avals)
+    out_tree = out_box[0]
+    out_avals = [v.aval for v in closed.jaxpr.outvars]
+    in_dtypes = [a.dtype for a in in_avals]
+    out_dtypes = [a.dtype for a in out_avals]
+    if not (all(dtypes.issubdtype(d, np.inexact) for d in in_dtypes + out_dtypes)
+            or all(dtypes.issubdtype(d, np.integer) for d in in_dtypes + out_dtypes)):
+        raise TypeError("linear_transpose only supports [float or complex] -> "
+                        "[float or complex], and integer -> integer functions, "
+                        f"but got {in_dtypes} -> {out_dtypes}.")
+
+    def transposed_fun(consts: list[Any], out_cotangent: Any) -> Any:
+        out_cts, out_tree2 = tree_util.tree_flatten(out_cotangent)
+        if out_tree != out_tree2:
+            raise TypeError(f"cotangent tree does not match function output, expected {out_tree} but got {out_tree2}")
+        if not all(_typematch(a, ct) for a, ct in zip(out_avals, out_cts)):
+            raise TypeError(f"cotangent type does not match function output, expected {tuple(out_avals)} but got {out_cts}")
+        dummies = [ad.UndefinedPrimal(ad.tangent_aval(a)) for a in in_avals]
+        in_cts = ad.backward_pass(closed.jaxpr, consts, dummies, out_cts)
+        # A cotangent passed straight through (``lambda x: x``) may be a Python scalar: JAX returns Arrays.
+        in_cts = [ad.instantiate_zeros(c) for c in in_cts]
+        in_cts = [c if isinstance(c, (core.Tracer, Array)) else device_put_value(c) for c in in_cts]
+        return tree_util.tree_unflatten(in_tree, in_cts)
+
+    return tree_util.Partial(transposed_fun, list(closed.consts))
+
+
+def _typematch(aval: ShapedArray, x: Any) -> bool:
+    got = get_aval(x)
+    return bool(got.shape == aval.shape and got.dtype == aval.dtype)

@@ -11,7 +11,8 @@ minijax/primitives/calls.py.
 
 custom_vjp under linearize runs ``fwd`` on the primal side and records a
 ``custom_lin`` equation on the tangent side; transposing ``custom_lin`` calls
-``bwd``. Forward-mode (``jvp``) of a custom_vjp function is an error, as in JAX.
+``bwd``. Forward-mode (``jvp``) of a custom_vjp function runs ``fwd`` and then
+raises, as JAX does.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from typing import Any
 
 from minijax import core, dtypes, tree_util
 from minijax.api import eval_shape
+from minijax.array import Array, device_put_value
 from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad
-from minijax.interpreters.tracing import fun_name
+from minijax.interpreters.tracing import abstractify, fun_name, trace_to_jaxpr
+from minijax.jaxpr import eval_jaxpr
 from minijax.primitives.calls import CustomJVPCall, CustomVJPCall, NamedCallable
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp"]
 
 
 # ---------------------------------------------------------------------------
@@ -59,6 +62,12 @@ def _merge_nondiff(nondiff: Sequence[Any], diff: Sequence[Any], nondiff_argnums:
     it_nd, it_d = iter(nondiff), iter(diff)
     total = len(nondiff) + len(diff)
     return [next(it_nd) if i in nondiff_argnums else next(it_d) for i in range(total)]
+
+
+def as_arrays(outs: Sequence[Any]) -> list[Any]:
+    """Outputs as JAX returns them from a call it binds as a primitive
+    (custom_vmap): Arrays, even where the function computed on Python scalars."""
+    return [x if isinstance(x, (core.Tracer, Array)) else device_put_value(x) for x in outs]
 
 
 class custom_jvp:  # noqa: N801  (JAX's name)
@@ -284,3 +293,106 @@ def _check_bwd_result(result: Any, name: str, bwd: Callable[..., Any], in_tree: 
             )
         out.append(ad.Zero(aval) if aval.dtype == dtypes.float0 else leaf)
     return out
+
+
+# ---------------------------------------------------------------------------
+# custom_gradient and closure_convert (both built on the tracing above)
+
+
+class _GradientRule:
+    """custom_gradient's residuals: the vjp function traced to a jaxpr, its
+    constants the pytree leaves (so that values it closes over travel as
+    residuals, and tracers of the forward pass never leak into bwd)."""
+
+    def __init__(self, closed: Any, consts: list[Any], in_tree: tree_util.PyTreeDef, out_tree: tree_util.PyTreeDef) -> None:
+        self.closed, self.consts, self.in_tree, self.out_tree = closed, consts, in_tree, out_tree
+
+
+tree_util.register_pytree_node(
+    _GradientRule,
+    lambda r: (r.consts, (r.closed, r.in_tree, r.out_tree)),
+    lambda aux, consts: _GradientRule(aux[0], list(consts), aux[1], aux[2]),
+)
+
+
+def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``fun(*args) -> (value, vjp_fn)`` as a function whose VJP is ``vjp_fn``.
+
+    ``vjp_fn(g)`` takes the output cotangent and returns one cotangent per
+    argument (a tuple when there are several, or a single value for one).
+    """
+    @custom_vjp
+    def wrapped(*args: Any) -> Any:
+        ans, _ = fun(*args)
+        return ans
+
+    def fwd(*args: Any) -> tuple[Any, _GradientRule]:
+        ans, rule = fun(*args)
+        ans_flat, out_tree = tree_util.tree_flatten((ans,))
+        in_tree_box: list[tree_util.PyTreeDef] = []
+
+        def flat_rule(*cts: Any) -> list[Any]:
+            (ct,) = tree_util.tree_unflatten(out_tree, cts)
+            leaves, tree = tree_util.tree_flatten(rule(ct))
+            in_tree_box.append(tree)
+            return leaves
+
+        avals = [ad.tangent_aval(get_aval(a)) for a in ans_flat]
+        closed, _ = trace_to_jaxpr(flat_rule, avals)
+        consts = list(closed.consts)
+        return ans, _GradientRule(closed.jaxpr, consts, in_tree_box[0], out_tree)
+
+    def bwd(res: _GradientRule, cts: Any) -> Any:
+        cts_flat, tree = tree_util.tree_flatten((cts,))
+        if tree != res.out_tree:
+            raise TypeError(f"{res.out_tree}\n!=\n{tree}")
+        out = tree_util.tree_unflatten(res.in_tree, eval_jaxpr(res.closed, res.consts, *cts_flat))
+        return (out,) if tree_util.treedef_is_leaf(res.in_tree) else out
+
+    wrapped.defvjp(fwd, bwd)
+    functools.update_wrapper(wrapped, fun)
+    return wrapped
+
+
+def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable[..., Any], list[Any]]:
+    """``(converted, consts)``: ``converted(*args, *consts)`` computes ``fun(*args)``
+    with the values ``fun`` closes over that may carry derivatives (tracers of
+    an enclosing transformation, JAX's ``_maybe_perturbed``) as explicit arguments."""
+    flat, in_tree = tree_util.tree_flatten(example_args)
+    out_tree_box: list[tree_util.PyTreeDef] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        leaves, tree = tree_util.tree_flatten(fun(*tree_util.tree_unflatten(in_tree, xs)))
+        out_tree_box.append(tree)
+        return leaves
+
+    closed, _ = trace_to_jaxpr(flat_fun, [abstractify(x) for x in flat])
+    jaxpr, consts = closed.jaxpr, list(closed.consts)
+    perturbed = [_maybe_perturbed(c) for c in consts]
+    kept = [c for c, p in zip(consts, perturbed) if not p]
+    hoisted = [c for c, p in zip(consts, perturbed) if p]
+    out_tree = out_tree_box[0]
+
+    def converted_fun(*args_hconsts: Any) -> Any:
+        n_args = len(args_hconsts) - len(hoisted)
+        args, const_args = args_hconsts[:n_args], args_hconsts[n_args:]
+        it_k, it_h = iter(kept), iter(const_args)
+        all_consts = [next(it_h) if p else next(it_k) for p in perturbed]
+        all_args, in_tree2 = tree_util.tree_flatten(tuple(args))
+        if in_tree != in_tree2:
+            raise TypeError(
+                "The inputs to the closure produced by closure_convert must have "
+                "the same Pytree structure as the example arguments passed when "
+                f"closure_convert was called. Expected {in_tree}, but got "
+                f"{in_tree2}"
+            )
+        return tree_util.tree_unflatten(out_tree, eval_jaxpr(jaxpr, all_consts, *all_args))
+
+    return converted_fun, hoisted
+
+
+def _maybe_perturbed(x: Any) -> bool:
+    """Whether ``x`` may carry a tangent: a tracer whose tangent space is not float0."""
+    if not isinstance(x, core.Tracer):
+        return False
+    return ad.tangent_aval(x.aval).dtype != dtypes.float0

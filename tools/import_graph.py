@@ -42,7 +42,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                          "minijax.pmap",
                          # stagesx (issue 20): jax.export, jax.profiler
                          "minijax.export", "minijax.profiler")),
-    ("libraries", ("minijax.lax", "minijax.lax.*", "minijax.numpy", "minijax.numpy.*", "minijax.nn", "minijax.nn.*",
+    ("libraries", ("minijax.custom_batching",  # customrules (issue 20)
+                   "minijax.lax", "minijax.lax.*", "minijax.numpy", "minijax.numpy.*", "minijax.nn", "minijax.nn.*",
                    "minijax.scipy", "minijax.scipy.*", "minijax.random", "minijax.experimental",
                    "minijax.experimental.*", "minijax.typing", "minijax.tree", "minijax.image", "minijax.image.*",
                    "minijax.example_libraries", "minijax.example_libraries.*",

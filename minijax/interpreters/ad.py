@@ -336,10 +336,12 @@ class JVPTrace(Trace):
         if all(type(t) is Zero for t in tangents):
             with set_current_trace(self.parent):
                 return self.parent.process_custom_vjp_call(call, primals)  # type: ignore[no-any-return]
-        if self.tangent_trace is None:
-            raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+        # JAX runs ``fwd`` before it finds that plain jvp has no use for its
+        # residuals (its prints show on JAX's custom-derivatives page).
         with set_current_trace(self.parent):
             outs, residuals = call.fwd(*primals[n:])
+        if self.tangent_trace is None:
+            raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
         in_zeros = [type(t) is Zero for t in tangents]
         out_avals = tuple(tangent_aval(get_aval(o)) for o in outs)
         if call.symbolic_zeros:
@@ -350,6 +352,7 @@ class JVPTrace(Trace):
             out_tangents = primitive_named("custom_lin").bind(
                 *residuals, *lin_in, bwd=call.bwd, in_zeros=in_zeros, num_res=len(residuals),
                 out_avals=out_avals, symbolic_zeros=call.symbolic_zeros,
+                res_is_array=tuple(not isinstance(r, (bool, int, float, complex)) for r in residuals),
             )  # fmt: skip
         return [self.wrap(p, t) for p, t in zip(outs, out_tangents)]
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from minijax.array import device_put_value
 from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
@@ -68,9 +71,15 @@ _NO_FORWARD_MODE = "can't apply forward-mode autodiff (jvp) to a custom_vjp func
 
 
 def _custom_lin_transpose(
-    cts: Sequence[Any], *args: Any, bwd: Any, in_zeros: Sequence[bool], num_res: int, symbolic_zeros: bool, **_: Any
+    cts: Sequence[Any], *args: Any, bwd: Any, in_zeros: Sequence[bool], num_res: int, symbolic_zeros: bool,
+    res_is_array: Sequence[bool] = (), **_: Any,
 ) -> list[Any]:
-    residuals = args[:num_res]
+    # A scalar Array residual is inlined into the linear jaxpr as a literal and
+    # comes back here as a Python scalar; bwd must see the Array fwd returned.
+    residuals = [
+        device_put_value(r) if is_arr and isinstance(r, (bool, int, float, complex, np.generic)) else r
+        for r, is_arr in zip(args[:num_res], res_is_array or [False] * num_res)
+    ]
     if not symbolic_zeros:
         cts = [ad.instantiate_zeros(ct) for ct in cts]
     cts_in = list(bwd(list(residuals), list(cts)))
