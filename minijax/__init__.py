@@ -6,7 +6,7 @@ for the supported surface.
 
 # customrules (issue 20): custom_gradient, linear_transpose, closure_convert, custom_batching, name scopes
 from minijax import (
-    custom_batching as custom_batching,  # noqa: E402
+    custom_batching as custom_batching,
     debug as debug,
     dispatch as _dispatch,  # noqa: F401  (installs eager evaluation)
     # jnpshape (issue 21): jax.ops, jax.flatten_util, jax.dlpack
@@ -73,7 +73,7 @@ from minijax.autodiff import (
     jacobian as jacobian,
     jacrev as jacrev,
     jvp as jvp,
-    linear_transpose as linear_transpose,  # noqa: E402
+    linear_transpose as linear_transpose,
     linearize as linearize,
     value_and_grad as value_and_grad,
     vjp as vjp,
@@ -81,7 +81,7 @@ from minijax.autodiff import (
 from minijax.backend import Device as Device
 from minijax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
 from minijax.config import config as config
-from minijax.custom_derivatives import (  # noqa: E402
+from minijax.custom_derivatives import (
     closure_convert as closure_convert,
     custom_gradient as custom_gradient,
     custom_jvp as custom_jvp,
