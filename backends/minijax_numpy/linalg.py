@@ -548,7 +548,7 @@ def _real_schur(a: Array) -> tuple[Array, Array, bool]:
 @impl("schur")
 def schur(x: Array, *, compute_schur_vectors: bool, sort_eig_vals: bool, select_callable: Any) -> list[Array]:
     if sort_eig_vals:
-        raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
+        raise NotImplementedError("schur: The sort feature of LAPACK's gees routine is not implemented (sort_eig_vals=True; JAX has none either).")
     n = x.shape[-1]
     flat = _flat(x, 2)
     if flat.size == 0:

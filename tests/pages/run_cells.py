@@ -160,15 +160,13 @@ def main() -> None:
     scipy.datasets.face = lambda gray=False: synthetic_face()
     if args.as_minijax:
         sys.meta_path.insert(0, _JaxIsMinijax())
-        sys.modules["jax._src"] = sys.modules["minijax._src"] = types.ModuleType("jax._src")
-    test_util = types.ModuleType("jax._src.test_util")
-    sys.modules["jax._src.test_util"] = sys.modules["minijax._src.test_util"] = test_util
-    if not args.as_minijax:
-        import jax._src
+    # With --as-minijax, ``jax._src`` is minijax's own ``_src`` package (the custom-interpreters page imports
+    # its ``util``); the stand-in is added to whichever package answers.
+    import jax._src
 
-        jax._src.test_util = test_util  # type: ignore[attr-defined]
-    else:
-        sys.modules["jax._src"].test_util = test_util  # type: ignore[attr-defined]
+    test_util = types.ModuleType("jax._src.test_util")
+    sys.modules["jax._src.test_util"] = test_util
+    jax._src.test_util = test_util  # type: ignore[attr-defined]
 
     namespace: dict[str, Any] = {"__name__": "__main__"}
     arrays: dict[str, np.ndarray] = {}
