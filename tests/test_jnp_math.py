@@ -217,6 +217,13 @@ def test_i0_and_windows() -> None:
     close(jnp.kaiser(8, 3.0), np.kaiser(8, 3.0), rtol=1e-5)
 
 
+def test_i0_is_built_on_the_bessel_i0e_primitive() -> None:
+    # As in JAX: exp(|x|) * bessel_i0e(|x|), not a private series (its jaxpr shows the primitive).
+    text = str(jax.make_jaxpr(jnp.i0)(np.float32(1.5)))
+    assert "bessel_i0e" in text
+    close(jnp.i0(np.float32(1.5)), np.i0(np.float32(1.5)), rtol=1e-6)
+
+
 def test_polynomials_match_numpy() -> None:
     p = np.array([1.0, -2.0, 0.5, 3.0], np.float32)
     q = np.array([2.0, 1.0], np.float32)
