@@ -104,16 +104,18 @@ def _jit_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any], p
     ]
 
 
-def _jit_linearize(
-    trace: JVPTrace, closed: ClosedJaxpr, name: str, primals: Sequence[Any], tangents: Sequence[Any], nonzeros: list[bool]
-) -> list[Any]:
+def _known_side(closed: ClosedJaxpr, nonzeros: list[bool], box: dict[str, Any]) -> Callable[..., list[Any]]:
+    """The primal side of linearizing a call of ``closed``: its outputs, then the residuals it computes.
+
+    Each residual of the linearized body is an input of the call (forwarded),
+    a value computed inside (returned after the outputs), or a constant from
+    outside (passed directly); ``box`` receives the linear jaxpr (``"lin"``)
+    and where each residual comes from (``"sources"``).
+    """
     n_out = len(closed.out_avals)
-    box: dict[str, Any] = {}
 
     def known(*xs: Any) -> list[Any]:
         outs, lin = ad.linearize_flat(functools.partial(eval_closed_jaxpr, closed), xs, linear=nonzeros)
-        # Each residual is an input of this jit (forwarded), a value computed
-        # here (returned), or a constant from outside (passed directly).
         input_pos = {id(x): i for i, x in enumerate(xs)}
         sources: list[tuple[str, Any]] = []
         computed: list[Any] = []
@@ -127,6 +129,16 @@ def _jit_linearize(
                 sources.append(("const", r))
         box["lin"], box["sources"] = lin, sources
         return list(outs) + computed
+
+    return known
+
+
+def _jit_linearize(
+    trace: JVPTrace, closed: ClosedJaxpr, name: str, primals: Sequence[Any], tangents: Sequence[Any], nonzeros: list[bool]
+) -> list[Any]:
+    n_out = len(closed.out_avals)
+    box: dict[str, Any] = {}
+    known = _known_side(closed, nonzeros, box)
 
     known_closed, _ = trace_to_jaxpr(known, [get_aval(p) for p in primals])
     with set_current_trace(trace.parent):
@@ -259,22 +271,7 @@ def _remat_linearize(
     """
     n_out = len(closed.out_avals)
     box: dict[str, Any] = {}
-
-    def known(*xs: Any) -> list[Any]:
-        outs, lin = ad.linearize_flat(functools.partial(eval_closed_jaxpr, closed), xs, linear=nonzeros)
-        input_pos = {id(x): i for i, x in enumerate(xs)}
-        sources: list[tuple[str, Any]] = []
-        computed: list[Any] = []
-        for r in lin.jaxpr.consts:
-            if id(r) in input_pos:
-                sources.append(("input", input_pos[id(r)]))
-            elif isinstance(r, DynamicJaxprTracer):
-                sources.append(("output", n_out + len(computed)))
-                computed.append(r)
-            else:
-                sources.append(("const", r))
-        box["lin"], box["sources"] = lin, sources
-        return list(outs) + computed
+    known = _known_side(closed, nonzeros, box)
 
     # A checkpoint inside a checkpoint being linearized follows the outer policy, and its
     # primal side stays one remat2 equation returning its residuals (even its inputs), as in
