@@ -32,11 +32,9 @@ DEFERRED: dict[str, dict[str, str]] = {
     "scipy.signal": {name: _COMPLEX for name in ["csd", "istft", "stft", "welch"]},
     "scipy.special": {
         "wofz": _COMPLEX,
-        # Real-valued, but not written yet: issue 21 stays open for them.
-        **{
-            name: "issue 21: not built yet"
-            for name in ["bessel_jn", "dawsn", "expn", "fresnel", "hyp1f1", "hyp2f1", "owens_t", "sici", "spence", "sph_harm_y"]
-        },
+        "sph_harm_y": _COMPLEX,  # JAX's spherical harmonics are complex64
+        # Real-valued, but not written yet: issue 21 stays open for it.
+        "hyp2f1": "issue 21: not built yet",
     },
     # extend (issue 20): the primitives minijax has not built, each with where it is (or is not) built.
     "extend.core.primitives": {

@@ -21,6 +21,20 @@ from minijax.core import concrete_or_error
 from minijax.custom_derivatives import custom_jvp
 from minijax.nn.functions import log_softmax as log_softmax, logsumexp as logsumexp, softmax as softmax
 from minijax.numpy.util import promote_args_inexact
+
+# special2 (issue 21): the remaining functions, and gamma/gammasgn, which they share, live there.
+from minijax.scipy._special_more import (
+    bessel_jn as bessel_jn,
+    dawsn as dawsn,
+    expn as expn,
+    fresnel as fresnel,
+    gamma as gamma,
+    gammasgn as gammasgn,
+    hyp1f1 as hyp1f1,
+    owens_t as owens_t,
+    sici as sici,
+    spence as spence,
+)  # fmt: skip
 from minijax.typing import ArrayLike
 
 
@@ -172,24 +186,6 @@ def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
     """The regularized incomplete beta function ``I_x(a, b)``."""
     a, b, x = _promote("betainc", a, b, x)
     out: Array = lax.betainc(a, b, x)
-    return out
-
-
-def gammasgn(x: Any) -> Array:
-    """The sign of the gamma function: NaN at the poles and at -inf, the sign of zero at +-0."""
-    (x,) = _promote("gammasgn", x)
-    floor_x = lax.floor(x)
-    negative = x < 0
-    nan_at = (negative & (x == floor_x)) | jnp.isnan(x)
-    minus_at = (negative & (jnp.remainder(floor_x, 2) != 0)) | ((x == 0) & jnp.signbit(x))
-    out: Array = jnp.where(nan_at, jnp.nan, jnp.where(minus_at, -1.0, 1.0)).astype(_dtype_of(x))
-    return out
-
-
-def gamma(x: ArrayLike) -> Array:
-    """The gamma function, ``gammasgn(x) * exp(gammaln(x))``."""
-    (x,) = _promote("gamma", x)
-    out: Array = gammasgn(x) * lax.exp(lax.lgamma(x))
     return out
 
 
@@ -675,4 +671,6 @@ __all__ = [
     "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "factorial", "gamma", "gammainc",
     "gammaincc", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma", "multigammaln",
     "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "zeta", "bernoulli", "erfcx", "expi", "exp1",
+    # special2 (issue 21)
+    "bessel_jn", "dawsn", "expn", "fresnel", "hyp1f1", "owens_t", "sici", "spence",
 ]  # fmt: skip
