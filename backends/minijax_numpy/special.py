@@ -89,11 +89,12 @@ def _zeta(x: Array, q: Array) -> Array:
     # XLA's conventions (which JAX's values are): at a pole of a term (q a non-positive
     # integer) the sum is +inf for even integer x and NaN otherwise; a negative q needs an
     # integer x; x < 1 and infinite operands give NaN; but x = 1 is +inf whatever q is.
+    # The pole rule comes after the x < 1 one: zeta(0, 0), zeta(-2, -1) and zeta(2, -inf) are +inf in JAX.
     x_is_int = np.floor(x) == x
     pole = (q <= 0) & (np.floor(q) == q)
-    total = np.where(pole, np.where(x_is_int & (np.mod(x, 2) == 0), np.inf, np.nan), total)
-    total = np.where((q < 0) & ~x_is_int, np.nan, total)
     total = np.where((x < 1) | np.isinf(x) | np.isinf(q), np.nan, total)
+    total = np.where((q < 0) & ~x_is_int, np.nan, total)
+    total = np.where(pole, np.where(x_is_int & (np.mod(x, 2) == 0), np.inf, np.nan), total)
     return np.where(x == 1, np.inf, total)
 
 
