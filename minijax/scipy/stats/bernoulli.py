@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.bernoulli``: a single trial that succeeds (``k = 1``) with probability ``p``."""
 
 from __future__ import annotations

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.beta``: the beta distribution on ``[loc, loc + scale]``."""
 
 from __future__ import annotations
@@ -34,8 +32,7 @@ def logpdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: 
 
 
 def pdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, a, b, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, a, b, loc, scale))
 
 
 def _clamped(x: Any, loc: Any, scale: Any) -> Array:
@@ -50,8 +47,7 @@ def cdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: Arr
 
 
 def logcdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.log(cdf(x, a, b, loc, scale))
-    return out
+    return jnp.log(cdf(x, a, b, loc, scale))
 
 
 def sf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -61,5 +57,4 @@ def sf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: Arra
 
 
 def logsf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.log(sf(x, a, b, loc, scale))
-    return out
+    return jnp.log(sf(x, a, b, loc, scale))

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.betabinom``: a binomial whose success probability is beta distributed."""
 
 from __future__ import annotations
@@ -39,5 +37,4 @@ def logpmf(k: ArrayLike, n: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLik
 
 
 def pmf(k: ArrayLike, n: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0) -> Array:
-    out: Array = lax.exp(logpmf(k, n, a, b, loc))
-    return out
+    return jnp.exp(logpmf(k, n, a, b, loc))

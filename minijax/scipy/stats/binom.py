@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.binom``: the number of successes in ``n`` trials of probability ``p``."""
 
 from __future__ import annotations
@@ -32,4 +30,4 @@ def logpmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Arra
 
 def pmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """``P(K = k)``."""
-    return lax.exp(logpmf(k, n, p, loc))
+    return jnp.exp(logpmf(k, n, p, loc))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
 from minijax.scipy.stats._util import lax_const, promote_args_inexact
@@ -19,8 +20,7 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, loc, scale))
 
 
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

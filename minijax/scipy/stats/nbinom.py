@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.nbinom``: the number of failures before the ``n``-th success."""
 
 from __future__ import annotations
@@ -27,5 +25,4 @@ def logpmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Arra
 
 
 def pmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
-    out: Array = lax.exp(logpmf(k, n, p, loc))
-    return out
+    return jnp.exp(logpmf(k, n, p, loc))

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.poisson``: the Poisson distribution of mean ``mu``."""
 
 from __future__ import annotations
@@ -66,4 +64,5 @@ def entropy(mu: ArrayLike, loc: ArrayLike = 0) -> Array:
     medium = _entropy_by_sum(flat, 250, flat + 10 * jnp.sqrt(flat) + 20)
     large = 0.5 * jnp.log(2 * np.pi * np.e * flat) - 1.0 / (12 * flat)
     result = jnp.where(flat == 0, jnp.zeros_like(flat), jnp.where(flat < 10, small, jnp.where(flat < 100, medium, large)))
-    return jnp.broadcast_to(jnp.reshape(result, mu_p.shape), result_shape)
+    out: Array = jnp.broadcast_to(jnp.reshape(result, mu_p.shape), result_shape)
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
 from minijax.scipy.stats._util import lax_const, promote_args_inexact
@@ -27,5 +28,4 @@ def logpdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 
 
 def pdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, df, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, df, loc, scale))

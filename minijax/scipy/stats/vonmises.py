@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.vonmises``: the von Mises (circular normal) distribution of concentration ``kappa``."""
 
 from __future__ import annotations
@@ -26,5 +24,4 @@ def logpdf(x: ArrayLike, kappa: ArrayLike) -> Array:
 
 
 def pdf(x: ArrayLike, kappa: ArrayLike) -> Array:
-    out: Array = lax.exp(logpdf(x, kappa))
-    return out
+    return jnp.exp(logpdf(x, kappa))

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.wrapcauchy``: the wrapped Cauchy distribution on ``[0, 2 pi]``."""
 
 from __future__ import annotations
@@ -25,5 +23,4 @@ def logpdf(x: ArrayLike, c: ArrayLike) -> Array:
 
 
 def pdf(x: ArrayLike, c: ArrayLike) -> Array:
-    out: Array = lax.exp(logpdf(x, c))
-    return out
+    return jnp.exp(logpdf(x, c))
