@@ -38,6 +38,12 @@ def _check_nan_policy(name: str, nan_policy: str) -> None:
         )
 
 
+def outside_unit_interval(q: ArrayLike) -> Array:
+    """Where ``q`` is no probability (below 0, above 1, or nan): where a quantile function gives nan."""
+    out: Array = jnp.isnan(q) | (q < 0) | (q > 1)
+    return out
+
+
 def _mode_of_column(x: Any) -> tuple[Any, Any]:
     if x.size == 0:
         float_dtype = dtypes.default_float_dtype()
@@ -104,8 +110,6 @@ def rankdata(a: ArrayLike, method: str = "average", *, axis: int | None = None,
     Without ``axis`` the flattened array is ranked; with it, each 1-D slice along it.
     """
     check_arraylike("rankdata", a)
-    if nan_policy not in _NAN_POLICIES:
-        raise ValueError(f"Illegal nan_policy value {nan_policy!r}; expected one of {{'propagate', 'omit', 'raise'}}")
     _check_nan_policy("rankdata", nan_policy)
     if method not in ("average", "min", "max", "dense", "ordinal"):
         raise ValueError(f"unknown method '{method}'")

@@ -7,7 +7,8 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.scipy.stats._util import promote_args_inexact
+from minijax.numpy.util import promote_args_inexact
+from minijax.scipy.stats._core import outside_unit_interval
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
@@ -53,4 +54,4 @@ def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """``loc - scale log1p(-q)``; nan for ``q`` outside ``[0, 1]``."""
     q, loc, scale = promote_args_inexact("expon.ppf", q, loc, scale)
     quantile = lax.sub(loc, lax.mul(scale, lax.log1p(lax.neg(q))))
-    return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, quantile)
+    return jnp.where(outside_unit_interval(q), np.nan, quantile)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.scipy.stats._util import promote_args_inexact
+from minijax.numpy.util import promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "logpdf", "pdf"]

@@ -112,10 +112,7 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
 
     def evaluate(self, points: Any) -> Array:
         """The estimated density at ``points`` (``(d, m)``, or ``(m,)`` for ``d = 1``)."""
-        check_arraylike("evaluate", points)
-        points = self._reshape_points(points)
-        result: Array = _gaussian_kernel_eval(False, self.dataset.T, self.weights[:, None], points.T, self.inv_cov)
-        return result[:, 0]
+        return self._kernel_sums("evaluate", points, in_log=False)
 
     def __call__(self, points: Any) -> Array:
         return self.evaluate(points)
@@ -125,9 +122,12 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
 
     def logpdf(self, x: Any) -> Array:
         """The log density, summed in log space (no underflow far from the data)."""
-        check_arraylike("logpdf", x)
-        x = self._reshape_points(x)
-        result: Array = _gaussian_kernel_eval(True, self.dataset.T, self.weights[:, None], x.T, self.inv_cov)
+        return self._kernel_sums("logpdf", x, in_log=True)
+
+    def _kernel_sums(self, name: str, points: Any, in_log: bool) -> Array:
+        check_arraylike(name, points)
+        points = self._reshape_points(points)
+        result: Array = _gaussian_kernel_eval(in_log, self.dataset.T, self.weights[:, None], points.T, self.inv_cov)
         return result[:, 0]
 
     def integrate_gaussian(self, mean: Any, cov: Any) -> Array:

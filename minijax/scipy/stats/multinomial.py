@@ -7,9 +7,8 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import dtypes
 from minijax.array import Array
-from minijax.numpy.util import promote_args_numeric
+from minijax.numpy.util import promote_args_inexact, promote_args_numeric
 from minijax.scipy.special import gammaln, xlogy
-from minijax.scipy.stats._util import promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["logpmf", "pmf"]

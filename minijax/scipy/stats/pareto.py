@@ -7,7 +7,9 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
+from minijax.scipy.stats._core import outside_unit_interval
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
@@ -59,4 +61,4 @@ def ppf(q: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) ->
     q, b, loc, scale = promote_args_inexact("pareto.ppf", q, b, loc, scale)
     one = lax_const(q, 1)
     value = lax.add(loc, lax.mul(scale, lax.pow(lax.sub(one, q), lax.neg(lax.div(one, b)))))
-    return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, value)
+    return jnp.where(outside_unit_interval(q), np.nan, value)

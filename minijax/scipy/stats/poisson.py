@@ -9,10 +9,10 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.numpy.util import check_arraylike, promote_dtypes_inexact
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import check_arraylike, promote_args_inexact, promote_dtypes_inexact
 from minijax.scipy import special
 from minijax.scipy.special import entr, gammaln, xlogy
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
 from minijax.stages import jit
 from minijax.typing import ArrayLike
 

@@ -13,9 +13,9 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
+from minijax.numpy.util import promote_args_inexact
 from minijax.scipy import special
 from minijax.scipy.stats import norm
-from minijax.scipy.stats._util import promote_args_inexact
 from minijax.stages import jit
 from minijax.typing import ArrayLike
 
