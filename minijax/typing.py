@@ -6,10 +6,8 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from minijax.array import Array
+from minijax.array import ArrayLike
 
-# Anything minijax accepts where an array is expected.
-ArrayLike: TypeAlias = Array | np.ndarray[Any, Any] | np.bool_ | np.number[Any] | bool | int | float
 # Anything that names a dtype.
 DTypeLike: TypeAlias = str | type[Any] | np.dtype[Any]
 

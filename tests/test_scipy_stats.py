@@ -182,3 +182,32 @@ def test_gaussian_kde_matches_scipy_and_is_a_pytree() -> None:
     np.testing.assert_allclose(kde.integrate_kde(kde), ref.integrate_kde(ref), rtol=1e-5)
     np.testing.assert_allclose(jax.jit(lambda k, p: k.evaluate(p))(kde, points), ref(points), rtol=1e-5)
     assert kde.resample(jax.random.key(0), (5,)).shape == (1, 5)
+
+
+# --- statsclean (issue 21): what typing the promoted arguments honestly brought up ---
+
+
+def test_multinomial_takes_python_scalar_probabilities() -> None:
+    # promote_args_inexact leaves a weak Python float a Python float (no .dtype): logpmf read p.dtype and raised
+    # AttributeError; JAX broadcasts the scalar probability.
+    got = stats.multinomial.logpmf(np.array([1, 2], np.int32), 3, 0.5)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, scipy_stats.multinomial.logpmf([1, 2], 3, [0.5, 0.5]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("cov_kind", ["matrix", "scalar", "one-dimensional"])
+def test_multivariate_normal_keeps_float32_under_x64(cov_kind: str) -> None:
+    # log(2 pi) was a strong NumPy float64 constant: with x64 on, float32 inputs gave float64 (JAX: float32).
+    from minijax.config import enable_x64
+
+    x = np.array([[0.1, -0.4], [1.0, 2.0]], np.float32)
+    mean, cov = np.zeros(2, np.float32), np.array([[2.0, 0.3], [0.3, 1.0]], np.float32)
+    if cov_kind == "scalar":
+        cov = np.float32(1.5)
+    elif cov_kind == "one-dimensional":
+        x, mean, cov = x[:, 0], np.float32(0.0), np.float32(1.5)
+    want = stats.multivariate_normal.logpdf(x, mean, cov)
+    with enable_x64(True):
+        got = stats.multivariate_normal.logpdf(x, mean, cov)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6)

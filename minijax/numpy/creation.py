@@ -149,7 +149,7 @@ def array(
     *,
     device: Any = None,
     out_sharding: Any = None,
-) -> Any:
+) -> Array:
     """An array from ``object``: an array, a scalar, or nested lists/tuples of those.
 
     Python scalars give weakly typed arrays (``jnp.array(1)`` has weak int32);
@@ -190,7 +190,8 @@ def array(
     if ndmin > util.ndim(out):
         extra = ndmin - util.ndim(out)
         out = lax.broadcast_in_dim(out, (1,) * extra + util.shape(out), tuple(range(extra, ndmin)))
-    return _place(out, device)
+    placed: Array = _place(out, device)
+    return placed
 
 
 def asarray(
@@ -201,7 +202,7 @@ def asarray(
     copy: bool | None = None,
     device: Any = None,
     out_sharding: Any = None,
-) -> Any:
+) -> Array:
     """Like ``array``, but without a copy unless ``copy=True`` asks for one."""
     if dtype is not None:
         dtype = dtypes.check_user_dtype_supported(dtype, "asarray")

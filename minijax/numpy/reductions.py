@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
+from minijax.array import Array
 from minijax.numpy import util
 from minijax.numpy.creation import asarray
 from minijax.numpy.ufuncs import const, equal, staged
@@ -179,9 +180,10 @@ def sum(  # noqa: A001  (NumPy's name)
     initial: ArrayLike | None = None,
     where: ArrayLike | None = None,
     promote_integers: bool = True,
-) -> Any:
+) -> Array:
     """Sum over ``axis`` (all axes by default). Small integers and bool sum in int32."""
-    return _reduce("sum", a, axis, dtype, out, keepdims, initial, where, promote_integers, upcast_f16=True)
+    out_: Array = _reduce("sum", a, axis, dtype, out, keepdims, initial, where, promote_integers, upcast_f16=True)
+    return out_
 
 
 def prod(

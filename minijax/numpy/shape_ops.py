@@ -651,14 +651,15 @@ def _where_impl(condition: Any, x: Any, y: Any) -> Any:
 _where_staged = _named_jit("_where", _where_impl)
 
 
-def where3(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Any:
+def where3(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     """``jnp.where(condition, x, y)``: elements of ``x`` where ``condition`` holds, else of ``y``.
     (``jnp.where`` itself is in minijax/numpy/sorting.py: with one argument it is ``nonzero``.)"""
     check_arraylike("where", condition, x, y)
-    return _where_staged(condition, x, y)
+    out: Array = _where_staged(condition, x, y)
+    return out
 
 
-def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], default: ArrayLike = 0) -> Any:
+def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], default: ArrayLike = 0) -> Array:
     """``jnp.select``: for each element, the choice of the first condition that holds, else ``default``."""
     if len(condlist) != len(choicelist):
         raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})")
@@ -669,7 +670,8 @@ def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], defau
     conditions = stack(_broadcast_arrays(False, *condlist))
     # argmax finds the first True; the default sits in front under an always-False condition.
     idx = lax.argmax(convert_element_type(conditions, np.bool_), 0, dtypes.default_int_dtype())
-    return lax.select_n(*_broadcast_arrays(idx, *choices))
+    out: Array = lax.select_n(*_broadcast_arrays(idx, *choices))
+    return out
 
 
 def _clip_impl(arr: Any, min: Any = None, max: Any = None) -> Any:

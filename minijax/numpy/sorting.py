@@ -23,11 +23,12 @@ from __future__ import annotations
 import builtins
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
+from minijax.array import Array as _Array
 from minijax.numpy import util
 from minijax.numpy.creation import arange, asarray, full, full_like, linspace, ones, ones_like, zeros
 from minijax.numpy.reductions import all as all_, any as _any, max as _max, min as _min, ptp, sum as _sum
@@ -568,8 +569,13 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: ArrayLike | tu
     return out
 
 
+# (_Array: the real class; this module's ``Array`` names Any.)
+@overload
+def where(condition: ArrayLike, /, *, size: int | None = None, fill_value: Any = None) -> tuple[_Array, ...]: ...
+@overload
+def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> _Array: ...
 def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /, *, size: int | None = None,
-          fill_value: Any = None) -> Any:
+          fill_value: Any = None) -> _Array | tuple[_Array, ...]:
     """``jnp.where(condition, x, y)``: elements of ``x`` where ``condition`` holds, else of ``y``.
 
     With one argument it is ``jnp.nonzero(condition, size=size, fill_value=fill_value)``.

@@ -9,6 +9,7 @@ integers alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -124,21 +125,23 @@ _INEXACT_UNARY: dict[str, str] = {
 }
 
 
-def _inexact_unary(name: str) -> Fn:
+def _inexact_unary(name: str) -> Callable[[ArrayLike], Array]:
     lax_name = _INEXACT_UNARY[name]
     inexact_dtypes = util.INEXACT_DTYPES
 
     resolved: list[Fn] = []  # the lax function, looked up on first use
 
-    def fn(x: ArrayLike, /) -> Any:
+    def fn(x: ArrayLike, /) -> Array:
         # A float array (eager or traced) needs no promotion: the hot path skips the prologue's calls.
         if not (type(x) is Array or isinstance(x, core.Tracer)) or x.aval.dtype not in inexact_dtypes:
             (x,) = util.promote_args_inexact(name, x)
         if not resolved:
             resolved.append(_lax(lax_name))
-        return resolved[0](x)
+        out: Array = resolved[0](x)
+        return out
 
-    return _public(name, fn, f"Elementwise ``{name}`` (``lax.{lax_name}``); integers are computed as floats.")
+    _public(name, fn, f"Elementwise ``{name}`` (``lax.{lax_name}``); integers are computed as floats.")
+    return fn  # as typed here (_public's result is an untyped callable)
 
 
 exp = _inexact_unary("exp")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import operator
 import warnings
 from collections.abc import Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, overload
 
 import numpy as np
 
@@ -32,6 +32,13 @@ from minijax.stages import jit
 
 # Anything a jnp function accepts as an array operand.
 ArrayLike: TypeAlias = Any
+
+# An operand after promote_args_inexact / promote_dtypes_inexact: an Array (or a tracer, which counts
+# as one), or a host constant already of the promoted dtype. Constants stay on the host so that they
+# become literals, not equations: a weak Python scalar stays a Python float, a NumPy value a NumPy one
+# (ml_dtypes' scalars, like bfloat16's, stand under np.number as in minijax.typing.ArrayLike).
+# Never a bool or an int: those become floats.
+InexactOperand: TypeAlias = Array | np.ndarray[Any, Any] | np.number[Any] | float
 
 _PYTHON_SCALARS = (bool, int, float)
 
@@ -160,7 +167,11 @@ def promote_dtypes(*args: Any) -> list[Any]:
     return [convert_element_type(x, dtype, weak) for x in args]
 
 
-def promote_dtypes_inexact(*args: Any) -> list[Any]:
+@overload
+def promote_dtypes_inexact(*args: Array) -> list[Array]: ...
+@overload
+def promote_dtypes_inexact(*args: ArrayLike) -> list[InexactOperand]: ...
+def promote_dtypes_inexact(*args: ArrayLike) -> list[Any]:
     """Like ``promote_dtypes``, then integers and bool become the default float."""
     dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
     dtype = to_inexact_dtype(dtype)
@@ -310,7 +321,12 @@ def promote_args(fun_name: str, *args: Any) -> list[Any]:
     return promote_shapes(fun_name, *promote_dtypes(*args))
 
 
-def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
+# Arrays (and tracers) in, Arrays out; host constants may stay host constants (InexactOperand).
+@overload
+def promote_args_inexact(fun_name: str, *args: Array) -> list[Array]: ...
+@overload
+def promote_args_inexact(fun_name: str, *args: ArrayLike) -> list[InexactOperand]: ...
+def promote_args_inexact(fun_name: str, *args: ArrayLike) -> list[Any]:
     if _already_promoted(args, _INEXACT_DTYPES):
         return list(args)
     check_arraylike(fun_name, *args)

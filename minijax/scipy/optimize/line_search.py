@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from minijax import dtypes, lax, numpy as jnp
+from minijax.array import Array
 from minijax.autodiff import value_and_grad
 from minijax.numpy.util import promote_dtypes_inexact
 
@@ -191,7 +192,7 @@ def line_search(
     if old_old_fval is not None:
         # Nocedal and Wright's initial step from the last decrease, capped at the full step.
         candidate = 1.01 * 2 * (phi_0 - old_old_fval) / dphi_0
-        start = jnp.where(candidate > 1, 1.0, candidate)
+        start: Array | int = jnp.where(candidate > 1, 1.0, candidate)
     else:
         start = 1
 

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats``' summary functions: ``mode``, ``rankdata`` and ``sem``."""
 
 from __future__ import annotations
@@ -40,6 +38,12 @@ def _check_nan_policy(name: str, nan_policy: str) -> None:
         )
 
 
+def outside_unit_interval(q: ArrayLike) -> Array:
+    """Where ``q`` is no probability (below 0, above 1, or nan): where a quantile function gives nan."""
+    out: Array = jnp.isnan(q) | (q < 0) | (q > 1)
+    return out
+
+
 def _mode_of_column(x: Any) -> tuple[Any, Any]:
     if x.size == 0:
         float_dtype = dtypes.default_float_dtype()
@@ -72,7 +76,7 @@ def mode(a: ArrayLike, axis: int | None = 0, nan_policy: str = "propagate", keep
     return ModeResult(vals.reshape(out_shape), counts.reshape(out_shape))
 
 
-def _ranks(a: Any, method: str) -> Any:
+def _ranks(a: Array, method: str) -> Array:
     """The ranks of a 1-D array's elements (ties per ``method``), or all nan if one is nan."""
     out_dtype = dtypes.default_float_dtype()
 
@@ -94,7 +98,8 @@ def _ranks(a: Any, method: str) -> Any:
             return count[dense - 1] + 1
         return 0.5 * (count[dense] + count[dense - 1] + 1)
 
-    return lax.cond(jnp.any(jnp.isnan(a)), lambda a: jnp.full_like(a, jnp.nan, out_dtype), ranks, a)
+    ranked: Array = lax.cond(jnp.any(jnp.isnan(a)), lambda a: jnp.full_like(a, jnp.nan, out_dtype), ranks, a)
+    return ranked
 
 
 @jit(static_argnames=["method", "axis", "nan_policy"])  # type: ignore[untyped-decorator]
@@ -105,8 +110,6 @@ def rankdata(a: ArrayLike, method: str = "average", *, axis: int | None = None,
     Without ``axis`` the flattened array is ranked; with it, each 1-D slice along it.
     """
     check_arraylike("rankdata", a)
-    if nan_policy not in _NAN_POLICIES:
-        raise ValueError(f"Illegal nan_policy value {nan_policy!r}; expected one of {{'propagate', 'omit', 'raise'}}")
     _check_nan_policy("rankdata", nan_policy)
     if method not in ("average", "min", "max", "dense", "ordinal"):
         raise ValueError(f"unknown method '{method}'")
@@ -117,7 +120,8 @@ def rankdata(a: ArrayLike, method: str = "average", *, axis: int | None = None,
     moved = jnp.moveaxis(arr, axis, -1)
     rows = moved.reshape(-1, moved.shape[-1])
     ranked = vmap(lambda row: _ranks(row, method))(rows)
-    return jnp.moveaxis(ranked.reshape(moved.shape), -1, axis)
+    out: Array = jnp.moveaxis(ranked.reshape(moved.shape), -1, axis)
+    return out
 
 
 @jit(static_argnames=["axis", "nan_policy", "keepdims"])  # type: ignore[untyped-decorator]
@@ -135,6 +139,6 @@ def sem(a: ArrayLike, axis: int | None = 0, ddof: int = 1, nan_policy: str = "pr
     if nan_policy == "omit":
         count = (~jnp.isnan(b)).sum(axis, keepdims=keepdims)
         # nanstd: the deviation of the non-nan elements only.
-        spread = jnp.std(b, axis, ddof=ddof, keepdims=keepdims, where=~jnp.isnan(b))
+        spread: Array = jnp.std(b, axis, ddof=ddof, keepdims=keepdims, where=~jnp.isnan(b))
         return spread / jnp.sqrt(count).astype(b.dtype)
     raise ValueError(f"{nan_policy} is not supported")

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.beta``: the beta distribution on ``[loc, loc + scale]``."""
 
 from __future__ import annotations
@@ -11,9 +9,10 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
 from minijax.scipy import special
 from minijax.scipy.special import xlog1py, xlogy
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
@@ -34,8 +33,7 @@ def logpdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: 
 
 
 def pdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, a, b, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, a, b, loc, scale))
 
 
 def _clamped(x: Any, loc: Any, scale: Any) -> Array:
@@ -50,8 +48,7 @@ def cdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: Arr
 
 
 def logcdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.log(cdf(x, a, b, loc, scale))
-    return out
+    return jnp.log(cdf(x, a, b, loc, scale))
 
 
 def sf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -61,5 +58,4 @@ def sf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: Arra
 
 
 def logsf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.log(sf(x, a, b, loc, scale))
-    return out
+    return jnp.log(sf(x, a, b, loc, scale))

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.betabinom``: a binomial whose success probability is beta distributed."""
 
 from __future__ import annotations
@@ -9,8 +7,9 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
 from minijax.scipy import special
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
 from minijax.stages import jit
 from minijax.typing import ArrayLike
 
@@ -39,5 +38,4 @@ def logpmf(k: ArrayLike, n: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLik
 
 
 def pmf(k: ArrayLike, n: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0) -> Array:
-    out: Array = lax.exp(logpmf(k, n, a, b, loc))
-    return out
+    return jnp.exp(logpmf(k, n, a, b, loc))

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.binom``: the number of successes in ``n`` trials of probability ``p``."""
 
 from __future__ import annotations
@@ -9,8 +7,9 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
 from minijax.scipy.special import gammaln, xlog1py, xlogy
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["logpmf", "pmf"]
@@ -32,4 +31,4 @@ def logpmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Arra
 
 def pmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """``P(K = k)``."""
-    return lax.exp(logpmf(k, n, p, loc))
+    return jnp.exp(logpmf(k, n, p, loc))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
 from minijax.numpy import arctan
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
@@ -23,8 +25,7 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, loc, scale))
 
 
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -37,8 +38,7 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.log(cdf(x, loc, scale))
-    return out
+    return jnp.log(cdf(x, loc, scale))
 
 
 def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.chi2``: the chi-squared distribution with ``df`` degrees of freedom."""
 
 from __future__ import annotations
@@ -11,8 +9,9 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
 from minijax.scipy import special
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
@@ -31,8 +30,7 @@ def logpdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 
 
 def pdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, df, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, df, loc, scale))
 
 
 def _half_y(x: Any, loc: Any, scale: Any) -> Array:
@@ -49,8 +47,7 @@ def cdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -
 
 
 def logcdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.log(cdf(x, df, loc, scale))
-    return out
+    return jnp.log(cdf(x, df, loc, scale))
 
 
 def sf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -60,5 +57,4 @@ def sf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) ->
 
 
 def logsf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.log(sf(x, df, loc, scale))
-    return out
+    return jnp.log(sf(x, df, loc, scale))

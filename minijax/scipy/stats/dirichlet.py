@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.dirichlet``: densities on the simplex; ``x``'s first axis holds the components."""
 
 from __future__ import annotations
@@ -11,9 +9,9 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
+from minijax.numpy.ufuncs import lax_const
 from minijax.numpy.util import promote_dtypes_inexact
 from minijax.scipy.special import gammaln, xlogy
-from minijax.scipy.stats._util import lax_const
 from minijax.typing import ArrayLike
 
 __all__ = ["logpdf", "pdf"]
@@ -30,25 +28,24 @@ def logpdf(x: ArrayLike, alpha: ArrayLike) -> Array:
 
     ``-inf`` off the simplex.
     """
-    x, alpha = promote_dtypes_inexact(x, alpha)
-    x, alpha = jnp.asarray(x), jnp.asarray(alpha)
-    if alpha.ndim != 1:
-        raise ValueError(f"`alpha` must be one-dimensional; got alpha.shape={alpha.shape}")
-    if x.shape[0] not in (alpha.shape[0], alpha.shape[0] - 1):
+    # The promoted values may be host constants (a Python float has no shape): make them arrays.
+    x_arr, alpha_arr = (jnp.asarray(v) for v in promote_dtypes_inexact(x, alpha))
+    if alpha_arr.ndim != 1:
+        raise ValueError(f"`alpha` must be one-dimensional; got alpha.shape={alpha_arr.shape}")
+    if x_arr.shape[0] not in (alpha_arr.shape[0], alpha_arr.shape[0] - 1):
         raise ValueError(
             "`x` must have either the same number of entries as `alpha` or one entry fewer; "
-            f"got x.shape={x.shape}, alpha.shape={alpha.shape}"
+            f"got x.shape={x_arr.shape}, alpha.shape={alpha_arr.shape}"
         )
-    one = lax_const(x, 1)
-    if x.shape[0] != alpha.shape[0]:
-        x = jnp.concatenate([x, lax.sub(one, x.sum(0, keepdims=True))], axis=0)
-    normalize_term = jnp.sum(gammaln(alpha)) - gammaln(jnp.sum(alpha))
-    if x.ndim > 1:
-        alpha = lax.broadcast_in_dim(alpha, alpha.shape + (1,) * (x.ndim - 1), (0,))
-    log_probs = lax.sub(jnp.sum(xlogy(lax.sub(alpha, one), x), axis=0), normalize_term)
-    return jnp.where(_is_simplex(x), log_probs, -np.inf)
+    one = lax_const(x_arr, 1)
+    if x_arr.shape[0] != alpha_arr.shape[0]:
+        x_arr = jnp.concatenate([x_arr, lax.sub(one, x_arr.sum(0, keepdims=True))], axis=0)
+    normalize_term = jnp.sum(gammaln(alpha_arr)) - gammaln(jnp.sum(alpha_arr))
+    if x_arr.ndim > 1:
+        alpha_arr = lax.broadcast_in_dim(alpha_arr, alpha_arr.shape + (1,) * (x_arr.ndim - 1), (0,))
+    log_probs = lax.sub(jnp.sum(xlogy(lax.sub(alpha_arr, one), x_arr), axis=0), normalize_term)
+    return jnp.where(_is_simplex(x_arr), log_probs, -np.inf)
 
 
 def pdf(x: ArrayLike, alpha: ArrayLike) -> Array:
-    out: Array = lax.exp(logpdf(x, alpha))
-    return out
+    return jnp.exp(logpdf(x, alpha))

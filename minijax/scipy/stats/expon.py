@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.expon``: the exponential distribution, shifted by ``loc`` and stretched by ``scale``."""
 
 from __future__ import annotations
@@ -9,7 +7,8 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.scipy.stats._util import promote_args_inexact
+from minijax.numpy.util import promote_args_inexact
+from minijax.scipy.stats._core import outside_unit_interval
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
@@ -23,8 +22,7 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, loc, scale))
 
 
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -43,8 +41,7 @@ def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logsf(x, loc, scale))
-    return out
+    return jnp.exp(logsf(x, loc, scale))
 
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -57,4 +54,4 @@ def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """``loc - scale log1p(-q)``; nan for ``q`` outside ``[0, 1]``."""
     q, loc, scale = promote_args_inexact("expon.ppf", q, loc, scale)
     quantile = lax.sub(loc, lax.mul(scale, lax.log1p(lax.neg(q))))
-    return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, quantile)
+    return jnp.where(outside_unit_interval(q), np.nan, quantile)

@@ -1,12 +1,11 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.gennorm``: the generalized normal distribution of shape ``beta``."""
 
 from __future__ import annotations
 
+import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.scipy.stats._util import promote_args_inexact
+from minijax.numpy.util import promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "logpdf", "pdf"]
@@ -27,5 +26,4 @@ def cdf(x: ArrayLike, beta: ArrayLike) -> Array:
 
 
 def pdf(x: ArrayLike, beta: ArrayLike) -> Array:
-    out: Array = lax.exp(logpdf(x, beta))
-    return out
+    return jnp.exp(logpdf(x, beta))

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.gumbel_r``: the right-skewed Gumbel distribution (of the maximum); nan for ``scale <= 0``."""
 
 from __future__ import annotations
@@ -10,8 +8,9 @@ import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
 from minijax.nn import log1mexp
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
 from minijax.scipy.special import xlogy
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
@@ -27,8 +26,7 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, loc, scale))
 
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -40,8 +38,7 @@ def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logcdf(x, loc, scale))
-    return out
+    return jnp.exp(logcdf(x, loc, scale))
 
 
 def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

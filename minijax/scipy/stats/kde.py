@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.gaussian_kde``: a kernel density estimate with Gaussian kernels.
 
 The estimator is a pytree (its arrays are the leaves), so it can cross
@@ -17,10 +15,9 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import random
 from minijax.array import Array
-from minijax.lax import linalg as lax_linalg
 from minijax.nn.functions import logsumexp
 from minijax.numpy.util import check_arraylike, promote_dtypes_inexact
-from minijax.scipy import special
+from minijax.scipy import linalg, special
 from minijax.stages import jit
 from minijax.tree_util import register_pytree_node_class
 from minijax.vectorization import vmap
@@ -30,26 +27,6 @@ __all__ = ["gaussian_kde"]
 BwMethod = None | str | Array | Callable[[Any], Array]
 
 _FIELDS = ("neff", "dataset", "weights", "covariance", "inv_cov")
-
-
-def _weighted_covariance(x: Any, w: Any) -> Any:
-    """The ``(d, d)`` covariance of ``x``'s columns with reliability weights ``w`` (``jnp.cov``'s ``aweights``)."""
-    w_sum = jnp.sum(w)
-    avg = jnp.sum(x * w, axis=1) / w_sum
-    # The unbiased correction for reliability weights: sum(w) - sum(w**2) / sum(w).
-    f = w_sum - jnp.sum(w * w) / w_sum
-    centered = x - avg[:, None]
-    return jnp.atleast_2d(jnp.dot(centered, (centered * w).T) / f)
-
-
-def _cho_factor(a: Any) -> Any:
-    return lax_linalg.cholesky(a)
-
-
-def _cho_solve(chol: Any, b: Any) -> Any:
-    # (L L^T)^-1 b: two triangular solves.
-    y = lax_linalg.triangular_solve(chol, b, left_side=True, lower=True)
-    return lax_linalg.triangular_solve(chol, y, left_side=True, lower=True, transpose_a=True)
 
 
 @register_pytree_node_class
@@ -62,11 +39,11 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
     """
 
     __slots__ = _FIELDS
-    neff: Any
-    dataset: Any
-    weights: Any
-    covariance: Any
-    inv_cov: Any
+    neff: Array
+    dataset: Array
+    weights: Array
+    covariance: Array
+    inv_cov: Array
 
     def __init__(self, dataset: Any, bw_method: BwMethod = None, weights: Any = None) -> None:
         check_arraylike("gaussian_kde", dataset)
@@ -100,12 +77,12 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
             factor = bw_method(self)
         else:
             raise ValueError("`bw_method` should be 'scott', 'silverman', a scalar, or a callable.")
-        data_covariance = _weighted_covariance(dataset, weights)
+        data_covariance = jnp.atleast_2d(jnp.cov(dataset, rowvar=True, bias=False, aweights=weights))
         data_inv_cov = jnp.linalg.inv(data_covariance)
         self._set("covariance", data_covariance * factor**2)
         self._set("inv_cov", data_inv_cov / factor**2)
 
-    def _set(self, name: str, value: Any) -> Any:
+    def _set(self, name: str, value: Array) -> Array:
         object.__setattr__(self, name, value)
         return value
 
@@ -135,10 +112,7 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
 
     def evaluate(self, points: Any) -> Array:
         """The estimated density at ``points`` (``(d, m)``, or ``(m,)`` for ``d = 1``)."""
-        check_arraylike("evaluate", points)
-        points = self._reshape_points(points)
-        result = _gaussian_kernel_eval(False, self.dataset.T, self.weights[:, None], points.T, self.inv_cov)
-        return result[:, 0]
+        return self._kernel_sums("evaluate", points, in_log=False)
 
     def __call__(self, points: Any) -> Array:
         return self.evaluate(points)
@@ -148,9 +122,12 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
 
     def logpdf(self, x: Any) -> Array:
         """The log density, summed in log space (no underflow far from the data)."""
-        check_arraylike("logpdf", x)
-        x = self._reshape_points(x)
-        result = _gaussian_kernel_eval(True, self.dataset.T, self.weights[:, None], x.T, self.inv_cov)
+        return self._kernel_sums("logpdf", x, in_log=True)
+
+    def _kernel_sums(self, name: str, points: Any, in_log: bool) -> Array:
+        check_arraylike(name, points)
+        points = self._reshape_points(points)
+        result: Array = _gaussian_kernel_eval(in_log, self.dataset.T, self.weights[:, None], points.T, self.inv_cov)
         return result[:, 0]
 
     def integrate_gaussian(self, mean: Any, cov: Any) -> Array:
@@ -161,8 +138,8 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
             raise ValueError(f"mean does not have dimension {self.d}")
         if cov.shape != (self.d, self.d):
             raise ValueError(f"covariance does not have dimension {self.d}")
-        chol = _cho_factor(self.covariance + cov)
-        norm = 1.0 / (jnp.sqrt(2 * np.pi) ** self.d * jnp.prod(jnp.diag(chol)))
+        chol = linalg.cho_factor(self.covariance + cov)
+        norm = 1.0 / (jnp.sqrt(2 * np.pi) ** self.d * jnp.prod(jnp.diag(chol[0])))
         return _gaussian_kernel_convolve(chol, norm, self.dataset, self.weights, mean)
 
     @jit
@@ -181,8 +158,8 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
         """The integral of the product of two estimates."""
         if other.d != self.d:
             raise ValueError("KDEs are not the same dimensionality")
-        chol = _cho_factor(self.covariance + other.covariance)
-        norm = 1.0 / (jnp.sqrt(2 * np.pi) ** self.d * jnp.prod(jnp.diag(chol)))
+        chol = linalg.cho_factor(self.covariance + other.covariance)
+        norm = 1.0 / (jnp.sqrt(2 * np.pi) ** self.d * jnp.prod(jnp.diag(chol[0])))
         small, large = (self, other) if self.n < other.n else (other, self)
         convolve = partial(_gaussian_kernel_convolve, chol, norm, large.dataset, large.weights)
         result = vmap(convolve, in_axes=1)(small.dataset)
@@ -193,7 +170,7 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
         """``shape`` draws from the estimate: a data point (by weight) plus kernel noise; ``(d, *shape)``."""
         ind_key, eps_key = random.split(key)
         ind = random.choice(ind_key, self.n, shape=shape, p=self.weights)
-        eps = random.multivariate_normal(eps_key, jnp.zeros(self.d, self.covariance.dtype), self.covariance,
+        eps: Array = random.multivariate_normal(eps_key, jnp.zeros(self.d, self.covariance.dtype), self.covariance,
                                          shape=shape, dtype=self.dataset.dtype).T
         return self.dataset[:, ind] + eps
 
@@ -216,9 +193,10 @@ class gaussian_kde:  # noqa: N801 (JAX's and scipy's name)
         return points
 
 
-def _gaussian_kernel_convolve(chol: Any, norm: Any, target: Any, weights: Any, mean: Any) -> Any:
+def _gaussian_kernel_convolve(chol: tuple[Array, bool], norm: Array, target: Array, weights: Array,
+                              mean: Array) -> Array:
     diff = target - mean[:, None]
-    alpha = _cho_solve(chol, diff)
+    alpha = linalg.cho_solve(chol, diff)
     arg = 0.5 * jnp.sum(diff * alpha, axis=0)
     return norm * jnp.sum(jnp.exp(-arg) * weights)
 
@@ -233,7 +211,7 @@ def _gaussian_kernel_eval(in_log: bool, points: Any, values: Any, xi: Any, preci
     if precision.shape != (d, d):
         raise ValueError("precision matrix must match data dims")
     # With precision = W W^T, the Mahalanobis distance is the Euclidean one between whitened points.
-    whitening = lax_linalg.cholesky(precision)
+    whitening = linalg.cholesky(precision, lower=True)
     points = jnp.dot(points, whitening)
     xi = jnp.dot(xi, whitening)
     log_norm = jnp.sum(jnp.log(jnp.diag(whitening))) - 0.5 * d * jnp.log(2 * np.pi)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
 from minijax.scipy.special import expit, logit
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "isf", "logpdf", "pdf", "ppf", "sf"]
@@ -23,8 +24,7 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 
 def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, loc, scale))
 
 
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.multinomial``: counts ``x`` (last axis) of ``n`` draws with category probabilities ``p``."""
 
 from __future__ import annotations
@@ -7,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 import minijax.numpy as jnp
-from minijax import dtypes, lax
+from minijax import dtypes
 from minijax.array import Array
-from minijax.numpy.util import promote_args_numeric
+from minijax.numpy.util import promote_args_inexact, promote_args_numeric
 from minijax.scipy.special import gammaln, xlogy
-from minijax.scipy.stats._util import promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["logpmf", "pmf"]
@@ -23,13 +20,13 @@ def logpmf(x: ArrayLike, n: ArrayLike, p: ArrayLike) -> Array:
     x, n = promote_args_numeric("multinomial.logpmf", x, n)
     if not dtypes.issubdtype(dtypes.dtype(x), np.integer):
         raise ValueError(f"x and n must be of integer type; got x.dtype={dtypes.dtype(x)}, n.dtype={dtypes.dtype(n)}")
-    x = jnp.asarray(x).astype(p.dtype)
-    n = jnp.asarray(n).astype(p.dtype)
+    # p may be a host constant (a Python float has no .dtype): ask dtypes for its dtype.
+    x = jnp.asarray(x).astype(dtypes.dtype(p))
+    n = jnp.asarray(n).astype(dtypes.dtype(p))
     logprobs = gammaln(n + 1) + jnp.sum(xlogy(x, p) - gammaln(x + 1), axis=-1)
     # JAX compares the sum over every count (all axes) with n, not per row.
     return jnp.where(jnp.equal(jnp.sum(x), n), logprobs, -np.inf)
 
 
 def pmf(x: ArrayLike, n: ArrayLike, p: ArrayLike) -> Array:
-    out: Array = lax.exp(logpmf(x, n, p))
-    return out
+    return jnp.exp(logpmf(x, n, p))

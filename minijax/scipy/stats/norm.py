@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.norm``: the normal distribution's density and distribution functions.
 
 Computed as JAX computes them (the log-density in one expression, the
@@ -34,8 +32,7 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """The normal density with mean ``loc`` and standard deviation ``scale``."""
-    out: Array = lax.exp(logpdf(x, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, loc, scale))
 
 
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.pareto``: the Pareto distribution of shape ``b``, supported from ``loc + scale`` on."""
 
 from __future__ import annotations
@@ -9,7 +7,9 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
+from minijax.scipy.stats._core import outside_unit_interval
 from minijax.typing import ArrayLike
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
@@ -25,8 +25,7 @@ def logpdf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1)
 
 
 def pdf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, b, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, b, loc, scale))
 
 
 def cdf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -54,8 +53,7 @@ def logsf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) 
 
 
 def sf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logsf(x, b, loc, scale))
-    return out
+    return jnp.exp(logsf(x, b, loc, scale))
 
 
 def ppf(q: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -63,4 +61,4 @@ def ppf(q: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) ->
     q, b, loc, scale = promote_args_inexact("pareto.ppf", q, b, loc, scale)
     one = lax_const(q, 1)
     value = lax.add(loc, lax.mul(scale, lax.pow(lax.sub(one, q), lax.neg(lax.div(one, b)))))
-    return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, value)
+    return jnp.where(outside_unit_interval(q), np.nan, value)

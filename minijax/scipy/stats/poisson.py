@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.poisson``: the Poisson distribution of mean ``mu``."""
 
 from __future__ import annotations
@@ -11,10 +9,10 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.numpy.util import check_arraylike, promote_dtypes_inexact
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import check_arraylike, promote_args_inexact, promote_dtypes_inexact
 from minijax.scipy import special
 from minijax.scipy.special import entr, gammaln, xlogy
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
 from minijax.stages import jit
 from minijax.typing import ArrayLike
 
@@ -66,4 +64,5 @@ def entropy(mu: ArrayLike, loc: ArrayLike = 0) -> Array:
     medium = _entropy_by_sum(flat, 250, flat + 10 * jnp.sqrt(flat) + 20)
     large = 0.5 * jnp.log(2 * np.pi * np.e * flat) - 1.0 / (12 * flat)
     result = jnp.where(flat == 0, jnp.zeros_like(flat), jnp.where(flat < 10, small, jnp.where(flat < 100, medium, large)))
-    return jnp.broadcast_to(jnp.reshape(result, mu_p.shape), result_shape)
+    out: Array = jnp.broadcast_to(jnp.reshape(result, mu_p.shape), result_shape)
+    return out

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["logpdf", "pdf"]
@@ -27,5 +29,4 @@ def logpdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 
 
 def pdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, df, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, df, loc, scale))

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.truncnorm``: the standard-normal shape truncated to ``[a, b]`` (in standard units).
 
 Probabilities of the interval are kept in log space (``log_ndtr``), taking
@@ -15,9 +13,9 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
+from minijax.numpy.util import promote_args_inexact
 from minijax.scipy import special
 from minijax.scipy.stats import norm
-from minijax.scipy.stats._util import promote_args_inexact
 from minijax.stages import jit
 from minijax.typing import ArrayLike
 
@@ -54,8 +52,7 @@ def logpdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: 
 
 
 def pdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logpdf(x, a, b, loc, scale))
-    return out
+    return jnp.exp(logpdf(x, a, b, loc, scale))
 
 
 @jit
@@ -74,18 +71,17 @@ def logcdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: 
 
 @jit
 def cdf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logcdf(x, a, b, loc, scale))
-    return out
+    return jnp.exp(logcdf(x, a, b, loc, scale))
 
 
 @jit
 def logsf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """``logcdf`` of the mirrored distribution."""
     x, a, b, loc, scale = promote_args_inexact("truncnorm.logsf", x, a, b, loc, scale)
-    return logcdf(-x, -b, -a, -loc, scale)
+    out: Array = logcdf(-x, -b, -a, -loc, scale)  # logcdf is jitted: its result type is not tracked
+    return out
 
 
 @jit
 def sf(x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
-    out: Array = lax.exp(logsf(x, a, b, loc, scale))
-    return out
+    return jnp.exp(logsf(x, a, b, loc, scale))

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="operator,union-attr,no-any-return"
-# (the promoted arguments keep their ArrayLike annotations; each is an Array after promote_args_inexact)
 """``jax.scipy.stats.wrapcauchy``: the wrapped Cauchy distribution on ``[0, 2 pi]``."""
 
 from __future__ import annotations
@@ -9,7 +7,8 @@ import numpy as np
 import minijax.numpy as jnp
 from minijax import lax
 from minijax.array import Array
-from minijax.scipy.stats._util import lax_const, promote_args_inexact
+from minijax.numpy.ufuncs import lax_const
+from minijax.numpy.util import promote_args_inexact
 from minijax.typing import ArrayLike
 
 __all__ = ["logpdf", "pdf"]
@@ -25,5 +24,4 @@ def logpdf(x: ArrayLike, c: ArrayLike) -> Array:
 
 
 def pdf(x: ArrayLike, c: ArrayLike) -> Array:
-    out: Array = lax.exp(logpdf(x, c))
-    return out
+    return jnp.exp(logpdf(x, c))
