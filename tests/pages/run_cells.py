@@ -9,8 +9,10 @@ so the cells run unchanged on minijax.
 
 Like a notebook, a cell's last expression is displayed (its ``repr`` printed)
 unless the line ends with ``;``, and the cell's figures are closed after it.
-``OUT_DIR/cells.json`` gets, per cell, its id, stdout, the error it raised (if
-any), the arrays it bound in the namespace (name, kind, dtype, shape) and the
+A cell that raises does not stop the run (JAX's pages show errors on
+purpose, in cells tagged ``raises-exception``): the next cell runs in the same
+namespace. ``OUT_DIR/cells.json`` gets, per cell, its id, stdout, the error it
+raised (if any: its type and first line), the arrays it bound in the namespace (name, kind, dtype, shape) and the
 figures drawn (titles and what each axes holds); ``OUT_DIR/arrays.npz`` gets
 the values, keyed ``CELL/NAME`` for namespace arrays and ``CELL/fig.../...``
 for plotted data. Memory addresses in what a cell prints (``<... object at
@@ -58,10 +60,15 @@ def _renumber_vars(text: str) -> str:
     return VAR_ID.sub(lambda m: f"Var(id=#{numbers.setdefault(m.group(1), len(numbers) + 1)})", text)
 
 
+# IPython line magics that change only how a notebook displays things (the Sharp Bits page shortens
+# tracebacks with ``%xmode Minimal``): plain Python has no such lines, and nothing recorded depends on them.
+DISPLAY_MAGIC = re.compile(r"^%(?:xmode|matplotlib)\b.*$", re.M)
+
+
 def read_cells(path: Path) -> list[tuple[str, str]]:
-    """``(id, source)`` of each cell, in order."""
+    """``(id, source)`` of each cell, in order, without display-only magics."""
     parts = CELL_HEADER.split(path.read_text(encoding="utf-8"))
-    return [(parts[i], parts[i + 1]) for i in range(1, len(parts), 2)]
+    return [(parts[i], DISPLAY_MAGIC.sub("", parts[i + 1])) for i in range(1, len(parts), 2)]
 
 
 class _JaxIsMinijax(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -179,7 +186,10 @@ def main() -> None:
             try:
                 _run_cell(source, f"<cell {cell_id}>", namespace)
             except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
+                # The error's type and first line: what follows (JAX's links, minijax's fixes) is each
+                # library's own wording.
+                error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                error = ADDRESS.sub(" at 0x?", error)
                 traceback.print_exc(file=sys.stderr)
         names = {}
         for name, value in namespace.items():
@@ -189,7 +199,11 @@ def main() -> None:
             if str(value.dtype).startswith("key<"):  # a PRNG key array has no NumPy value; its dtype and shape count
                 names[name] = {"kind": "key", "dtype": str(value.dtype), "shape": list(value.shape)}
                 continue
-            array = np.asarray(value)
+            try:
+                array = np.asarray(value)
+            except Exception:  # a tracer leaked out of a transformation (the Sharp Bits page saves one)
+                names[name] = {"kind": "tracer", "dtype": str(value.dtype), "shape": list(value.shape)}
+                continue
             if array.dtype != object:  # e.g. plt.subplots' array of Axes: no values to compare
                 arrays[f"{index}/{name}"] = array
             names[name] = {"kind": _kind(value), "dtype": str(array.dtype), "shape": list(array.shape)}
@@ -200,8 +214,6 @@ def main() -> None:
             "arrays": names,
             "figures": _figures(index, arrays),
         })
-        if error is not None:
-            break
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cells.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
     np.savez(args.out / "arrays.npz", **arrays)
