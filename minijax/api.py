@@ -67,6 +67,12 @@ class ShapeDtypeStruct:
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype, self.weak_type))
 
+    @classmethod
+    def like(cls, x: Any) -> ShapeDtypeStruct:
+        """The shape, dtype and weak type of ``x`` (an array, a tracer, or anything with an aval)."""
+        aval = core.get_aval(x) if not isinstance(x, ShapeDtypeStruct) else x.aval
+        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
 
 def make_jaxpr(
     fun: Callable[..., Any],

@@ -433,7 +433,9 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         nums = _normalize_argnums(argnums, len(args))
         dyn = tuple(args[i] for i in nums)
         in_leaves, in_tree = tree_util.tree_flatten(dyn)
-        _check_jac_inputs("jacfwd", in_leaves, holomorphic)
+        # The check maps over the arguments' trees, as JAX's does: rebuilding them with None leaves, which
+        # a custom pytree whose constructor refuses None turns into its own error (JAX's custom-pytrees page).
+        tree_util.tree_map(lambda x: _check_jac_inputs("jacfwd", [x], holomorphic), dyn)
         f = _partial_fun(fun, args, kwargs, nums)
 
         def push(*basis: Any) -> Any:
@@ -465,8 +467,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         nums = _normalize_argnums(argnums, len(args))
         dyn = tuple(args[i] for i in nums)
         in_leaves, in_tree = tree_util.tree_flatten(dyn)
-        if not allow_int:
-            _check_jac_inputs("jacrev", in_leaves, holomorphic)
+        tree_util.tree_map(lambda x: None if allow_int else _check_jac_inputs("jacrev", [x], holomorphic), dyn)
         f = _partial_fun(fun, args, kwargs, nums)
         if has_aux:
             y, pullback, aux = vjp(f, *dyn, has_aux=True)

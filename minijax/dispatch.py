@@ -32,6 +32,7 @@ from minijax.core import Primitive, ShapedArray
 from minijax.debug_checks import check_call_outputs, check_primitive_outputs, fp_checks_enabled, fp_switch
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr, subjaxprs
 from minijax.jaxpr_check import check_declared_types, check_result_sizes
+from minijax.jaxpr_passes import dce_closed_jaxpr
 from minijax.placement import placement, to_device
 
 __all__ = [
@@ -192,10 +193,14 @@ def compiled_for(
         start = time.perf_counter()
         backend = device.backend
         donation = donated if any(donated) else None
+        # Dead code goes before any backend sees the program, as in JAX's lowering: a pure callback whose
+        # result is unused never runs, on every backend alike (XLA would drop it itself; the reference
+        # interpreter would not).
+        live = dce_closed_jaxpr(closed)
         if device is backend.devices()[0]:
-            executable = backend.compile(closed, donated_invars=donation)
+            executable = backend.compile(live, donated_invars=donation)
         else:
-            executable = backend.compile(closed, donated_invars=donation, device=device)  # type: ignore[call-arg]
+            executable = backend.compile(live, donated_invars=donation, device=device)  # type: ignore[call-arg]
         if logger.isEnabledFor(level):
             logger.log(level, "Finished %s compilation of %s in %.9f sec", backend.name, program, time.perf_counter() - start)
         return weakref.ref(closed, lambda _: _compiled.discard(key)), executable

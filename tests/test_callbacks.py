@@ -555,3 +555,25 @@ def test_the_spec_examples_run() -> None:
     assert len(blocks) == 4
     for block in blocks:
         exec(compile(block, str(SPEC), "exec"), {"__name__": "spec_example"})
+
+
+def test_a_pure_callback_whose_result_is_unused_never_runs_under_jit() -> None:
+    # jit drops dead code before any backend sees the program (JAX's external-callbacks page shows it):
+    # the reference interpreter must not run what XLA would drop.
+    calls = []
+
+    def host() -> np.ndarray:
+        calls.append(1)
+        return np.int32(0)
+
+    @jax.jit
+    def unused() -> float:
+        jax.pure_callback(host, np.int32(0))
+        return 1.0
+
+    @jax.jit
+    def used() -> Any:
+        return jax.pure_callback(host, np.int32(0))
+
+    assert float(unused()) == 1.0 and calls == []
+    assert int(used()) == 0 and calls == [1]

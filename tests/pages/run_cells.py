@@ -60,15 +60,17 @@ def _renumber_vars(text: str) -> str:
     return VAR_ID.sub(lambda m: f"Var(id=#{numbers.setdefault(m.group(1), len(numbers) + 1)})", text)
 
 
-# IPython line magics that change only how a notebook displays things (the Sharp Bits page shortens
-# tracebacks with ``%xmode Minimal``): plain Python has no such lines, and nothing recorded depends on them.
-DISPLAY_MAGIC = re.compile(r"^%(?:xmode|matplotlib)\b.*$", re.M)
+# IPython's magics, as plain Python: ``%timeit [-n N -r R] STATEMENT`` runs its statement once, not displayed (the timing
+# it prints is the machine's, not the library's, so it is not recorded); the display-only ``%xmode`` and
+# ``%matplotlib``, and shell commands (``!pip install ...``: nothing is installed here), are dropped.
+TIMEIT = re.compile(r"^(\s*)%timeit(?:\s+-[nr]\s*\d+)*\s+(.*)$", re.M)
+DROPPED_MAGIC = re.compile(r"^\s*(?:%(?:xmode|matplotlib)\b|!).*$", re.M)
 
 
 def read_cells(path: Path) -> list[tuple[str, str]]:
-    """``(id, source)`` of each cell, in order, without display-only magics."""
+    """``(id, source)`` of each cell, in order, its magics made plain Python."""
     parts = CELL_HEADER.split(path.read_text(encoding="utf-8"))
-    return [(parts[i], DISPLAY_MAGIC.sub("", parts[i + 1])) for i in range(1, len(parts), 2)]
+    return [(parts[i], DROPPED_MAGIC.sub("", TIMEIT.sub(r"\1\2;", parts[i + 1]))) for i in range(1, len(parts), 2)]
 
 
 class _JaxIsMinijax(importlib.abc.MetaPathFinder, importlib.abc.Loader):

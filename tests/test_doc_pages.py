@@ -1,0 +1,59 @@
+"""More of JAX's documentation pages run unchanged on minijax and show what JAX shows.
+
+Each page's code cells (``tests/pages/<name>_cells.txt``, copied from JAX's
+``docs/``) run as tests/page_harness.py describes: the printed output (numbers
+within ``print_rtol``), the errors (type and first line), the arrays bound and
+the figures must equal JAX's record in ``tests/pages/<name>_expected.json``.
+The pages with a module of their own (convolutions, custom derivatives, ...)
+are the ones that need more words; the ones here need none beyond their name.
+tests/test_doc_pages_oracle.py checks the records against real JAX.
+
+To record the expectations again (oracle environment, from the repository root):
+    python tests/test_doc_pages.py --write-expected
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from page_harness import Page
+
+pytest.importorskip("matplotlib", reason="matplotlib (the page runner's figure backend) is not installed")
+pytest.importorskip("scipy", reason="scipy (the page runner stands in for scipy.datasets) is not installed")
+
+# JAX's docs/<page>.md at the commit the cells files name; the JAX 101 tutorials and the user guides.
+PAGES = [
+    Page("key_concepts", cell_count=13, rtol=1e-5, print_rtol=1e-5),
+    Page("jit_compilation", cell_count=13, rtol=1e-5, print_rtol=1e-5),
+    # Its finite differences (eps = 1e-4, float32) keep 3 digits: the NumPy backend's sums round differently.
+    Page("automatic_differentiation", cell_count=11, rtol=5e-3, print_rtol=5e-3),
+    Page("automatic_vectorization", cell_count=9, rtol=1e-5, print_rtol=1e-5),
+    Page("pytrees", cell_count=16, rtol=1e-5, print_rtol=1e-5),
+    Page("random_numbers", cell_count=15, rtol=1e-5, print_rtol=1e-5),
+    Page("stateful_computations", cell_count=6, rtol=1e-5, print_rtol=1e-5),
+    Page("control_flow", cell_count=18, rtol=1e-5, print_rtol=1e-5),
+    Page("jaxpr", cell_count=9, rtol=1e-5, print_rtol=1e-5),
+    Page("custom_pytrees", cell_count=16, rtol=1e-5, print_rtol=1e-5),
+    Page("higher_order", cell_count=18, rtol=1e-5, print_rtol=1e-5),
+    Page("jacobian_vector_products", cell_count=13, rtol=1e-5, print_rtol=1e-5),
+    Page("external_callbacks", cell_count=28, rtol=1e-5, print_rtol=1e-5),
+]
+BY_NAME = {page.name: page for page in PAGES}
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_the_page_runs_on_minijax_and_shows_what_jax_shows(name: str, backend_name: str, tmp_path: Path) -> None:
+    BY_NAME[name].main_test()(backend_name, tmp_path)
+
+
+@pytest.mark.single_backend
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_the_stored_cells_are_the_pages_code_only(name: str) -> None:
+    BY_NAME[name].cells_test()()
+
+
+if __name__ == "__main__":
+    for page in PAGES:
+        page.write_expected_main(sys.argv[1:], __doc__)
