@@ -301,14 +301,31 @@ def test_pure_callback_checks_what_the_callback_returns(jit: bool, result: Any, 
         np.asarray(out)  # never reached: the call raises
 
 
-def test_an_exception_in_pure_callback_is_a_runtime_error() -> None:
+def test_an_exception_in_pure_callback_is_xlas_runtime_error_eagerly_and_under_jit() -> None:
     def f(x):
         return pure_callback(lambda a: 1 / 0, S((), np.float32), x)
 
-    with pytest.raises(RuntimeError, match="the callback raised ZeroDivisionError: division by zero"):
-        f(jnp.float32(1.0))
-    with pytest.raises(RuntimeError, match="ZeroDivisionError: division by zero"):
-        jax.jit(f)(jnp.float32(1.0))
+    for g in (f, jax.jit(f)):
+        with pytest.raises(jax.errors.JaxRuntimeError) as info:
+            np.asarray(g(jnp.float32(1.0)))
+        text = str(info.value)
+        assert text.startswith("INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):")
+        assert text.rstrip().endswith("ZeroDivisionError: division by zero")
+
+
+def test_an_exception_in_debug_callback_passes_through_eagerly_and_is_xlas_error_under_jit() -> None:
+    def cb(x: Any) -> None:
+        raise ValueError("boom")
+
+    def f(x: Any) -> Any:
+        jax.debug.callback(cb, x)
+        return x
+
+    with pytest.raises(ValueError, match="boom"):
+        f(1.0)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="CpuCallback error calling callback") as info:
+        np.asarray(jax.jit(f)(1.0))
+    assert "ValueError: boom" in str(info.value)
 
 
 def test_pure_callback_rejects_bad_arguments() -> None:

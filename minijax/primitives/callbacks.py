@@ -32,12 +32,14 @@ import dataclasses
 import logging
 import re
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from minijax import dtypes, tree_util
+from minijax.errors import JaxRuntimeError
 from minijax.array import Array
 from minijax.backend import Backend
 from minijax.core import Primitive, ShapedArray, is_array_like
@@ -313,15 +315,25 @@ def checked_results(
     return outs
 
 
+def callback_failure(error: BaseException) -> JaxRuntimeError:
+    """What a program whose host callback raised ``error`` raises: XLA's runtime error, whose text (XLA's
+    on CPU, word for word) carries the callback's traceback. Every backend raises it, so that a program
+    fails the same way everywhere; only an eager ``debug.callback``/``debug.print`` lets the error through
+    as it is, as JAX does (they run in Python there, not in a program)."""
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    return JaxRuntimeError(f"INTERNAL: CpuCallback error calling callback: {text}")
+
+
 def _call_for_results(
     name: str, callback: Callable[..., Sequence[Any]], args: Sequence[Array], result_avals: Sequence[ShapedArray]
 ) -> list[np.ndarray[Any, Any]]:
-    # An exception in the function is a RuntimeError of the program, as in JAX
-    # (where it surfaces as XLA's runtime error); the original is its cause.
+    # pure_callback and io_callback always run inside a program, eagerly too (JAX compiles them).
     try:
         results = callback(*args)
-    except Exception as e:
-        raise RuntimeError(f"{name}: the callback raised {type(e).__name__}: {e}") from e
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # SystemExit too: the debugger's "quit" ends the program, not Python
+        raise callback_failure(e) from e
     return checked_results(name, results, result_avals)
 
 
@@ -362,7 +374,12 @@ def run_on_host_values(
     for value in values:
         host = np.asarray(value)
         args.append(Array(backend.put(host), ShapedArray(host.shape, host.dtype), backend))
-    return run_on_host(prim, args, params)
+    try:
+        return run_on_host(prim, args, params)
+    except (KeyboardInterrupt, JaxRuntimeError):
+        raise
+    except BaseException as e:  # a debug callback's error, inside a compiled program
+        raise callback_failure(e) from e
 
 
 def _eager_rule(prim: Primitive) -> Callable[[Backend, Sequence[Any], dict[str, Any]], list[Array]]:
