@@ -39,11 +39,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from minijax import dtypes, tree_util
-from minijax.errors import JaxRuntimeError
 from minijax.array import Array
 from minijax.backend import Backend
 from minijax.core import Primitive, ShapedArray, is_array_like
 from minijax.dispatch import eager_rules
+from minijax.errors import JaxRuntimeError
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
 from minijax.jaxpr_passes import effectful_primitives
