@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from minijax.debugger import breakpoint  # noqa: A004  (jax.debug.breakpoint: its own module)
 from minijax.primitives.callbacks import (
     DebugEffect as DebugEffect,
     OrderedDebugEffect as OrderedDebugEffect,
@@ -197,7 +198,6 @@ def _unsupported(name: str, why: str) -> Callable[..., None]:
     return unsupported
 
 
-breakpoint = _unsupported("breakpoint", "minijax has no interactive debugger; use debug.print or debug.callback.")  # noqa: A001
 inspect_array_sharding = _unsupported("inspect_array_sharding", "minijax has no shardings.")
 visualize_array_sharding = _unsupported("visualize_array_sharding", "minijax has no shardings.")
 visualize_sharding = _unsupported("visualize_sharding", "minijax has no shardings.")

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from types import CodeType
 from typing import NamedTuple
 
-__all__ = ["SourceInfo", "current", "override_stack", "summarize", "user_context"]
+__all__ = ["SourceInfo", "current", "is_internal_file", "override_stack", "summarize", "user_context"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # minijax's own files and the backends' are not the user's program.
@@ -42,8 +42,10 @@ def override_stack() -> list[SourceInfo | None]:
     return _override
 
 
-def _excluded(filename: str) -> bool:
+def is_internal_file(filename: str) -> bool:
+    """Whether code in ``filename`` is minijax's own (or Python's frozen importlib), not the user's."""
     return filename.startswith(_EXCLUDED) or filename.startswith("<frozen ")
+
 
 
 def current() -> SourceInfo | None:
@@ -56,7 +58,7 @@ def current() -> SourceInfo | None:
         code = frame.f_code
         excluded = known.get(code)
         if excluded is None:
-            excluded = known[code] = _excluded(code.co_filename)
+            excluded = known[code] = is_internal_file(code.co_filename)
         if not excluded:
             break
         frame = frame.f_back  # type: ignore[assignment]

@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("primitives", ("minijax.primitives", "minijax.primitives.*")),
     ("transformations", ("minijax.api", "minijax.stages", "minijax.autodiff", "minijax.vectorization",
                          "minijax.custom_derivatives", "minijax.ad_checkpoint", "minijax.callbacks", "minijax.debug",
+                         "minijax.debugger",  # jax.debug.breakpoint's jdb
                          "minijax.pmap",
                          # stagesx (issue 20): jax.export, jax.profiler
                          "minijax.export", "minijax.profiler")),
