@@ -176,9 +176,9 @@ class JetTrace(Trace):
 
 
 def _zeros_of(x: Any, order: int) -> Series:
-    # A zero of x's type (weak type included: a Python scalar operand keeps
-    # the result weakly typed, as in JAX).
-    zero = lax.full_like(x, 0)
+    # Strongly typed zeros of x's dtype, as JAX instantiates a missing series
+    # (so x * 2.0 of a weakly typed x has strongly typed terms, as in JAX).
+    zero = lax.full_like(x, 0, dtype=get_aval(x).dtype)
     return [zero] * order
 
 
