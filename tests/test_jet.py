@@ -297,3 +297,15 @@ def test_max_min_ties_average_the_series(op: Callable[[Any, Any], Any]) -> None:
     assert [float(y), float(t1), float(t2)] == [1.0, 2.0, 2.0]
     _, (u1,) = jet(op, (jnp.float32(1.0), jnp.float32(2.0)), ([1.0], [3.0]))
     assert float(u1) == (3.0 if op is lax.max else 1.0)
+
+
+def test_registering_a_rule_for_a_primitive_without_one() -> None:
+    tan_p = jet_module.core.primitive_registry["tan"]
+    assert tan_p not in jet_module.jet_rules
+    try:
+        jet_module.def_comp(tan_p, lambda x: lax.sin(x) / lax.cos(x))
+        _, (t1, t2) = jet(jnp.tan, (0.3,), ([1.0, 0.0],))
+    finally:
+        del jet_module.jet_rules[tan_p]
+    sec2 = 1 / np.cos(0.3) ** 2
+    np.testing.assert_allclose([float(t1), float(t2)], [sec2, 2 * np.tan(0.3) * sec2], rtol=1e-5)

@@ -278,3 +278,11 @@ def test_custom_rule_functions_diverge_from_jax_on_purpose(kind: str, wrap: str)
     want_y, want_terms = JAX.jet(lambda x: jax.numpy.tanh(x) * x, (x,), series)
     np.testing.assert_allclose(np.asarray(got_y), np.asarray(want_y), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(got_terms), np.asarray(want_terms), rtol=1e-5, atol=1e-6)
+
+
+def test_the_module_has_jaxs_names_for_users() -> None:
+    # What code that registers rules or reads the series uses.
+    names = {"jet", "jet2", "fact", "jet_rules", "zero_series", "zero_term", "ZeroSeries", "ZeroTerm", "JetTrace",
+             "JetTracer", "deflinear", "defzero", "def_deriv", "def_comp", "linear_prop", "zero_prop", "deriv_prop"}  # fmt: skip
+    assert names <= set(dir(jax_jet))
+    assert names <= set(dir(minijax.experimental.jet))

@@ -55,7 +55,25 @@ from minijax.interpreters.tracing import hoist_tracer_consts, trace_to_jaxpr
 from minijax.jaxpr import eval_closed_jaxpr
 from minijax.primitives import calls, elementwise, indexing, reductions, slicing, sorting
 
-__all__ = ["JetTrace", "JetTracer", "fact", "jet", "jet2", "jet_rules", "zero_series", "zero_term"]
+__all__ = [
+    "JetTrace",
+    "JetTracer",
+    "ZeroSeries",
+    "ZeroTerm",
+    "def_comp",
+    "def_deriv",
+    "deflinear",
+    "defzero",
+    "deriv_prop",
+    "fact",
+    "jet",
+    "jet2",
+    "jet_rules",
+    "linear_prop",
+    "zero_prop",
+    "zero_series",
+    "zero_term",
+]
 
 Series = list[Any]
 JetRule = Callable[..., tuple[Any, Any]]
@@ -266,11 +284,20 @@ def _registered(names: str) -> list[Primitive]:
     return [core.primitive_registry[n] for n in names.split() if n in core.primitive_registry]
 
 
-def _zero_rule(prim: Primitive, primals: Sequence[Any], series: Sequence[Series], **params: Any) -> tuple[Any, Any]:
+# The rule makers JAX's module offers for registering rules (same names and meaning).
+
+
+def zero_prop(prim: Primitive, primals: Sequence[Any], series: Sequence[Series], **params: Any) -> tuple[Any, Any]:
+    """The rule of a piecewise constant primitive: no higher terms."""
     return prim.bind(*primals, **params), zero_series
 
 
-def _linear_rule(prim: Primitive, primals: Sequence[Any], series: Sequence[Series], **params: Any) -> tuple[Any, Any]:
+def defzero(prim: Primitive) -> None:
+    jet_rules[prim] = functools.partial(zero_prop, prim)
+
+
+def linear_prop(prim: Primitive, primals: Sequence[Any], series: Sequence[Series], **params: Any) -> tuple[Any, Any]:
+    """The rule of a primitive linear in all its operands together."""
     # Linear in all operands together: each coefficient maps on its own.
     out = prim.bind(*primals, **params)
     terms = [prim.bind(*column, **params) for column in zip(*series)]
@@ -280,18 +307,22 @@ def _linear_rule(prim: Primitive, primals: Sequence[Any], series: Sequence[Serie
     return out, terms
 
 
+def deflinear(prim: Primitive) -> None:
+    jet_rules[prim] = functools.partial(linear_prop, prim)
+
+
 # Piecewise constant or discrete: every higher coefficient is zero.
 for _p in _registered(
     "le lt gt ge eq ne not and or xor floor ceil round sign stop_gradient is_finite "
     "shift_left shift_right_arithmetic shift_right_logical bitcast_convert_type"
 ):
-    jet_rules[_p] = functools.partial(_zero_rule, _p)
+    defzero(_p)
 
 for _p in _registered(
     "neg real complex conj imag add add_any sub convert_element_type broadcast_in_dim concatenate split stack "
     "unstack pad reshape squeeze rev transpose slice reduce_sum reduce_window_sum fft copy device_put reshard cumsum"
 ):
-    jet_rules[_p] = functools.partial(_linear_rule, _p)
+    deflinear(_p)
 
 
 def _with_indices(prim: Primitive, n_linear: int) -> JetRule:
@@ -456,27 +487,27 @@ jet_rules[elementwise.pow_p] = _pow_rule
 jet_rules[elementwise.integer_pow_p] = _integer_pow_rule
 
 
-def _from_derivative(prim: Primitive, derivative: Callable[[Any], Any]) -> JetRule:
-    """The rule of a unary primitive whose derivative has a rule of its own."""
-
-    def rule(primals: Sequence[Any], series: Sequence[Series], **params: Any) -> tuple[Any, Any]:
-        (x,), (terms,) = primals, series
-        c0, c_terms = jet2(derivative, primals, series)
-        c, u = [c0, *c_terms], [x, *terms]
-        v = [prim.bind(x, **params)] + [_chain(k, c, u) for k in range(1, len(u))]
-        return v[0], v[1:]
-
-    return rule
+def deriv_prop(
+    prim: Primitive, deriv: Callable[[Any], Any], primals: Sequence[Any], series: Sequence[Series], **params: Any
+) -> tuple[Any, Any]:
+    """The rule of a unary primitive from its derivative ``deriv``, a function with rules of its own."""
+    (x,), (terms,) = primals, series
+    c0, c_terms = jet2(deriv, primals, series)
+    c, u = [c0, *c_terms], [x, *terms]
+    v = [prim.bind(x, **params)] + [_chain(k, c, u) for k in range(1, len(u))]
+    return v[0], v[1:]
 
 
-jet_rules[elementwise.erf_p] = _from_derivative(
-    elementwise.erf_p, lambda x: (2 / math.sqrt(math.pi)) * lax.exp(-lax.square(x))
-)
+def def_deriv(prim: Primitive, deriv: Callable[[Any], Any]) -> None:
+    jet_rules[prim] = functools.partial(deriv_prop, prim, deriv)
 
 
-def _from_composition(comp: Callable[..., Any]) -> JetRule:
-    """The rule of a primitive written as a composition of primitives with rules."""
-    return lambda primals, series, **_: jet2(comp, primals, series)
+def_deriv(elementwise.erf_p, lambda x: (2 / math.sqrt(math.pi)) * lax.exp(-lax.square(x)))
+
+
+def def_comp(prim: Primitive, comp: Callable[..., Any]) -> None:
+    """The rule of a primitive as the composition ``comp`` of primitives with rules."""
+    jet_rules[prim] = lambda primals, series, **_: jet2(comp, primals, series)
 
 
 _compositions: dict[str, Callable[..., Any]] = {
@@ -494,7 +525,7 @@ _compositions: dict[str, Callable[..., Any]] = {
     "clamp": lambda lo, x, hi: lax.min(lax.max(lo, x), hi),
 }
 for _name, _comp in _compositions.items():
-    jet_rules[core.primitive_registry[_name]] = _from_composition(_comp)
+    def_comp(core.primitive_registry[_name], _comp)
 
 
 def _erf_inv_rule(primals: Sequence[Any], series: Sequence[Series], **_: Any) -> tuple[Any, Any]:
