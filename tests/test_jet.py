@@ -309,3 +309,16 @@ def test_registering_a_rule_for_a_primitive_without_one() -> None:
         del jet_module.jet_rules[tan_p]
     sec2 = 1 / np.cos(0.3) ** 2
     np.testing.assert_allclose([float(t1), float(t2)], [sec2, 2 * np.tan(0.3) * sec2], rtol=1e-5)
+
+
+def test_values_inside_are_tracers_python_control_flow_refuses() -> None:
+    # As in JAX (and as under jit): even a constant computed inside is a tracer.
+    from minijax.errors import ConcretizationTypeError, TracerBoolConversionError
+
+    x = (jnp.float32(0.5),)
+    with pytest.raises(TracerBoolConversionError):
+        jet(lambda x: x if x > 0 else -x, x, ((1.0,),))
+    with pytest.raises(TracerBoolConversionError):
+        jet(lambda x: x if jnp.float32(1.0) > 0 else -x, x, ((1.0,),))
+    with pytest.raises(ConcretizationTypeError):
+        jet(lambda x: x * int(jnp.argmax(jnp.arange(3))), x, ((1.0,),))

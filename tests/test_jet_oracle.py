@@ -286,3 +286,21 @@ def test_the_module_has_jaxs_names_for_users() -> None:
              "JetTracer", "deflinear", "defzero", "def_deriv", "def_comp", "linear_prop", "zero_prop", "deriv_prop"}  # fmt: skip
     assert names <= set(dir(jax_jet))
     assert names <= set(dir(minijax.experimental.jet))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: lambda x: x if x > 0 else -x,
+        lambda m: lambda x: x if m.jnp.float32(1.0) > 0 else -x,
+        lambda m: lambda x: x * float(m.jnp.sum(m.jnp.ones(3))),
+        lambda m: lambda x: x * int(m.jnp.argmax(m.jnp.arange(3))),
+    ],
+)
+def test_python_control_flow_on_values_inside_raises_jaxs_error(make: Callable[[Lib], Callable[..., Any]]) -> None:
+    def error(m: Lib) -> str:
+        with pytest.raises(Exception) as info:
+            m.jet(make(m), (np.float32(0.5),), ((1.0, 2.0),))
+        return type(info.value).__name__
+
+    assert error(MINI) == error(JAX)

@@ -119,7 +119,7 @@ class JetTracer(Tracer):
 
     __slots__ = ("primal", "terms")
 
-    def __init__(self, trace: JetTrace, primal: Any, terms: Series) -> None:
+    def __init__(self, trace: JetTrace, primal: Any, terms: Series | ZeroSeries) -> None:
         self._trace = trace
         self.primal = primal
         self.terms = terms
@@ -146,16 +146,22 @@ class JetTrace(Trace):
             raise_leaked_tracer(x)
         return x, zero_series
 
-    def wrap(self, primal: Any, terms: Any) -> Any:
-        # A value with no series is a constant of this trace: no tracer needed.
-        return primal if terms is zero_series else JetTracer(self, primal, list(terms))
+    def wrap(self, primal: Any, terms: Any) -> JetTracer:
+        # Every value computed inside stays a tracer, a constant too (zero_series),
+        # as in JAX: Python control flow on one is an error, as under jit.
+        return JetTracer(self, primal, zero_series if terms is zero_series else list(terms))
+
+    def wrap_all(self, outs: Any, multiple_results: bool) -> Any:
+        if multiple_results:
+            return [self.wrap(o, zero_series) for o in outs]
+        return self.wrap(outs, zero_series)
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         pairs = [self.to_primal_terms(x) for x in args]
         primals = [p for p, _ in pairs]
         if all(s is zero_series for _, s in pairs):
             with set_current_trace(self.parent):
-                return prim.bind(*primals, **params)
+                return self.wrap_all(prim.bind(*primals, **params), prim.multiple_results)
         trace_rule = _trace_rules.get(prim)
         if trace_rule is not None:
             return trace_rule(self, args, params)
@@ -169,13 +175,13 @@ class JetTrace(Trace):
                 "minijax.experimental.jet.jet_rules."
             )
             raise error
-        series = [_zeros_of(p, self.order) if s is zero_series else s for p, s in pairs]
         with set_current_trace(self.parent):
+            series = [_zeros_of(p, self.order) if s is zero_series else s for p, s in pairs]
             primal_out, series_out = rule(primals, series, **params)
         if not prim.multiple_results:
             return self.wrap(primal_out, series_out)
         if series_out is zero_series:
-            return list(primal_out)
+            return self.wrap_all(primal_out, multiple_results=True)
         return [self.wrap(p, s) for p, s in zip(primal_out, series_out)]
 
     # A custom_jvp / custom_vjp function: its rule is ignored, its body traced
@@ -183,13 +189,15 @@ class JetTrace(Trace):
     def process_custom_jvp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
         if all(self.to_primal_terms(x)[1] is zero_series for x in args):
             with set_current_trace(self.parent):
-                return self.parent.process_custom_jvp_call(call, [self.to_primal_terms(x)[0] for x in args])
+                outs = self.parent.process_custom_jvp_call(call, [self.to_primal_terms(x)[0] for x in args])
+            return self.wrap_all(outs, multiple_results=True)  # type: ignore[no-any-return]
         return call.run(args)  # type: ignore[no-any-return]
 
     def process_custom_vjp_call(self, call: Any, args: Sequence[Any]) -> list[Any]:
         if all(self.to_primal_terms(x)[1] is zero_series for x in args):
             with set_current_trace(self.parent):
-                return self.parent.process_custom_vjp_call(call, [self.to_primal_terms(x)[0] for x in args])
+                outs = self.parent.process_custom_vjp_call(call, [self.to_primal_terms(x)[0] for x in args])
+            return self.wrap_all(outs, multiple_results=True)  # type: ignore[no-any-return]
         return call.run(args)  # type: ignore[no-any-return]
 
 
@@ -641,7 +649,6 @@ def _jit_rule(trace: JetTrace, args: Sequence[Any], params: dict[str, Any]) -> l
     order = trace.order
     pairs = [trace.to_primal_terms(x) for x in args]
     primals = [p for p, _ in pairs]
-    series = [_zeros_of(p, order) if s is zero_series else s for p, s in pairs]
     closed = params["jaxpr"]
     n = len(primals)
 
@@ -652,6 +659,7 @@ def _jit_rule(trace: JetTrace, args: Sequence[Any], params: dict[str, Any]) -> l
         return [*outs, *itertools.chain.from_iterable(out_series)]
 
     with set_current_trace(trace.parent):
+        series = [_zeros_of(p, order) if s is zero_series else s for p, s in pairs]
         flat_in = [*primals, *itertools.chain.from_iterable(series)]
         jet_closed, _ = trace_to_jaxpr(jet_of_body, [get_aval(x) for x in flat_in])
         jet_closed, consts = hoist_tracer_consts(jet_closed)
