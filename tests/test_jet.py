@@ -322,3 +322,49 @@ def test_values_inside_are_tracers_python_control_flow_refuses() -> None:
         jet(lambda x: x if jnp.float32(1.0) > 0 else -x, x, ((1.0,),))
     with pytest.raises(ConcretizationTypeError):
         jet(lambda x: x * int(jnp.argmax(jnp.arange(3))), x, ((1.0,),))
+
+
+# One function per linear/structural primitive: a linear f maps each term on its own.
+LINEAR: dict[str, Callable[[Any], Any]] = {
+    "pad": lambda x: lax.pad(x, 0.0, [(1, 0, 1), (0, 2, 0)]),
+    "rev": lambda x: lax.rev(x, (0,)),
+    "squeeze": lambda x: lax.squeeze(x[None], (0,)),
+    "transpose": lambda x: lax.transpose(x, (1, 0)),
+    "reduce_window_sum": lambda x: lax.reduce_window(x, 0.0, lax.add, (1, 2), (1, 1), "VALID"),
+    "split": lambda x: jnp.split(x, 3, axis=1)[1],
+    "stack": lambda x: jnp.stack([x, -x]),
+    "convert_element_type": lambda x: lax.convert_element_type(x, np.float16),
+    "broadcast_in_dim": lambda x: lax.broadcast_in_dim(x, (4, 2, 3), (1, 2)),
+    "copy": lambda x: jnp.copy(x),
+    "cumsum": lambda x: lax.cumsum(x, 1, reverse=True),
+    "reduce_sum": lambda x: lax.reduce_sum(x, (0,)),
+    "slice": lambda x: lax.slice(x, (0, 1), (2, 3)),
+    "concatenate": lambda x: lax.concatenate([x, 2.0 * x], 0),
+    "reshape": lambda x: lax.reshape(x, (3, 2)),
+    "neg_sub_add": lambda x: -x - (x + x),
+    "dynamic_update_slice": lambda x: lax.dynamic_update_slice(x, x[:1, :2], (1, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR))
+def test_linear_primitives_map_each_term(name: str) -> None:
+    f = LINEAR[name]
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.normal(size=(2, 3)).astype(np.float32))
+    terms = [jnp.asarray(rng.normal(size=(2, 3)).astype(np.float32)) for _ in range(3)]
+    # Plain coefficients (jet2): no factorial scaling to round in float16.
+    y, out = jet2(f, (x,), (terms,))
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(f(x)))
+    for got, t in zip(out, terms):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(f(t)), rtol=1e-6, atol=1e-6)
+        assert got.dtype == f(t).dtype
+
+
+@pytest.mark.parametrize(
+    "f", [jnp.floor, jnp.ceil, jnp.round, jnp.sign, lambda x: (x > 0).astype(np.float32), lax.stop_gradient]
+)
+def test_piecewise_constant_primitives_have_zero_terms(f: Callable[[Any], Any]) -> None:
+    x = jnp.array([-1.3, 0.4, 2.6])
+    y, terms = jet(f, (x,), ([jnp.ones(3), jnp.ones(3)],))
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(f(x)))
+    assert all(not np.asarray(t).any() for t in terms)
