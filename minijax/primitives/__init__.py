@@ -9,6 +9,7 @@ specifies it.
 from minijax.primitives import (
     autodiff as autodiff,
     callbacks as callbacks,
+    checkify as checkify,  # checkify (issue 20): the check primitive
     calls as calls,
     collectives as collectives,
     cond as cond,
@@ -33,6 +34,7 @@ FAMILIES = (
     "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop", "windowed",
     "special",
     "solves",  # linsolve: custom_linear_solve
+    "checkify",  # checkify (issue 20): the check primitive
 )  # fmt: skip
 
 __all__ = ["FAMILIES", *FAMILIES]
