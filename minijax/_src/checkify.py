@@ -711,6 +711,13 @@ def _custom_call_parts(
     return err_vals, checked, out_tree
 
 
+def _as_arrays(xs: Sequence[Any]) -> list[Any]:
+    # A rule replayed from the jaxpr gets the primals the transformation
+    # holds, which may be Python scalars; JAX's rules see arrays (tracers of
+    # the staged rule), and checkify.check takes nothing else as a format argument.
+    return [jnp.asarray(x) if isinstance(x, (bool, int, float)) else x for x in xs]
+
+
 def _custom_jvp_check(error: Error, enabled_errors: frozenset[Any], *vals: Any, call_jaxpr: ClosedJaxpr, jvp: NamedCallable, num_consts: int, **params: Any) -> tuple[Error, Any]:
     # The function is checked; its JVP rule is not (checkify of the jvp checks
     # that): under differentiation the error value passes through unchanged.
@@ -718,7 +725,7 @@ def _custom_jvp_check(error: Error, enabled_errors: frozenset[Any], *vals: Any, 
     n_err = len(err_vals)
 
     def lifted(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-        outs, out_tangents = jvp(list(primals[n_err:]), list(tangents[n_err:]))
+        outs, out_tangents = jvp(_as_arrays(primals[n_err:]), list(tangents[n_err:]))
         err_tangents = [ad.Zero(ad.tangent_aval(get_aval(e))) for e in primals[:n_err]]
         return [*primals[:n_err], *outs], [*err_tangents, *out_tangents]
 
@@ -736,7 +743,7 @@ def _custom_vjp_check(error: Error, enabled_errors: frozenset[Any], *vals: Any, 
     n_err = len(err_vals)
 
     def lifted_fwd(*primals: Any) -> tuple[list[Any], Any]:
-        outs, res = fwd(*primals[n_err:])
+        outs, res = fwd(*_as_arrays(primals[n_err:]))
         return [*primals[:n_err], *outs], res
 
     def lifted_bwd(res: Any, cts: Sequence[Any]) -> list[Any]:

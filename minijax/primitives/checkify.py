@@ -25,7 +25,7 @@ only relies on what ``CheckedError`` states.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from minijax import tree_util
@@ -33,11 +33,13 @@ from minijax.backend import Backend
 from minijax.core import ShapedArray
 from minijax.dispatch import eager_rules
 from minijax.interpreters import ad, batching
-from minijax.jaxpr import param_filters
+from minijax.jaxpr import Jaxpr, param_filters, subjaxprs
 from minijax.jaxpr_passes import effectful_primitives
 from minijax.primitives.common import standard_primitive
 
-__all__ = ["CheckedError", "JaxRuntimeError", "check_p", "functionalization_error", "raise_if_failed"]
+__all__ = [
+    "CheckedError", "JaxRuntimeError", "check_p", "functionalization_error", "raise_if_failed", "refuse_staged_checks",
+]  # fmt: skip
 
 
 class JaxRuntimeError(ValueError):
@@ -61,6 +63,24 @@ def functionalization_error() -> ValueError:
     )
     error.exact_message = True  # type: ignore[attr-defined]  # the backends add context in a note, not the message
     return error
+
+
+def _has_staged_check(jaxpr: Jaxpr) -> bool:
+    return any(
+        (eqn.primitive is check_p and not eqn.params["debug"]) or any(map(_has_staged_check, subjaxprs(eqn.params)))
+        for eqn in jaxpr.eqns
+    )
+
+
+def refuse_staged_checks(jaxprs: Iterable[Jaxpr]) -> None:
+    """Raise ``functionalization_error()`` if a (non-debug) ``check`` is staged in ``jaxprs``.
+
+    For the primitives that run their jaxprs op by op when called eagerly
+    (``cond``, ``custom_linear_solve``): JAX compiles them, which fails on
+    such a check, whichever branch would run.
+    """
+    if any(map(_has_staged_check, jaxprs)):
+        raise functionalization_error()
 
 
 def _rebuild(err_tree: tree_util.PyTreeDef, args: Sequence[Any]) -> CheckedError:
