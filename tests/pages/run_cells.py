@@ -1,6 +1,6 @@
 """Run a page's code cells the way a notebook does, and record what they show.
 
-Usage: ``python run_cells.py CELLS OUT_DIR [--as-minijax]``
+Usage: ``python run_cells.py CELLS OUT_DIR [--as-minijax] [--keep-going]``
 
 ``CELLS`` holds the page's code cells, each starting with a ``# %% cell ID``
 line. They run in order in one namespace, on matplotlib's Agg backend. With
@@ -9,7 +9,8 @@ so the cells run unchanged on minijax.
 
 Like a notebook, a cell's last expression is displayed (its ``repr`` printed)
 unless the line ends with ``;``, and the cell's figures are closed after it.
-``OUT_DIR/cells.json`` gets, per cell, its id, stdout, the error it raised (if
+The run stops at the first cell that raises, unless ``--keep-going`` is given
+(for a page whose cells fail on purpose). ``OUT_DIR/cells.json`` gets, per cell, its id, stdout, the error it raised (if
 any), the arrays it bound in the namespace (name, kind, dtype, shape) and the
 figures drawn (titles and what each axes holds); ``OUT_DIR/arrays.npz`` gets
 the values, keyed ``CELL/NAME`` for namespace arrays and ``CELL/fig.../...``
@@ -150,6 +151,8 @@ def main() -> None:
     parser.add_argument("cells", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--as-minijax", action="store_true")
+    # A page whose cells show errors on purpose (checkify's) runs on after a cell's error.
+    parser.add_argument("--keep-going", action="store_true")
     args = parser.parse_args()
 
     import matplotlib
@@ -200,7 +203,7 @@ def main() -> None:
             "arrays": names,
             "figures": _figures(index, arrays),
         })
-        if error is not None:
+        if error is not None and not args.keep_going:
             break
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cells.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
