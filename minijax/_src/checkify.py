@@ -39,7 +39,7 @@ import numpy as np
 
 from minijax import lax, numpy as jnp, source_info, tree_util
 from minijax.api import ShapeDtypeStruct
-from minijax.array import Array
+from minijax.array import Array, device_put_value
 from minijax.core import Primitive, ShapedArray, Tracer, get_aval, primitive_registry
 from minijax.interpreters import ad
 from minijax.interpreters.tracing import DebugInfo, trace_to_jaxpr
@@ -778,6 +778,14 @@ automatic_checks = float_checks | index_checks
 all_checks = automatic_checks | user_checks
 
 
+def _as_output(x: Any, aval: ShapedArray) -> Any:
+    # An output the jaxpr holds as a literal or a host constant is returned as
+    # an array of its type (JAX returns a typed scalar), not as a Python float.
+    if isinstance(x, (bool, int, float, np.generic, np.ndarray)):
+        return device_put_value(np.asarray(x, aval.dtype), aval.weak_type)
+    return x
+
+
 def checkify(f: Callable[..., Out], errors: frozenset[ErrorCategory] = user_checks) -> Callable[..., tuple[Error, Out]]:
     """``f`` with its ``check``s functionalized, and the checks in ``errors`` added.
 
@@ -799,6 +807,7 @@ def checkify(f: Callable[..., Out], errors: frozenset[ErrorCategory] = user_chec
 
         closed, _ = trace_to_jaxpr(flat, [], DebugInfo(f, [], "checkify"))
         error, out_flat = checkify_jaxpr(closed, errors, init_error)
+        out_flat = [_as_output(x, v.aval) for x, v in zip(out_flat, closed.jaxpr.outvars)]
         out: Out = tree_util.tree_unflatten(box["tree"], out_flat)
         return error, out
 
