@@ -141,7 +141,8 @@ class OOBError(JaxException):
 
     @classmethod
     def tree_unflatten(cls, metadata: Any, payload: Any) -> OOBError:
-        return cls(*metadata, payload=payload[0])
+        traceback_info, prim, operand_shape = metadata
+        return cls(traceback_info, prim, operand_shape, payload[0])
 
     def __str__(self) -> str:
         return (

@@ -9,8 +9,8 @@ specifies it.
 from minijax.primitives import (
     autodiff as autodiff,
     callbacks as callbacks,
-    checkify as checkify,  # checkify (issue 20): the check primitive
     calls as calls,
+    checkify as checkify,  # checkify (issue 20): the check primitive
     collectives as collectives,
     cond as cond,
     convolution as convolution,
