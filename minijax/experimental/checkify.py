@@ -1,5 +1,6 @@
 """``jax.experimental.checkify``: functionalized run-time checks (``minijax/_src/checkify.py`` builds them)."""
 
+import minijax._src.checkify_rules  # noqa: F401  (importing it fills checkify's rule table)
 from minijax._src.checkify import (
     Error as Error,
     ErrorCategory as ErrorCategory,
