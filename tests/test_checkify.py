@@ -381,3 +381,31 @@ def test_checks_in_checkpointed_functions():
 def test_outputs_keep_their_pytree_structure():
     err, out = checkify.checkify(lambda x: {"a": x, "b": [x * 2, x]})(jnp.float32(1.0))
     assert err.get() is None and sorted(out) == ["a", "b"] and float(out["b"][0]) == 2.0
+
+
+def test_vmap_of_a_checkified_while_loop_and_a_check_in_a_scan_under_grad():
+    # Two places where JAX 0.10.2 falls short (docs/checkify.md): minijax checks them.
+    def loop(x):
+        def body(c):
+            checkify.check(c < 10, "c is {}", c)
+            return c + 3
+
+        return lax.while_loop(lambda c: c < 20, body, x)
+
+    errs, out = jax.vmap(checkify.checkify(loop))(jnp.array([1.0, 12.0, 2.0]))
+    assert errs.get() == (
+        "at mapped index 0: c is 10.0 (`check` failed)\n"
+        "at mapped index 1: c is 12.0 (`check` failed)\n"
+        "at mapped index 2: c is 11.0 (`check` failed)"
+    )
+    np.testing.assert_array_equal(out, [22.0, 21.0, 20.0])
+
+    def scanned(x):
+        def body(c, xi):
+            checkify.check(c < 5, "c {}", c)
+            return c + xi, c
+
+        return lax.scan(body, jnp.log(x), jnp.arange(3.0))[0]
+
+    err, _ = checkify.checkify(jax.grad(scanned), errors=ALL)(jnp.float32(1e9))
+    assert err.get() == "c 20.7232666015625 (`check` failed)"
