@@ -9,6 +9,7 @@ as NumPy arrays. Both backends are compared with JAX.
 
 from __future__ import annotations
 
+import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -270,8 +271,26 @@ def p_check_error_and_debug(ns: Any) -> Any:
     ]  # fmt: skip
 
 
+def p_jaxprs(ns: Any) -> Any:
+    """``check`` and ``debug_check`` as staged, batched and differentiated (the codes masked:
+    they count every check the process made)."""
+    jax_, jnp, ck = ns.jax, ns.jnp, ns.checkify
+
+    def f(x, i):
+        ck.check(i >= 0, "index needs to be non-negative!")
+        ck.debug_check(x[0] > 0, "x {}", x[0])
+        return jnp.sin(x[i])
+
+    texts = [
+        jax_.make_jaxpr(f)(jnp.ones((5,)), 1),
+        jax_.make_jaxpr(jax_.vmap(f))(jnp.ones((3, 5)), jnp.arange(3)),
+        jax_.make_jaxpr(jax_.grad(f))(jnp.ones((5,)), 1),
+    ]
+    return [re.sub(r"(select_n False:bool\[\] )\d+", r"\1#", str(t)) for t in texts]
+
+
 PROGRAMS = [p_jit_user_check, p_throw, p_automatic, p_bad_input, p_unfunctionalized, p_float_and_index, p_vmap,
-            p_grad, p_custom_rules, p_control_flow, p_check_error_and_debug]  # fmt: skip
+            p_grad, p_custom_rules, p_control_flow, p_check_error_and_debug, p_jaxprs]  # fmt: skip
 
 
 def _assert_same(got: Any, want: Any, where: str) -> None:

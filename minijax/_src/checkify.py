@@ -189,6 +189,9 @@ class BatchedError(JaxException):
     def __str__(self) -> str:
         return "\n".join(f"at mapped index {', '.join(map(str, idx))}: {e}" for idx, e in self.error_mapping.items())
 
+    def __repr__(self) -> str:  # JAX's is a dataclass's
+        return f"BatchedError(error_mapping={self.error_mapping!r})"
+
 
 def _shape_dtype(x: Any) -> ShapeDtypeStruct:
     aval = get_aval(x)
