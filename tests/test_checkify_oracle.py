@@ -271,6 +271,31 @@ def p_check_error_and_debug(ns: Any) -> Any:
     ]  # fmt: skip
 
 
+def p_calls(ns: Any) -> Any:
+    """A check inside a jit and a checkpoint, with checkify outside or inside the other transformations."""
+    jax_, jnp, ck = ns.jax, ns.jnp, ns.checkify
+
+    def f(x):
+        ck.check(x > 0, "x {}", x)
+        return jnp.sin(x) * x
+
+    out = []
+    for wrap in (jax_.jit, jax_.checkpoint):
+        g = wrap(f)
+        out += [
+            report(lambda g=g: ck.checkify(g)(-1.0)),
+            report(lambda g=g: ck.checkify(jax_.grad(g))(-1.0)),
+            report(lambda g=g: ck.checkify(jax_.grad(g))(1.0)),
+            report(lambda g=g: jax_.grad(lambda x: ck.checkify(g)(x)[1])(1.0)),
+            report(lambda g=g: jax_.vmap(ck.checkify(g))(jnp.array([1.0, -1.0]))),
+            report(lambda g=g: ck.checkify(jax_.vmap(g))(jnp.array([1.0, -1.0]))),
+            report(lambda g=g: jax_.grad(g)(-1.0)),
+            report(lambda g=g: ck.checkify(lambda x: jax_.vjp(g, x)[1](1.0))(-1.0)),
+            report(lambda g=g: ck.checkify(lambda x: jax_.linearize(g, x)[1](1.0))(-1.0)),
+        ]
+    return out
+
+
 def p_jaxprs(ns: Any) -> Any:
     """``check`` and ``debug_check`` as staged, batched and differentiated (the codes masked:
     they count every check the process made)."""
@@ -290,7 +315,7 @@ def p_jaxprs(ns: Any) -> Any:
 
 
 PROGRAMS = [p_jit_user_check, p_throw, p_automatic, p_bad_input, p_unfunctionalized, p_float_and_index, p_vmap,
-            p_grad, p_custom_rules, p_control_flow, p_check_error_and_debug, p_jaxprs]  # fmt: skip
+            p_grad, p_custom_rules, p_control_flow, p_check_error_and_debug, p_calls, p_jaxprs]  # fmt: skip
 
 
 def _assert_same(got: Any, want: Any, where: str) -> None:
