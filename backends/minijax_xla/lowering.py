@@ -271,6 +271,9 @@ def _lower_eqn(mctx: ModuleContext, eqn: JaxprEqn, operands: list[ir.Value[Any]]
 
 def _with_equation(e: Exception, eqn: JaxprEqn) -> Exception:
     """``e`` with the equation appended to its message, keeping its type when possible."""
+    if getattr(e, "exact_message", False):  # JAX's text word for word (checkify's): the equation goes in a note
+        e.add_note(f"while lowering equation: {eqn}")
+        return e
     message = f"{e}\n  while lowering equation: {eqn}"
     try:
         new = type(e)(message)

@@ -3,3 +3,6 @@
 from minijax.callbacks import io_callback as io_callback
 
 __all__ = ["io_callback"]
+
+# checkify (issue 20): jax.experimental.checkify
+from minijax.experimental import checkify as checkify  # noqa: E402

@@ -10,6 +10,7 @@ from minijax.primitives import (
     autodiff as autodiff,
     callbacks as callbacks,
     calls as calls,
+    checkify as checkify,  # checkify (issue 20): the check primitive
     collectives as collectives,
     cond as cond,
     convolution as convolution,
@@ -33,6 +34,7 @@ FAMILIES = (
     "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop", "windowed",
     "special",
     "solves",  # linsolve: custom_linear_solve
+    "checkify",  # checkify (issue 20): the check primitive
 )  # fmt: skip
 
 __all__ = ["FAMILIES", *FAMILIES]

@@ -45,6 +45,7 @@ from minijax.jaxpr_parse import param_constructors
 from minijax.jaxpr_passes import dce_closed_jaxpr, dce_jaxpr, dce_rules, has_effects, typematch as _typematch
 from minijax.primitives import elementwise as ew, structural as sp
 from minijax.primitives.autodiff import stop_gradient_p
+from minijax.primitives.checkify import refuse_staged_checks
 from minijax.primitives.common import standard_primitive
 
 
@@ -128,6 +129,7 @@ def _cond_eager(backend: Any, arrays: Sequence[Any], params: dict[str, Any]) -> 
     # every eager call would cost a compilation per call (and keep every
     # program alive in the caches). The selected branch runs op by op instead.
     branches: tuple[ClosedJaxpr, ...] = params["branches"]
+    refuse_staged_checks(b.jaxpr for b in branches)  # checkify (issue 20): JAX's compilation refuses them
     index, *ops = arrays
     chosen = branches[_branch_number(int(np.asarray(index)), len(branches))]
     outs = eval_jaxpr(chosen.jaxpr, chosen.consts, *ops)

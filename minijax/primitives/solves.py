@@ -34,6 +34,7 @@ from minijax.interpreters import ad, batching
 from minijax.interpreters.ad import Zero, is_undefined_primal
 from minijax.jaxpr import ClosedJaxpr, eval_closed_jaxpr
 from minijax.jaxpr_parse import param_constructors
+from minijax.primitives.checkify import refuse_staged_checks
 from minijax.primitives.common import standard_primitive
 from minijax.primitives.elementwise import neg_p
 
@@ -96,6 +97,7 @@ def _eager(backend: Any, arrays: Sequence[Any], params: dict[str, Any]) -> list[
     # Each call traces new jaxprs: run the solve op by op rather than
     # compiling a program per call (as eager cond does).
     const_lengths, jaxprs = params["const_lengths"], params["jaxprs"]
+    refuse_staged_checks(j.jaxpr for j in jaxprs if j is not None)  # checkify (issue 20): as compiling would
     consts, b = split_linear_solve_args(arrays, const_lengths)
     outs = eval_closed_jaxpr(jaxprs.solve, *consts.solve, *b)
     avals = _abstract_eval(*(x.aval for x in arrays), const_lengths=const_lengths, jaxprs=jaxprs)

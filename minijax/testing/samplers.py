@@ -74,6 +74,7 @@ UNSAMPLED: dict[str, str] = {
     "debug_print": _CALLBACK,
     "pure_callback": _CALLBACK,
     "io_callback": _CALLBACK,
+    "check": "checkify's assertion: raises or refuses to compile; tested in tests/test_checkify.py",
     "psum": _COLLECTIVE,
     "pmax": _COLLECTIVE,
     "pmin": _COLLECTIVE,

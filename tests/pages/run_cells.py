@@ -159,6 +159,7 @@ def main() -> None:
     parser.add_argument("cells", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--as-minijax", action="store_true")
+    # A page whose cells show errors on purpose (checkify's) runs on after a cell's error.
     args = parser.parse_args()
 
     import matplotlib
