@@ -101,6 +101,17 @@ from minijax.transfers import (
 )
 from minijax.vectorization import vmap as vmap
 
+# sharding (issue 17): jax.sharding, meshes, sharded arrays, shard_map
+from minijax import sharding as sharding  # noqa: E402
+from minijax.sharding import (  # noqa: E402
+    PartitionSpec as P,
+    make_array_from_callback as make_array_from_callback,
+    make_array_from_single_device_arrays as make_array_from_single_device_arrays,
+    make_mesh as make_mesh,
+    reshard as reshard,
+    set_mesh as set_mesh,
+)
+
 __version__ = "0.1.0"
 # JAX's tuple form of the version, for version checks (``__version_info__ >= (0, 4)``).
 __version_info__ = tuple(int(part) for part in __version__.split("."))

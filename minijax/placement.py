@@ -19,8 +19,9 @@ import numpy as np
 from minijax import core, transfers, tree_util
 from minijax.array import Array, device_put_value, put_on
 from minijax.backend import Backend, Device, default_device, default_device_of, resolve_device
+from minijax.mesh import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
 
-__all__ = ["deleted_error", "device_put", "placement", "to_device"]
+__all__ = ["deleted_error", "device_put", "placement", "put_sharded", "resolve_sharding", "to_device"]
 
 
 def deleted_error(x: Array) -> RuntimeError:
@@ -95,6 +96,13 @@ def device_put(
     where they are).
     """
     del src
+    if isinstance(device, (Sharding, PartitionSpec)):
+        sharding = resolve_sharding(device, "device_put")
+        if isinstance(sharding, SingleDeviceSharding):
+            device = sharding._device
+        else:
+            with transfers.explicit_transfers():
+                return tree_util.tree_map(lambda leaf: put_sharded(leaf, sharding, donate), x)
     target = None if device is None else resolve_device(device)
 
     def put(leaf: Any) -> Any:
@@ -121,3 +129,48 @@ def device_put(
 
     with transfers.explicit_transfers():
         return tree_util.tree_map(put, x)
+
+
+def resolve_sharding(spec: Sharding | PartitionSpec, what: str) -> Sharding:
+    """A Sharding, or a PartitionSpec over the mesh ``jax.set_mesh`` set."""
+    if isinstance(spec, Sharding):
+        return spec
+    mesh = get_mesh()
+    if mesh.empty:
+        raise ValueError(
+            f"{what}: got the PartitionSpec {spec!r} but no mesh is set. Pass a jax.sharding.NamedSharding(mesh, spec), "
+            "or set a mesh with jax.set_mesh(mesh)."
+        )
+    return NamedSharding(mesh, spec)
+
+
+def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
+    """``x`` laid out as ``sharding`` says: its value whole on the sharding's first device
+    (minijax executes on one device), committed, with the sharding recorded for its shards."""
+    if isinstance(x, core.Tracer):
+        return x
+    if isinstance(sharding, SingleDeviceSharding):
+        return device_put(x, sharding._device, donate=donate)
+    aval = core.get_aval(x)
+    if isinstance(sharding, NamedSharding):
+        try:
+            sharding.check_compatible(aval.shape)
+        except ValueError as e:
+            if len(sharding.spec) > aval.ndim:
+                raise ValueError(
+                    f"One of device_put args is incompatible with its sharding annotation {sharding!r}: {e}"
+                ) from None
+            raise
+    first = sharding._device_assignment[0]
+    if type(x) is Array:
+        if x._buf is None:
+            raise deleted_error(x)
+        buf = x._buf if x._device is first else put_on(first, np.asarray(x._value))
+        out = Array(buf, x.aval, first.backend, first, True)
+        if donate and out._buf is not x._buf:
+            x.delete()
+    else:
+        out = device_put_value(x, device=first)
+        out._committed = True
+    out._sharding = sharding
+    return out

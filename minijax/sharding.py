@@ -1,0 +1,148 @@
+"""``minijax.sharding`` (``jax.sharding``): meshes, partition specs, shardings, and
+the functions that lay arrays out by them.
+
+The classes live in ``minijax.mesh`` (below the arrays that carry them); this
+module adds what needs arrays: ``reshard``, ``make_array_from_callback``,
+``make_array_from_single_device_arrays``.
+
+minijax executes on one device: a sharded array's value is kept whole and its
+shards are derived from its sharding, so every value is JAX's
+(docs/parallelism.md says what runs where).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from minijax import core, tree_util
+from minijax.array import Array
+from minijax.backend import Device
+from minijax.mesh import (
+    AbstractMesh as AbstractMesh,
+    AxisType as AxisType,
+    DuplicateSpecError as DuplicateSpecError,
+    Mesh as Mesh,
+    NamedSharding as NamedSharding,
+    PartitionSpec as PartitionSpec,
+    Sharding as Sharding,
+    SingleDeviceSharding as SingleDeviceSharding,
+    get_abstract_mesh as get_abstract_mesh,
+    get_mesh as get_mesh,
+    make_mesh as make_mesh,
+    set_mesh as set_mesh,
+    use_abstract_mesh as use_abstract_mesh,
+    use_mesh as use_mesh,
+)
+from minijax.placement import put_sharded, resolve_sharding
+
+__all__ = [
+    "AbstractMesh",
+    "AxisType",
+    "Mesh",
+    "NamedSharding",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+    "get_abstract_mesh",
+    "get_mesh",
+    "make_array_from_callback",
+    "make_array_from_single_device_arrays",
+    "make_single_device_sharding",
+    "reshard",
+    "set_mesh",
+    "use_abstract_mesh",
+    "with_sharding_constraint",
+]
+
+
+def make_single_device_sharding(device: Device) -> SingleDeviceSharding:
+    return SingleDeviceSharding(device)
+
+
+def _lay_out(x: Any, shardings: Any, what: str) -> Any:
+    """Each leaf of ``x`` laid out by its sharding (one for all leaves, or a matching pytree)."""
+    if isinstance(shardings, (Sharding, PartitionSpec)):
+        resolved = resolve_sharding(shardings, what)
+        return tree_util.tree_map(lambda leaf: _place(leaf, resolved), x)
+    leaves, tree = tree_util.tree_flatten(x)
+    specs = tree.flatten_up_to(shardings)
+    return tree_util.tree_unflatten(tree, [_place(v, resolve_sharding(s, what)) for v, s in zip(leaves, specs)])
+
+
+def _place(leaf: Any, sharding: Sharding) -> Any:
+    # Under a transformation the value is unchanged: minijax traces carry no shardings.
+    if isinstance(leaf, core.Tracer):
+        return leaf
+    return put_sharded(leaf, sharding)
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """``xs`` laid out by ``out_shardings`` (a Sharding, a PartitionSpec over the current mesh, or a pytree of them)."""
+    return _lay_out(xs, out_shardings, "reshard")
+
+
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """``lax.with_sharding_constraint``: ``x`` with the given layout (the value is unchanged)."""
+    return _lay_out(x, shardings, "with_sharding_constraint")
+
+
+def _block_shape(index: tuple[slice, ...], shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(len(range(*s.indices(n))) for s, n in zip(index, shape))
+
+
+def make_array_from_callback(
+    shape: Sequence[int], sharding: Sharding, data_callback: Callable[[tuple[slice, ...]], Any],
+    dtype: Any = None,
+) -> Array:  # fmt: skip
+    """The array of ``shape`` whose block at each device's index is ``data_callback(index)``."""
+    shape = tuple(int(d) for d in shape)
+    if isinstance(sharding, NamedSharding):
+        sharding.check_compatible(shape)
+    indices = sharding.devices_indices_map(shape)
+    whole: np.ndarray[Any, Any] | None = None
+    for index in indices.values():
+        block = np.asarray(data_callback(index), dtype=dtype)
+        if block.shape != _block_shape(index, shape):
+            raise ValueError(
+                f"make_array_from_callback: the callback returned an array of shape {block.shape} for index {index}, "
+                f"but the sharding's block there has shape {_block_shape(index, shape)}"
+            )
+        if whole is None:
+            whole = np.empty(shape, block.dtype)
+        whole[index] = block
+    assert whole is not None  # a sharding has at least one device
+    return put_sharded(whole, sharding)  # type: ignore[no-any-return]
+
+
+def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Sharding, arrays: Sequence[Any], *,
+                                         dtype: Any = None) -> Array:  # fmt: skip
+    """The array of ``shape`` made of one block per device of ``sharding``, in its device order."""
+    shape = tuple(int(d) for d in shape)
+    indices = sharding.devices_indices_map(shape)
+    if len(arrays) != len(indices):
+        raise ValueError(
+            f"make_array_from_single_device_arrays: the sharding has {len(indices)} addressable devices "
+            f"but {len(arrays)} arrays were given; pass one array per device, in the order of "
+            "sharding.addressable_devices_indices_map(shape)."
+        )
+    whole: np.ndarray[Any, Any] | None = None
+    for (device, index), array in zip(indices.items(), arrays):
+        if isinstance(array, Array) and array._device is not device:
+            raise ValueError(
+                f"make_array_from_single_device_arrays: the array for {device!r} is on {array._device!r}; "
+                "put each array on its device first (jax.device_put(a, device))."
+            )
+        block = np.asarray(array, dtype=dtype)
+        if block.shape != _block_shape(index, shape):
+            raise ValueError(
+                f"make_array_from_single_device_arrays: expected an array of shape {_block_shape(index, shape)} "
+                f"for {device!r} (index {index}), got {block.shape}"
+            )
+        if whole is None:
+            whole = np.empty(shape, block.dtype)
+        whole[index] = block
+    assert whole is not None
+    return put_sharded(whole, sharding)  # type: ignore[no-any-return]
