@@ -103,6 +103,7 @@ from minijax.vectorization import vmap as vmap
 
 # sharding (issue 17): jax.sharding, meshes, sharded arrays, shard_map
 from minijax import sharding as sharding  # noqa: E402
+from minijax.shard_map import shard_map as shard_map  # noqa: E402
 from minijax.sharding import (  # noqa: E402
     PartitionSpec as P,
     make_array_from_callback as make_array_from_callback,
