@@ -38,11 +38,16 @@ def eight_devices(backend_name: str) -> list[Device]:
 _made: dict[str, list[Device]] = {}
 
 
-@pytest.fixture
-def devices(backend_name: str) -> list[Device]:
-    if backend_name not in _made:  # one backend per kind for the module: clients are not free
+def eight(backend_name: str) -> list[Device]:
+    """The 8 devices of this kind of backend, made once (clients are not free)."""
+    if backend_name not in _made:
         _made[backend_name] = eight_devices(backend_name)
     return _made[backend_name]
+
+
+@pytest.fixture
+def devices(backend_name: str) -> list[Device]:
+    return eight(backend_name)
 
 
 def auto_mesh(devices: list[Device], shape: tuple[int, ...] = (2, 4), names: tuple[str, ...] = ("x", "y")) -> Mesh:
