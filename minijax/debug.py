@@ -265,14 +265,15 @@ def visualize_sharding(shape: Sequence[int], sharding: Sharding, *, use_color: b
             height = 1 if height_frac is None else int(height_frac * height_unit)
             left, extra = divmod(width - len(label) - 2, 2)
             top, extra_v = divmod(height - 2, 2)
-            pad = [top, left + extra, top + extra_v, left]
+            pad = (top, left + extra, top + extra_v, left)
             style = rich.style.Style()
             if colors is not None:
-                pad = [p + 1 for p in pad]
+                pad = (pad[0] + 1, pad[1] + 1, pad[2] + 1, pad[3] + 1)
                 background = colors[(r * cols + c) % len(colors)]
                 style = rich.style.Style(bgcolor=background, color="black")
             row.append(rich.padding.Padding(rich.align.Align(label, "center", vertical="middle"),
-                                            tuple(max(p, 0) for p in pad), style=style))  # fmt: skip
+                                            (max(pad[0], 0), max(pad[1], 0), max(pad[2], 0), max(pad[3], 0)),
+                                            style=style))  # fmt: skip
         table.add_row(*row)
     console.print(table, end="\n\n")
 

@@ -287,7 +287,8 @@ class Mesh:
 
     @property
     def device_ids(self) -> np.ndarray[Any, Any]:
-        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+        ids: np.ndarray[Any, Any] = np.array([d.id for d in self.devices.flat], dtype=int).reshape(self.devices.shape)
+        return ids
 
     @property
     def local_devices(self) -> list[Device]:
@@ -607,7 +608,7 @@ class NamedSharding(Sharding):
             for a in mesh.axis_names:
                 if a not in used:
                     replica = replica * sizes[a] + coord[a]
-            device = mesh.devices[pos]
+            device: Device = mesh.devices.item(pos)
             indices[device] = tuple(index)
             replicas[device] = replica
         return indices, replicas

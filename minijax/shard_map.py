@@ -184,7 +184,7 @@ class _ShardMap:
                 return f"the passed args[{i}]{bound}, has shape {aval.str_short(short_dtypes=False)}"
 
             self._check_spec(spec, aval.shape, "in_specs", describe)
-            self._check_divisible(spec, aval.shape, lambda d=describe: d().replace(", has shape", " of shape"))
+            self._check_divisible(spec, aval.shape, functools.partial(_reworded, describe))
             if in_specs is not None:
                 self._check_explicit(x, spec)
         stacked = [self._stack(x, spec) for x, spec in zip(flat, specs)]
@@ -197,8 +197,7 @@ class _ShardMap:
             ospecs = _broadcast_specs("shard_map out_specs", out_specs, out)
             for leaf, spec in zip(leaves, ospecs):
                 aval = core.get_aval(leaf)
-                self._check_spec(spec, aval.shape, "out_specs",
-                                 lambda a=aval: f"{fun_name(self.f)}(*args) has shape {a.str_short(short_dtypes=False)}")  # fmt: skip
+                self._check_spec(spec, aval.shape, "out_specs", functools.partial(self._describe_output, aval))
             out_tree_box.append(tree)
             out_specs_box.append(ospecs)
             return leaves
@@ -210,6 +209,9 @@ class _ShardMap:
             results = [v if isinstance(v, core.Tracer) else put_sharded(v, NamedSharding(self.mesh, spec))
                        for v, spec in zip(results, ospecs)]  # fmt: skip
         return tree_util.tree_unflatten(out_tree_box[0], results)
+
+    def _describe_output(self, aval: core.ShapedArray) -> str:
+        return f"{fun_name(self.f)}(*args) has shape {aval.str_short(short_dtypes=False)}"
 
     def _nest(self, level: int, body: Callable[..., list[Any]], args: list[Any], specs: list[PartitionSpec],
               out_specs_box: list[list[PartitionSpec]]) -> list[Any]:  # fmt: skip
@@ -272,6 +274,10 @@ class _ShardMap:
         if not used:
             return v
         return reshape(transpose(v, tuple(order)), tuple(merged))
+
+
+def _reworded(describe: Callable[[], str]) -> str:
+    return describe().replace(", has shape", " of shape")
 
 
 def _broadcast_specs(what: str, specs: Any, tree: Any) -> list[PartitionSpec]:

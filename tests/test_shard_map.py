@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from test_sharding import auto_mesh, devices as devices, eight  # noqa: F401  (devices: the fixture)
 
 import minijax as jax
 import minijax.numpy as jnp
 from minijax.backend import Device
 from minijax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
-from test_sharding import auto_mesh, devices as devices, eight  # noqa: F401  (devices: the fixture)
 
 X = np.arange(32, dtype=np.float32).reshape(8, 4)
 
@@ -59,8 +59,9 @@ def test_collectives_across_blocks(devices: list[Device]) -> None:
     mesh = auto_mesh(devices, (4,), ("i",))
     x = np.arange(16, dtype=np.float32).reshape(4, 4)
 
-    def run(body: Any, arg: Any = x, out: Any = P("i")) -> np.ndarray[Any, Any]:
-        return np.asarray(jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=out)(arg))
+    def run(body: Any, arg: Any = x, out: Any = None) -> np.ndarray[Any, Any]:
+        out_specs = P("i") if out is None else out
+        return np.asarray(jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=out_specs)(arg))
 
     shifted = run(lambda b: jax.lax.ppermute(b, "i", [(0, 1), (1, 2), (2, 0)]))
     np.testing.assert_array_equal(shifted, np.stack([x[2], x[0], x[1], np.zeros(4)]))
