@@ -63,6 +63,10 @@ class DuplicateSpecError(Exception):
     """A mesh axis named twice in one PartitionSpec."""
 
 
+class IndivisibleError(ValueError):
+    """An array dimension its mesh axes do not divide evenly."""
+
+
 # --- PartitionSpec -------------------------------------------------------------------
 
 
@@ -575,8 +579,17 @@ class NamedSharding(Sharding):
                 f"but was applied to a value of rank {len(shape)}."
             )
         sizes = self.mesh.shape
+        kinds = dict(zip(self.mesh.axis_names, self.mesh.axis_types))
         for dim, entry in enumerate(self.spec):
             parts = math.prod(sizes[a] for a in _entry_axes(entry))
+            if shape[dim] % parts and not any(kinds[a] is AxisType.Explicit for a in _entry_axes(entry)):
+                tiling = [math.prod(sizes[a] for a in _entry_axes(self.spec[d] if d < len(self.spec) else None))
+                          for d in range(len(shape))]  # fmt: skip
+                raise IndivisibleError(
+                    f"Sharding {self!r} implies that array axis {dim} is partitioned {parts} times, but the dimension "
+                    f"size is {shape[dim]} (full shape: {tuple(shape)}, per-dimension tiling factors: {tiling} should "
+                    "evenly divide the shape)"
+                )
             if shape[dim] % parts:
                 raise ValueError(
                     f"Sharding spec {entry if isinstance(entry, tuple) else (entry,)!r} implies that array axis {dim} is "

@@ -81,6 +81,17 @@ def _place(leaf: Any, sharding: Sharding) -> Any:
 
 def reshard(xs: Any, out_shardings: Any) -> Any:
     """``xs`` laid out by ``out_shardings`` (a Sharding, a PartitionSpec over the current mesh, or a pytree of them)."""
+    for spec in tree_util.tree_leaves(out_shardings, is_leaf=lambda s: isinstance(s, PartitionSpec)):
+        if isinstance(spec, PartitionSpec):
+            mesh = get_abstract_mesh()
+            kinds = dict(zip(mesh.axis_names, mesh.axis_types))
+            for name in spec.axis_names():
+                if kinds.get(name, AxisType.Explicit) is not AxisType.Explicit:
+                    raise ValueError(
+                        "PartitionSpec passed to reshard cannot contain axis names that are of type Auto or Manual. "
+                        f"Got PartitionSpec: {spec!r} with axis name: {name} of type: AxisType.{kinds[name].name}. "
+                        "Make the mesh axis Explicit (jax.make_mesh(..., axis_types=...)), or pass a NamedSharding."
+                    )
     return _lay_out(xs, out_shardings, "reshard")
 
 

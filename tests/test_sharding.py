@@ -94,8 +94,12 @@ def test_mesh_and_spec_errors(devices: list[Device]) -> None:
     with pytest.raises(Exception, match=r"duplicate entries for `x`") as e:
         NamedSharding(mesh, P("x", "x"))
     assert type(e.value).__name__ == "DuplicateSpecError"
-    with pytest.raises(ValueError, match=r"partitioned 2 times, but does not evenly divide the dimension size 3"):
+    with pytest.raises(ValueError, match=r"partitioned 2 times, but the dimension size is 3") as e:
         jax.device_put(np.zeros((3, 4)), NamedSharding(mesh, P("x")))
+    assert type(e.value).__name__ == "IndivisibleError"
+    explicit = jax.make_mesh((2, 4), ("x", "y"), devices=devices)
+    with pytest.raises(ValueError, match=r"partitioned 2 times, but does not evenly divide the dimension size 3"):
+        jax.device_put(np.zeros((3, 4)), NamedSharding(explicit, P("x")))
     with pytest.raises(ValueError, match=r"only valid for values of rank at least 2, but was applied to a value of rank 1"):
         jax.device_put(np.zeros(4), NamedSharding(mesh, P("x", None)))
 
