@@ -173,8 +173,13 @@ def test_jit_shardings_reshard_and_constraints(devices: list[Device]) -> None:
     assert out.sharding == NamedSharding(mesh, P("x", "y"))
     with jax.set_mesh(mesh):
         assert jax.jit(lambda v: v + 1, out_shardings=P("y"))(X).sharding == NamedSharding(mesh, P("y"))
+        with pytest.raises(ValueError, match="reshard cannot contain axis names that are of type Auto or Manual"):
+            jax.reshard(X, P("x"))
+    explicit = jax.make_mesh((2, 4), ("x", "y"), devices=devices)
+    with jax.set_mesh(explicit):
         moved = jax.reshard(np.ones((8, 8)), P(None, ("x", "y")))
     assert moved.addressable_shards[7].index == (slice(None), slice(7, 8))
+    assert str(jax.typeof(moved)) == "float32[8,8@(x,y)]"
     constrained = jax.jit(lambda v: jax.lax.with_sharding_constraint(v * 2, rows))(X)
     np.testing.assert_array_equal(np.asarray(constrained), X * 2)
     assert jax.lax.with_sharding_constraint(X, rows).sharding == rows
