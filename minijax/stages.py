@@ -964,6 +964,13 @@ def jit(
         if value is not None:
             raise NotImplementedError(f"jit({name}=...) is not supported by minijax yet")
 
+    for name, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+        for leaf in tree_util.tree_leaves(value, is_leaf=lambda v: isinstance(v, (Sharding, PartitionSpec))):
+            if not isinstance(leaf, (Sharding, PartitionSpec)):
+                raise TypeError(
+                    f"{name} leaf specifications are expected to be PartitionSpec instances or None, but got {leaf}"
+                )
+
     def wrap(f: Callable[..., Any]) -> Jitted:
         cls = Jitted if in_shardings is None and out_shardings is None else _ShardedJitted
         jitted = cls(
