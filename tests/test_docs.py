@@ -64,6 +64,7 @@ TRANSLATED = [
     "custom-interpreters.md",  # extend (issue 20)
     "checkpointing.md",  # remat (issue 20)
     "aot.md",  # stagesx (issue 20)
+    "parallelism.md",  # sharding (issue 17)
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's
