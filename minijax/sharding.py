@@ -46,6 +46,8 @@ __all__ = [
     "PartitionSpec",
     "Sharding",
     "SingleDeviceSharding",
+    "auto_axes",
+    "explicit_axes",
     "get_abstract_mesh",
     "get_mesh",
     "make_array_from_callback",
@@ -98,6 +100,45 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``lax.with_sharding_constraint``: ``x`` with the given layout (the value is unchanged)."""
     return _lay_out(x, shardings, "with_sharding_constraint")
+
+
+def _with_mesh_spec(shardings: Any) -> Any:
+    """``shardings`` with each bare PartitionSpec made a NamedSharding over the current mesh."""
+    return tree_util.tree_map(
+        lambda s: resolve_sharding(s, "auto_axes") if isinstance(s, PartitionSpec) else s, shardings,
+        is_leaf=lambda s: isinstance(s, PartitionSpec),
+    )
+
+
+def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_sharding: Any = None) -> Any:
+    """``f`` with mesh axes ``axes`` treated as Auto inside, its results laid out as ``out_sharding``.
+
+    minijax's traces carry no shardings, so inside ``f`` nothing changes; the
+    results are laid out as asked (on concrete values)."""
+    if f is None:
+        return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
+    fun = f
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        out = fun(*args, **kwargs)
+        return out if out_sharding is None else _lay_out(out, _with_mesh_spec(out_sharding), "auto_axes")
+
+    return wrapped
+
+
+def explicit_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, in_sharding: Any = None) -> Any:
+    """``f`` with mesh axes ``axes`` Explicit inside, its arguments laid out as ``in_sharding`` first."""
+    if f is None:
+        return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
+    fun = f
+
+    def wrapped(*args: Any) -> Any:
+        if in_sharding is not None:
+            args = _lay_out(args, _with_mesh_spec(in_sharding if isinstance(in_sharding, tuple) else (in_sharding,) * len(args)),
+                            "explicit_axes")  # fmt: skip
+        return fun(*args)
+
+    return wrapped
 
 
 def _block_shape(index: tuple[slice, ...], shape: Sequence[int]) -> tuple[int, ...]:

@@ -249,3 +249,17 @@ def test_numpy_backend_simulates_the_host_device_count(monkeypatch: pytest.Monke
     assert [repr(d) for d in NumpyBackend().devices()] == [f"CpuDevice(id={i})" for i in range(4)]
     monkeypatch.setenv("XLA_FLAGS", "")
     assert host_device_count() == 1
+
+
+def test_auto_and_explicit_axes_lay_out_results_and_arguments(devices: list[Device]) -> None:
+    from minijax.sharding import auto_axes, explicit_axes
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devices)
+    with jax.set_mesh(mesh):
+        x = jax.device_put(X, P("x", "y"))
+        doubled = auto_axes(lambda a: a * 2, out_sharding=P("x", None))(x)
+        assert str(jax.typeof(doubled)) == "float32[8@x,4]"
+        np.testing.assert_array_equal(np.asarray(doubled), X * 2)
+        seen: list[Any] = []
+        explicit_axes(lambda a: seen.append(a.sharding) or a, in_sharding=P(None, "y"))(x)
+        assert seen == [NamedSharding(mesh, P(None, "y"))]
