@@ -96,6 +96,11 @@ def device_put(
     where they are).
     """
     del src
+    if isinstance(device, (list, tuple, dict)):  # a tree of devices/shardings, a prefix of x's
+        targets, spec_tree = tree_util.tree_flatten(device, is_leaf=lambda d: not isinstance(d, (list, tuple, dict)))
+        subtrees = spec_tree.flatten_up_to(x)
+        placed = [device_put(sub, target, donate=donate, may_alias=may_alias) for sub, target in zip(subtrees, targets)]
+        return tree_util.tree_unflatten(spec_tree, placed)
     if isinstance(device, (Sharding, PartitionSpec)):
         sharding = resolve_sharding(device, "device_put")
         if isinstance(sharding, SingleDeviceSharding):

@@ -263,3 +263,12 @@ def test_auto_and_explicit_axes_lay_out_results_and_arguments(devices: list[Devi
         seen: list[Any] = []
         explicit_axes(lambda a: seen.append(a.sharding) or a, in_sharding=P(None, "y"))(x)
         assert seen == [NamedSharding(mesh, P(None, "y"))]
+
+
+def test_device_put_takes_a_tree_of_shardings(devices: list[Device]) -> None:
+    mesh = jax.make_mesh((8,), ("x",), devices=devices)
+    rows, whole = NamedSharding(mesh, P("x")), NamedSharding(mesh, P())
+    (a, b), c = jax.device_put(((np.ones(8), np.ones(16)), np.ones((8, 2))), (rows, whole))
+    assert (a.sharding, b.sharding, c.sharding) == (rows, rows, whole)
+    placed = jax.device_put({"w": np.ones(3)}, {"w": devices[3]})
+    assert placed["w"].devices() == {devices[3]}
