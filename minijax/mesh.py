@@ -42,7 +42,6 @@ __all__ = [
     "make_mesh",
     "set_mesh",
     "use_abstract_mesh",
-    "use_mesh",
 ]
 
 Index = tuple[slice, ...]
@@ -337,7 +336,7 @@ class Mesh:
 
     def __repr__(self) -> str:
         if self.empty:
-            return "Mesh(axis_sizes=(), axis_names=(), axis_types=())"
+            return "Mesh(axis_sizes=(), axis_names=())"
         return f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, axis_types={self.axis_types!r})"
 
     def __str__(self) -> str:
@@ -420,9 +419,6 @@ def set_mesh(mesh: Mesh) -> contextlib.AbstractContextManager[Any]:
         _state.mesh, _state.abstract = old_mesh, old_abstract
 
     return _Restore(now, restore, mesh)
-
-
-use_mesh = set_mesh
 
 
 @contextlib.contextmanager

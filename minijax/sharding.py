@@ -34,7 +34,6 @@ from minijax.mesh import (
     make_mesh as make_mesh,
     set_mesh as set_mesh,
     use_abstract_mesh as use_abstract_mesh,
-    use_mesh as use_mesh,
 )
 from minijax.placement import put_sharded, resolve_sharding
 

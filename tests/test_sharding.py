@@ -150,7 +150,7 @@ def test_set_mesh_as_setter_and_context(devices: list[Device]) -> None:
         with jax.sharding.use_abstract_mesh(AbstractMesh((8,), ("z",))):
             assert jax.sharding.get_abstract_mesh().axis_names == ("z",)
         assert jax.sharding.get_abstract_mesh() == mesh.abstract_mesh
-    assert jax.sharding.get_mesh().empty
+    assert jax.sharding.get_mesh().empty and repr(jax.sharding.get_mesh()) == "Mesh(axis_sizes=(), axis_names=())"
     with mesh:
         assert jax.sharding.get_mesh() is mesh
     jax.set_mesh(mesh)  # the setter form
