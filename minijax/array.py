@@ -346,7 +346,10 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         return self.addressable_shards[index].data
 
     @property
-    def device(self) -> Device:
+    def device(self) -> Device | Sharding:
+        """The array's device; for an array over several devices, its sharding (as in JAX)."""
+        if self._sharding is not None and self._sharding.num_devices > 1:
+            return self._sharding
         return self._device
 
     @property

@@ -112,6 +112,7 @@ def test_device_put_with_a_named_sharding_derives_the_shards(devices: list[Devic
     sharding = NamedSharding(mesh, P("x", "y"))
     x = jax.device_put(X, sharding)
     assert x.sharding == sharding and x.devices() == set(devices) and not x.is_fully_replicated
+    assert x.device == sharding and x.committed  # JAX's .device of a multi-device array is its sharding
     np.testing.assert_array_equal(np.asarray(x), X)
     shards = x.addressable_shards
     assert [s.device for s in shards] == devices
