@@ -21,7 +21,7 @@ from minijax.array import Array, device_put_value, put_on
 from minijax.backend import Backend, Device, default_device, default_device_of, resolve_device
 from minijax.mesh import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
 
-__all__ = ["deleted_error", "device_put", "placement", "put_sharded", "resolve_sharding", "to_device"]
+__all__ = ["deleted_error", "device_put", "lay_out", "placement", "put_sharded", "resolve_sharding", "to_device"]
 
 
 def deleted_error(x: Array) -> RuntimeError:
@@ -179,3 +179,29 @@ def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
         out._committed = True
     out._sharding = sharding
     return out
+
+
+def lay_out(tree: Any, shardings: Any, what: str) -> Any:
+    """``tree`` with each leaf laid out by the sharding of the subtree it is in: ``shardings``
+    is a prefix of ``tree``'s structure whose leaves are Shardings, PartitionSpecs (over the
+    current mesh) or None (that subtree as it is). Traced values are left alone: minijax's
+    traces carry no shardings."""
+
+    def is_spec(s: Any) -> bool:
+        return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_spec)
+    try:
+        subtrees = spec_tree.flatten_up_to(tree)
+    except Exception:
+        raise ValueError(
+            f"{what}: the shardings {shardings!r} do not match the structure of the value, "
+            f"{tree_util.tree_structure(tree)}: give one sharding, or a prefix of the value's structure."
+        ) from None
+    out = []
+    for spec, sub in zip(specs, subtrees):
+        if spec is not None:
+            sharding = resolve_sharding(spec, what)
+            sub = tree_util.tree_map(lambda v, s=sharding: v if isinstance(v, core.Tracer) else put_sharded(v, s), sub)
+        out.append(sub)
+    return tree_util.tree_unflatten(spec_tree, out)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import core, tree_util
+from minijax import tree_util
 from minijax.array import Array
 from minijax.backend import Device
 from minijax.mesh import (
@@ -35,7 +35,7 @@ from minijax.mesh import (
     set_mesh as set_mesh,
     use_abstract_mesh as use_abstract_mesh,
 )
-from minijax.placement import put_sharded, resolve_sharding
+from minijax.placement import lay_out, put_sharded, resolve_sharding
 
 __all__ = [
     "AbstractMesh",
@@ -63,23 +63,6 @@ def make_single_device_sharding(device: Device) -> SingleDeviceSharding:
     return SingleDeviceSharding(device)
 
 
-def _lay_out(x: Any, shardings: Any, what: str) -> Any:
-    """Each leaf of ``x`` laid out by its sharding (one for all leaves, or a matching pytree)."""
-    if isinstance(shardings, (Sharding, PartitionSpec)):
-        resolved = resolve_sharding(shardings, what)
-        return tree_util.tree_map(lambda leaf: _place(leaf, resolved), x)
-    leaves, tree = tree_util.tree_flatten(x)
-    specs = tree.flatten_up_to(shardings)
-    return tree_util.tree_unflatten(tree, [_place(v, resolve_sharding(s, what)) for v, s in zip(leaves, specs)])
-
-
-def _place(leaf: Any, sharding: Sharding) -> Any:
-    # Under a transformation the value is unchanged: minijax traces carry no shardings.
-    if isinstance(leaf, core.Tracer):
-        return leaf
-    return put_sharded(leaf, sharding)
-
-
 def reshard(xs: Any, out_shardings: Any) -> Any:
     """``xs`` laid out by ``out_shardings`` (a Sharding, a PartitionSpec over the current mesh, or a pytree of them)."""
     for spec in tree_util.tree_leaves(out_shardings, is_leaf=lambda s: isinstance(s, PartitionSpec)):
@@ -93,12 +76,12 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
                         f"Got PartitionSpec: {spec!r} with axis name: {name} of type: AxisType.{kinds[name].name}. "
                         "Make the mesh axis Explicit (jax.make_mesh(..., axis_types=...)), or pass a NamedSharding."
                     )
-    return _lay_out(xs, out_shardings, "reshard")
+    return lay_out(xs, out_shardings, "reshard")
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``lax.with_sharding_constraint``: ``x`` with the given layout (the value is unchanged)."""
-    return _lay_out(x, shardings, "with_sharding_constraint")
+    return lay_out(x, shardings, "with_sharding_constraint")
 
 
 def _with_mesh_spec(shardings: Any) -> Any:
@@ -120,7 +103,7 @@ def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_s
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         out = fun(*args, **kwargs)
-        return out if out_sharding is None else _lay_out(out, _with_mesh_spec(out_sharding), "auto_axes")
+        return out if out_sharding is None else lay_out(out, _with_mesh_spec(out_sharding), "auto_axes")
 
     return wrapped
 
@@ -133,7 +116,7 @@ def explicit_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, i
 
     def wrapped(*args: Any) -> Any:
         if in_sharding is not None:
-            args = _lay_out(args, _with_mesh_spec(in_sharding if isinstance(in_sharding, tuple) else (in_sharding,) * len(args)),
+            args = lay_out(args, _with_mesh_spec(in_sharding if isinstance(in_sharding, tuple) else (in_sharding,) * len(args)),
                             "explicit_axes")  # fmt: skip
         return fun(*args)
 

@@ -52,7 +52,7 @@ from minijax.interpreters.tracing import (
 )
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.mesh import PartitionSpec, Sharding
-from minijax.placement import placement, put_sharded, resolve_sharding, to_device
+from minijax.placement import lay_out, placement, to_device
 from minijax.primitives.calls import jit_p
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Jitted", "Lowered", "Traced", "Wrapped", "clear_caches", "jit"]
@@ -1004,20 +1004,8 @@ class _ShardedJitted(Jitted):
             args = _lay_out_args(args, self._in_shardings, self.static_argnums)
         out = super().__call__(*args, **kwargs)
         if self._out_shardings is not None:
-            out = _lay_out_tree(out, self._out_shardings)
+            out = lay_out(out, self._out_shardings, "jit out_shardings")
         return out
-
-
-def _lay_out_tree(tree: Any, shardings: Any) -> Any:
-    if isinstance(shardings, (Sharding, PartitionSpec)):
-        sharding = resolve_sharding(shardings, "jit")
-        return tree_util.tree_map(lambda v: v if isinstance(v, core.Tracer) else put_sharded(v, sharding), tree)
-    leaves, treedef = tree_util.tree_flatten(tree)
-    specs = treedef.flatten_up_to(shardings)
-    return tree_util.tree_unflatten(treedef, [
-        v if isinstance(v, core.Tracer) or s is None else put_sharded(v, resolve_sharding(s, "jit"))
-        for v, s in zip(leaves, specs)
-    ])
 
 
 def _lay_out_args(args: tuple[Any, ...], shardings: Any, static: tuple[int, ...]) -> tuple[Any, ...]:
@@ -1034,6 +1022,6 @@ def _lay_out_args(args: tuple[Any, ...], shardings: Any, static: tuple[int, ...]
     out = list(args)
     for i, spec in zip(positions, per_arg):
         if spec is not None:
-            out[i] = _lay_out_tree(args[i], spec)
+            out[i] = lay_out(args[i], spec, "jit in_shardings")
     return tuple(out)
 

@@ -273,3 +273,14 @@ def test_device_put_takes_a_tree_of_shardings(devices: list[Device]) -> None:
     assert (a.sharding, b.sharding, c.sharding) == (rows, rows, whole)
     placed = jax.device_put({"w": np.ones(3)}, {"w": devices[3]})
     assert placed["w"].devices() == {devices[3]}
+
+
+def test_shardings_are_a_prefix_of_the_values_structure(devices: list[Device]) -> None:
+    mesh = auto_mesh(devices)
+    rows = NamedSharding(mesh, P("x"))
+    out = jax.jit(lambda v: {"a": v, "b": (v, v)}, out_shardings={"a": rows, "b": None})(X)
+    assert out["a"].sharding == rows and not isinstance(out["b"][0].sharding, NamedSharding)
+    first, second = jax.reshard(((X, X), X), (NamedSharding(mesh, P(None, "y")), rows))
+    assert [a.sharding.spec for a in (*first, second)] == [P(None, "y"), P(None, "y"), P("x")]
+    with pytest.raises(ValueError, match="do not match the structure of the value"):
+        jax.jit(lambda v: v, out_shardings=(rows, rows))(X)
