@@ -208,3 +208,10 @@ def test_mesh_devices_are_used_in_order(devices: list[Device]) -> None:
     assert [s.device for s in placed.addressable_shards] == devices[::-1]
     for (i, j), shard in zip(itertools.product(range(2), range(4)), placed.addressable_shards):
         np.testing.assert_array_equal(np.asarray(shard.data), blocks(X, 2, 4)[i][j])
+
+
+def test_vmap_spmd_axis_name_inside_shard_map(devices: list[Device]) -> None:
+    mesh = auto_mesh(devices)
+    f = jax.shard_map(lambda b: jax.vmap(lambda r: jax.lax.psum(r, "y"), spmd_axis_name="x")(b),
+                      mesh=mesh, in_specs=P("x", "y"), out_specs=P("x"))  # fmt: skip
+    np.testing.assert_array_equal(np.asarray(f(X)), X.sum(1, keepdims=True))
