@@ -94,6 +94,7 @@ from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap
 from minijax.shard_map import shard_map as shard_map  # noqa: E402
 from minijax.sharding import (  # noqa: E402
+    NamedSharding as NamedSharding,
     PartitionSpec as P,  # noqa: F401  (jax.P)
     make_array_from_callback as make_array_from_callback,
     make_array_from_single_device_arrays as make_array_from_single_device_arrays,

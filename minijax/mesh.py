@@ -81,9 +81,9 @@ class PartitionSpec:
     """
 
     UNCONSTRAINED = _Unconstrained()
-    __slots__ = ("_partitions",)
+    __slots__ = ("_partitions", "unreduced", "reduced")
 
-    def __init__(self, *partitions: Any) -> None:
+    def __init__(self, *partitions: Any, unreduced: Any = frozenset(), reduced: Any = frozenset()) -> None:
         for p in partitions:
             if not (p is None or isinstance(p, str) or p is PartitionSpec.UNCONSTRAINED or (
                     isinstance(p, tuple) and all(isinstance(n, str) for n in p))):
@@ -94,6 +94,17 @@ class PartitionSpec:
             (p[0] if len(p) == 1 else p) if isinstance(p, tuple) and p else (None if p == () else p)
             for p in partitions
         )
+        # Axes over which each device holds a partial sum (unreduced) or a reduced copy: layouts
+        # of partial results, which minijax does not lay out yet (put_sharded refuses them).
+        self.unreduced: frozenset[str] = frozenset(unreduced)
+        self.reduced: frozenset[str] = frozenset(reduced)
+        for kind, names in (("unreduced", self.unreduced), ("reduced", self.reduced)):
+            overlap = names & set(self.axis_names())
+            if overlap:
+                raise ValueError(
+                    f"partitions cannot overlap with {kind} axes passed to PartitionSpec. Got partitions: "
+                    f"{tuple(self.axis_names())} and {kind} axes: {names}"
+                )
 
     def __len__(self) -> int:
         return len(self._partitions)
@@ -104,15 +115,23 @@ class PartitionSpec:
     def __iter__(self) -> Iterator[Any]:
         return iter(self._partitions)
 
+    def _key(self) -> tuple[Any, ...]:
+        return (self._partitions, self.unreduced, self.reduced)
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, PartitionSpec) and self._partitions == other._partitions
+        return isinstance(other, PartitionSpec) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash(("PartitionSpec", self._partitions))
+        return hash(("PartitionSpec", self._key()))
 
     def __repr__(self) -> str:
-        inner = ", ".join(repr(p) for p in self._partitions)
-        return f"P({inner},)" if len(self._partitions) == 1 else f"P({inner})"
+        parts = [repr(p) for p in self._partitions]
+        for kind, names in (("unreduced", self.unreduced), ("reduced", self.reduced)):
+            if names:
+                parts.append(f"{kind}={{{', '.join(repr(n) for n in sorted(names))}}}")
+        if len(parts) == 1 and len(self._partitions) == 1:
+            return f"P({parts[0]},)"
+        return f"P({', '.join(parts)})"
 
     def axis_names(self) -> list[str]:
         """Every mesh axis the spec names, in order."""

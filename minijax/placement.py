@@ -19,7 +19,16 @@ import numpy as np
 from minijax import core, transfers, tree_util
 from minijax.array import Array, device_put_value, put_on
 from minijax.backend import Backend, Device, default_device, default_device_of, resolve_device
-from minijax.mesh import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
+from minijax.mesh import (
+    AbstractMesh,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    get_abstract_mesh,
+    get_mesh,
+)
 
 __all__ = ["deleted_error", "device_put", "lay_out", "placement", "put_sharded", "resolve_sharding", "to_device"]
 
@@ -140,7 +149,10 @@ def resolve_sharding(spec: Sharding | PartitionSpec, what: str) -> Sharding:
     """A Sharding, or a PartitionSpec over the mesh ``jax.set_mesh`` set."""
     if isinstance(spec, Sharding):
         return spec
-    mesh = get_mesh()
+    abstract = get_abstract_mesh()
+    mesh: Mesh | AbstractMesh = get_mesh()
+    if abstract != mesh.abstract_mesh:  # use_abstract_mesh set one of its own: a layout for traced values
+        mesh = abstract
     if mesh.empty:
         raise ValueError(
             f"{what}: got the PartitionSpec {spec!r} but no mesh is set. Pass a jax.sharding.NamedSharding(mesh, spec), "
@@ -158,6 +170,11 @@ def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
         return device_put(x, sharding._device, donate=donate)
     aval = core.get_aval(x)
     if isinstance(sharding, NamedSharding):
+        if sharding.spec.unreduced or sharding.spec.reduced:
+            raise NotImplementedError(
+                f"{sharding.spec!r}: laying an array out with unreduced or reduced mesh axes (each device holding a "
+                "partial sum) is not supported by minijax yet; drop unreduced=/reduced= from the PartitionSpec."
+            )
         try:
             sharding.check_compatible(aval.shape)
         except ValueError as e:

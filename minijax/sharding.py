@@ -101,7 +101,7 @@ def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_s
         return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
     fun = f
 
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
+    def wrapped(*args: Any, out_sharding: Any = out_sharding, **kwargs: Any) -> Any:  # also given per call, as in JAX
         out = fun(*args, **kwargs)
         return out if out_sharding is None else lay_out(out, _with_mesh_spec(out_sharding), "auto_axes")
 
@@ -114,7 +114,7 @@ def explicit_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, i
         return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
     fun = f
 
-    def wrapped(*args: Any) -> Any:
+    def wrapped(*args: Any, in_sharding: Any = in_sharding) -> Any:  # also given per call, as in JAX
         if in_sharding is not None:
             args = lay_out(args, _with_mesh_spec(in_sharding if isinstance(in_sharding, tuple) else (in_sharding,) * len(args)),
                             "explicit_axes")  # fmt: skip

@@ -284,3 +284,30 @@ def test_shardings_are_a_prefix_of_the_values_structure(devices: list[Device]) -
     assert [a.sharding.spec for a in (*first, second)] == [P(None, "y"), P(None, "y"), P("x")]
     with pytest.raises(ValueError, match="do not match the structure of the value"):
         jax.jit(lambda v: v, out_shardings=(rows, rows))(X)
+
+
+def test_unreduced_specs_print_and_are_refused_clearly(devices: list[Device]) -> None:
+    spec = P("X", None, unreduced={"Y"})
+    assert repr(spec) == "P('X', None, unreduced={'Y'})" and spec.unreduced == frozenset({"Y"}) and spec != P("X", None)
+    with pytest.raises(ValueError, match="partitions cannot overlap with unreduced axes"):
+        P("X", unreduced={"X"})
+    mesh = jax.make_mesh((4, 2), ("X", "Y"), devices=devices)
+    with pytest.raises(NotImplementedError, match="unreduced or reduced mesh axes"):
+        jax.device_put(X, jax.NamedSharding(mesh, spec))
+
+
+def test_call_time_shardings_and_abstract_meshes(devices: list[Device]) -> None:
+    from minijax.sharding import auto_axes
+
+    mesh = jax.make_mesh((4, 2), ("X", "Y"), devices=devices)
+    with jax.set_mesh(mesh):
+        add = auto_axes(lambda a, b: a + b)
+        out = add(X, X, out_sharding=P("X", None))  # out_sharding given per call, as in JAX
+        assert out.sharding == NamedSharding(mesh, P("X", None))
+
+        @jax.jit
+        def f(v: Any) -> Any:
+            with jax.sharding.use_abstract_mesh(AbstractMesh((8,), ("A",), (AxisType.Explicit,))):
+                return jax.reshard(v, P("A", None)) * 2  # a spec over the abstract mesh, inside a trace
+
+        np.testing.assert_array_equal(np.asarray(f(X)), X * 2)
