@@ -171,6 +171,12 @@ class _ShardMap:
             if not core.is_array_like(x):
                 raise TypeError(f"shard_map: every argument leaf must be an array, got {type(x).__name__}")
         if in_specs is None:  # inferred from the arguments' own layouts
+            if any(isinstance(x, core.Tracer) for x in flat):
+                raise NotImplementedError(
+                    f"shard_map of '{fun_name(self.f)}' without in_specs, under jit or another transformation: the "
+                    "in_specs would be inferred from the arguments' layouts, and minijax's traced values carry no "
+                    "layout. Pass in_specs= (e.g. in_specs=P('x') for arguments split over mesh axis 'x')."
+                )
             specs = [x._sharding.spec if type(x) is Array and isinstance(x._sharding, NamedSharding) else PartitionSpec()
                      for x in flat]  # fmt: skip
         else:

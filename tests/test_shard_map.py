@@ -215,3 +215,25 @@ def test_vmap_spmd_axis_name_inside_shard_map(devices: list[Device]) -> None:
     f = jax.shard_map(lambda b: jax.vmap(lambda r: jax.lax.psum(r, "y"), spmd_axis_name="x")(b),
                       mesh=mesh, in_specs=P("x", "y"), out_specs=P("x"))  # fmt: skip
     np.testing.assert_array_equal(np.asarray(f(X)), X.sum(1, keepdims=True))
+
+
+def test_inferring_in_specs_needs_concrete_arguments(devices: list[Device]) -> None:
+    # Under jit the arguments' layouts are unknown to minijax: guessing "replicated" would give
+    # other values than JAX's, so it is refused with the fix.
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devices)
+    placed = jax.device_put(X, NamedSharding(mesh, P("x", "y")))
+    total = jax.shard_map(lambda b: jax.lax.psum(b.sum(), ("x", "y")), mesh=mesh, out_specs=P())
+    assert float(total(placed)) == X.sum()
+    with pytest.raises(NotImplementedError, match="Pass in_specs="):
+        jax.jit(total)(placed)
+
+
+def test_pcast_to_varying_keeps_the_value_and_makes_it_vary(devices: list[Device]) -> None:
+    mesh = auto_mesh(devices, (2,), ("i",))
+    x = np.arange(6, dtype=np.float32)
+    same = jax.shard_map(lambda v: jax.lax.pcast(v, "i", to="varying"), mesh=mesh, in_specs=P(), out_specs=P("i"))(x)
+    np.testing.assert_array_equal(np.asarray(same), np.concatenate([x, x]))
+    with pytest.raises(ValueError, match="replicated across mesh axis 'i'"):
+        jax.shard_map(lambda v: jax.lax.pcast(v, "i", to="varying"), mesh=mesh, in_specs=P(), out_specs=P())(x)
+    with pytest.raises(ValueError, match="Allowed `to` values"):
+        jax.shard_map(lambda v: jax.lax.pcast(v, "i", to="sideways"), mesh=mesh, in_specs=P(), out_specs=P())(x)

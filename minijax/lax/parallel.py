@@ -261,6 +261,31 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, axi
     return tree_util.tree_unflatten(tree, [exchange(v) for v in leaves])
 
 
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """Change how ``x`` varies over the named axes, keeping its value. ``to='varying'``: ``x``
+    becomes a per-member value (so shard_map's ``check_vma`` no longer sees it as replicated).
+    minijax tracks variation as batching, so the value is made to depend on the axis
+    (a select on the member's index that picks ``x`` either way)."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not axis_name:
+        return x
+    if to not in ("varying", "unreduced", "reduced"):
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are: {'unreduced', 'reduced', 'varying'}")
+    if to != "varying":
+        raise NotImplementedError(f"pcast(to={to!r}): unreduced and reduced values are not supported by minijax yet.")
+    check_bound(names, "pcast")
+    leaves, tree = _leaves("pcast", x)
+    # Always false, but computed from every named axis: the result depends on each of them.
+    never = ge(full((), -1, np.int32), add(axis_index(names), 0))
+
+    def vary(v: Any) -> Any:
+        return select_n(broadcast_in_dim(never, get_aval(v).shape, ()), v, v)
+
+    return tree_util.tree_unflatten(tree, [vary(v) for v in leaves])
+
+
 # ---------------------------------------------------------------------------
 # Where am I
 
@@ -296,6 +321,7 @@ __all__ = [
     "pmean",
     "pmin",
     "pmin_p",
+    "pcast",
     "ppermute",
     "psum",
     "psum_p",
