@@ -5,6 +5,7 @@ for the supported surface.
 """
 
 # customrules (issue 20): custom_gradient, linear_transpose, closure_convert, custom_batching, name scopes
+# sharding (issue 17): jax.sharding, meshes, sharded arrays, shard_map
 from minijax import (
     custom_batching as custom_batching,
     debug as debug,
@@ -26,6 +27,7 @@ from minijax import (
     profiler as profiler,  # stagesx (issue 20)
     random as random,
     scipy as scipy,
+    sharding as sharding,  # noqa: E402
     stages as stages,  # stagesx (issue 20)
     tree as tree,
     tree_util as tree_util,
@@ -90,6 +92,16 @@ from minijax.custom_derivatives import (
 from minijax.dtypes import float0 as float0
 from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap
+from minijax.shard_map import shard_map as shard_map  # noqa: E402
+from minijax.sharding import (  # noqa: E402
+    NamedSharding as NamedSharding,
+    PartitionSpec as P,  # noqa: F401  (jax.P)
+    make_array_from_callback as make_array_from_callback,
+    make_array_from_single_device_arrays as make_array_from_single_device_arrays,
+    make_mesh as make_mesh,
+    reshard as reshard,
+    set_mesh as set_mesh,
+)
 from minijax.stages import clear_caches as clear_caches, jit as jit
 
 # stagesx (issue 20): transfer guards

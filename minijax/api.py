@@ -28,6 +28,7 @@ from minijax.config import (  # checking_leaks() etc.: the flags as context mana
 from minijax.interpreters.batching import extend_axis_env
 from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr
+from minijax.mesh import ShardedAval
 from minijax.placement import device_put as device_put
 
 
@@ -219,7 +220,10 @@ def typeof(x: Any) -> core.ShapedArray:
     """The abstract value of ``x``: its shape, dtype and weak type (``jax.typeof``)."""
     if isinstance(x, (list, tuple, dict)) or not (isinstance(x, core.Tracer) or core.is_array_like(x)):
         raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")
-    return core.get_aval(x)
+    aval = core.get_aval(x)
+    if type(x) is Array and x._sharding is not None:
+        return ShardedAval(aval.shape, aval.dtype, aval.weak_type, x._sharding)
+    return aval
 
 
 def print_environment_info(return_string: bool = False) -> str | None:

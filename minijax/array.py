@@ -16,6 +16,7 @@ import numpy as np
 from minijax import core, dtypes, transfers
 from minijax.backend import default_device, default_device_of, get_backend
 from minijax.core import IMMUTABLE_MESSAGE, HasAval, ShapedArray
+from minijax.mesh import Sharding, SingleDeviceSharding
 
 if TYPE_CHECKING:
     from minijax.backend import Backend, Device
@@ -33,7 +34,10 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
     # array was placed on its device explicitly (device_put with a device) or
     # computed from such an array, so computations on it run there (JAX's
     # "computation follows data"); uncommitted arrays move to the default device.
-    __slots__ = ("_buf", "aval", "_backend", "_device", "_committed", "__weakref__")
+    # ``_sharding``: a multi-device sharding (a NamedSharding) when the array was
+    # placed with one, else None (the whole array on ``_device``). The value stays
+    # whole on ``_device`` either way: shards are derived from it (minijax.mesh).
+    __slots__ = ("_buf", "aval", "_backend", "_device", "_committed", "_sharding", "__weakref__")
     aval: ShapedArray
     __array_priority__ = 100
 
@@ -45,6 +49,7 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         self._backend = backend
         self._device = device if device is not None else backend.devices()[0]
         self._committed = committed
+        self._sharding: Sharding | None = None
 
     @property
     def _deleted(self) -> bool:
@@ -302,10 +307,49 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         return self._backend.is_ready(self._buf)
 
     def devices(self) -> set[Device]:
-        return {self._device}
+        return {self._device} if self._sharding is None else self._sharding.device_set
+
+    # --- shardings (minijax.mesh) --------------------------------------------
+    @property
+    def sharding(self) -> Sharding:
+        """How the array is laid out over devices (``SingleDeviceSharding`` unless placed with another)."""
+        return SingleDeviceSharding(self._device) if self._sharding is None else self._sharding
 
     @property
-    def device(self) -> Device:
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """One Shard per device: its index into the array and its block, as an Array on that device."""
+        if self._sharding is None:
+            return [Shard(self._device, (slice(None),) * self.aval.ndim, 0, self)]
+        shape = self.aval.shape
+        indices = self._sharding.devices_indices_map(shape)
+        replicas = self._sharding.replica_ids(shape)
+        host = self._value
+        return [
+            Shard(device, index, replicas[device], _block_on(self, host, index, device))
+            for device, index in indices.items()
+        ]
+
+    @property
+    def global_shards(self) -> list[Shard]:
+        return self.addressable_shards
+
+    def addressable_data(self, index: int) -> Array:
+        """The block held by the ``index``-th addressable device."""
+        return self.addressable_shards[index].data
+
+    @property
+    def device(self) -> Device | Sharding:
+        """The array's device; for an array over several devices, its sharding (as in JAX)."""
+        if self._sharding is not None and self._sharding.num_devices > 1:
+            return self._sharding
         return self._device
 
     @property
@@ -327,6 +371,26 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
 
 
 Array.register(core.Tracer)
+
+
+class Shard:
+    """One device's block of an array (``Array.addressable_shards``)."""
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device: Device, index: tuple[slice, ...], replica_id: int, data: Array) -> None:
+        self.device = device
+        self.index = index
+        self.replica_id = replica_id
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data})"
+
+
+def _block_on(x: Array, host: np.ndarray[Any, Any], index: tuple[slice, ...], device: Device) -> Array:
+    block = np.ascontiguousarray(host[index])
+    return Array(put_on(device, block), x.aval.update(shape=block.shape), device.backend, device, True)
 
 
 # Anything minijax accepts where an array is expected (``minijax.typing`` exports it; defined here,

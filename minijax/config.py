@@ -389,7 +389,7 @@ default_device: Flag[object] = _define(
 )
 num_cpu_devices: Flag[int] = _define(
     "jax_num_cpu_devices", -1, _parse_int,
-    "Number of CPU devices the xla backend creates; -1 leaves it to XLA "
+    "Number of CPU devices the xla and numpy backends create; -1 leaves it to XLA "
     "(XLA_FLAGS=--xla_force_host_platform_device_count=N, else 1). Read when the "
     "backend is created.",
 )

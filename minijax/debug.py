@@ -16,6 +16,7 @@ may run them in any order (XLA does).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
 import string
@@ -25,7 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from minijax import core, tree_util
+from minijax.array import Array
+from minijax.backend import default_device
 from minijax.debugger import breakpoint  # noqa: A004  (jax.debug.breakpoint: its own module)
+from minijax.mesh import Sharding, SingleDeviceSharding
 from minijax.primitives.callbacks import (
     DebugEffect as DebugEffect,
     OrderedDebugEffect as OrderedDebugEffect,
@@ -186,21 +191,109 @@ def _reject_two_call_arguments(name: str, args: tuple[Any, ...], kwargs: dict[st
         )
 
 
+
+
 # ---------------------------------------------------------------------------
-# What jax.debug has and minijax does not
+# Shardings, drawn (sharding, issue 17)
 
 
-def _unsupported(name: str, why: str) -> Callable[..., None]:
-    def unsupported(*args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(f"minijax.debug.{name} is not supported: {why}")
+def inspect_array_sharding(value: Any, *, callback: Callable[[Sharding], None]) -> None:
+    """Call ``callback`` with each array's sharding. Under a transformation minijax
+    knows no shardings (it traces for one device), so only concrete arrays are accepted."""
+    for leaf in tree_util.tree_leaves(value):
+        if isinstance(leaf, core.Tracer):
+            raise NotImplementedError(
+                "minijax.debug.inspect_array_sharding under jit or another transformation: minijax's traced "
+                "values carry no sharding. Call it on a concrete array (outside jit)."
+            )
+        callback(leaf.sharding if type(leaf) is Array else SingleDeviceSharding(default_device()))
 
-    unsupported.__name__ = name
-    return unsupported
+
+def visualize_array_sharding(arr: Any, **kwargs: Any) -> None:
+    """Draw how ``arr`` (1-D or 2-D) is split over devices, with ``rich``."""
+    if isinstance(arr, core.Tracer):
+        raise NotImplementedError("visualize_array_sharding needs a concrete array: traced values carry no sharding in minijax.")
+    sharding = arr.sharding if type(arr) is Array else SingleDeviceSharding(default_device())
+    visualize_sharding(np.shape(arr), sharding, **kwargs)
 
 
-inspect_array_sharding = _unsupported("inspect_array_sharding", "minijax has no shardings.")
-visualize_array_sharding = _unsupported("visualize_array_sharding", "minijax has no shardings.")
-visualize_sharding = _unsupported("visualize_sharding", "minijax has no shardings.")
+def visualize_sharding(shape: Sequence[int], sharding: Sharding, *, use_color: bool = True, scale: float = 1.0,
+                       min_width: int = 9, max_width: int = 80, color_map: Any = None) -> None:  # fmt: skip
+    """Draw the blocks of an array of ``shape`` laid out by ``sharding``: one cell per
+    distinct block, labelled with the devices holding it, sized in proportion to the block."""
+    if importlib.util.find_spec("rich") is None:
+        raise ValueError("`visualize_sharding` requires `rich` to be installed.")
+    import rich.align
+    import rich.box
+    import rich.console
+    import rich.padding
+    import rich.style
+    import rich.table
+
+    shape = tuple(shape)
+    if len(shape) not in (1, 2):
+        raise ValueError("`visualize_sharding` only works for shapes with 1 and 2 dimensions.")
+    console = rich.console.Console(width=max_width)
+    colors = _colors(color_map) if use_color and console.color_system is not None else None
+    cells = _cells(shape, sharding)
+    rows = 1 + max(r for r, _ in cells)
+    cols = 1 + max(c for _, c in cells)
+    height_unit = int(10 * scale)
+    width_unit = int(height_unit * (shape[1] if len(shape) == 2 else 1) / shape[0])
+    platform = next(iter(sharding.device_set)).platform.upper()
+    table = rich.table.Table(show_header=False, show_lines=colors is None, padding=0, highlight=colors is None,
+                             pad_edge=False, box=rich.box.SQUARE if colors is None else None)  # fmt: skip
+    for r in range(rows):
+        row = []
+        for c in range(cols):
+            ids, height_frac, width_frac = cells[r, c]
+            label = f"{platform} " + ",".join(str(i) for i in sorted(ids))
+            # Terminal cells are about 2.5 times as tall as they are wide.
+            width = min(max(int(width_frac * width_unit * 2.5), min_width), max_width)
+            height = 1 if height_frac is None else int(height_frac * height_unit)
+            left, extra = divmod(width - len(label) - 2, 2)
+            top, extra_v = divmod(height - 2, 2)
+            pad = (top, left + extra, top + extra_v, left)
+            style = rich.style.Style()
+            if colors is not None:
+                pad = (pad[0] + 1, pad[1] + 1, pad[2] + 1, pad[3] + 1)
+                background = colors[(r * cols + c) % len(colors)]
+                style = rich.style.Style(bgcolor=background, color="black")
+            row.append(rich.padding.Padding(rich.align.Align(label, "center", vertical="middle"),
+                                            (max(pad[0], 0), max(pad[1], 0), max(pad[2], 0), max(pad[3], 0)),
+                                            style=style))  # fmt: skip
+        table.add_row(*row)
+    console.print(table, end="\n\n")
+
+
+def _cells(shape: tuple[int, ...], sharding: Sharding) -> dict[tuple[int, int], tuple[set[int], float | None, float]]:
+    """(row, column) of each distinct block -> (ids of the devices holding it, its height and width as
+    fractions of the array's; height None for a 1-D array, drawn one line high)."""
+    cells: dict[tuple[int, int], tuple[set[int], float | None, float]] = {}
+    for device, index in sharding.devices_indices_map(shape).items():
+        spans = [range(*s.indices(n)) for s, n in zip(index, shape)]
+        # A block's position in the grid: how many blocks of its size come before it.
+        position = [span.start // max(len(span), 1) for span in spans]
+        if len(shape) == 1:
+            key, height, width = (0, position[0]), None, len(spans[0]) / shape[0]
+        else:
+            key, height, width = (position[0], position[1]), len(spans[0]) / shape[0], len(spans[1]) / shape[1]
+        ids = cells[key][0] if key in cells else set()
+        ids.add(device.id)
+        cells[key] = (ids, height, width)
+    return cells
+
+
+def _colors(color_map: Any) -> list[str] | None:
+    """Background colors for the cells: from ``color_map`` (a matplotlib colormap), else
+    matplotlib's "tab20b" as JAX uses; None (no colors) without matplotlib."""
+    if color_map is None:
+        try:
+            import matplotlib as mpl
+        except ModuleNotFoundError:
+            return None
+        color_map = mpl.colormaps["tab20b"]
+    return ["#{:02x}{:02x}{:02x}".format(*(int(255 * v) for v in color_map(i / 20)[:3])) for i in range(20)]
 
 __all__ = [
     "DebugEffect",

@@ -19,8 +19,18 @@ import numpy as np
 from minijax import core, transfers, tree_util
 from minijax.array import Array, device_put_value, put_on
 from minijax.backend import Backend, Device, default_device, default_device_of, resolve_device
+from minijax.mesh import (
+    AbstractMesh,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    get_abstract_mesh,
+    get_mesh,
+)
 
-__all__ = ["deleted_error", "device_put", "placement", "to_device"]
+__all__ = ["deleted_error", "device_put", "lay_out", "placement", "put_sharded", "resolve_sharding", "to_device"]
 
 
 def deleted_error(x: Array) -> RuntimeError:
@@ -95,6 +105,18 @@ def device_put(
     where they are).
     """
     del src
+    if isinstance(device, (list, tuple, dict)):  # a tree of devices/shardings, a prefix of x's
+        targets, spec_tree = tree_util.tree_flatten(device, is_leaf=lambda d: not isinstance(d, (list, tuple, dict)))
+        subtrees = spec_tree.flatten_up_to(x)
+        placed = [device_put(sub, target, donate=donate, may_alias=may_alias) for sub, target in zip(subtrees, targets)]
+        return tree_util.tree_unflatten(spec_tree, placed)
+    if isinstance(device, (Sharding, PartitionSpec)):
+        sharding = resolve_sharding(device, "device_put")
+        if isinstance(sharding, SingleDeviceSharding):
+            device = sharding._device
+        else:
+            with transfers.explicit_transfers():
+                return tree_util.tree_map(lambda leaf: put_sharded(leaf, sharding, donate), x)
     target = None if device is None else resolve_device(device)
 
     def put(leaf: Any) -> Any:
@@ -121,3 +143,82 @@ def device_put(
 
     with transfers.explicit_transfers():
         return tree_util.tree_map(put, x)
+
+
+def resolve_sharding(spec: Sharding | PartitionSpec, what: str) -> Sharding:
+    """A Sharding, or a PartitionSpec over the mesh ``jax.set_mesh`` set."""
+    if isinstance(spec, Sharding):
+        return spec
+    abstract = get_abstract_mesh()
+    mesh: Mesh | AbstractMesh = get_mesh()
+    if abstract != mesh.abstract_mesh:  # use_abstract_mesh set one of its own: a layout for traced values
+        mesh = abstract
+    if mesh.empty:
+        raise ValueError(
+            f"{what}: got the PartitionSpec {spec!r} but no mesh is set. Pass a jax.sharding.NamedSharding(mesh, spec), "
+            "or set a mesh with jax.set_mesh(mesh)."
+        )
+    return NamedSharding(mesh, spec)
+
+
+def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
+    """``x`` laid out as ``sharding`` says: its value whole on the sharding's first device
+    (minijax executes on one device), committed, with the sharding recorded for its shards."""
+    if isinstance(x, core.Tracer):
+        return x
+    if isinstance(sharding, SingleDeviceSharding):
+        return device_put(x, sharding._device, donate=donate)
+    aval = core.get_aval(x)
+    if isinstance(sharding, NamedSharding):
+        if sharding.spec.unreduced or sharding.spec.reduced:
+            raise NotImplementedError(
+                f"{sharding.spec!r}: laying an array out with unreduced or reduced mesh axes (each device holding a "
+                "partial sum) is not supported by minijax yet; drop unreduced=/reduced= from the PartitionSpec."
+            )
+        try:
+            sharding.check_compatible(aval.shape)
+        except ValueError as e:
+            if len(sharding.spec) > aval.ndim:
+                raise ValueError(
+                    f"One of device_put args is incompatible with its sharding annotation {sharding!r}: {e}"
+                ) from None
+            raise
+    first = sharding._device_assignment[0]
+    if type(x) is Array:
+        if x._buf is None:
+            raise deleted_error(x)
+        buf = x._buf if x._device is first else put_on(first, np.asarray(x._value))
+        out = Array(buf, x.aval, first.backend, first, True)
+        if donate and out._buf is not x._buf:
+            x.delete()
+    else:
+        out = device_put_value(x, device=first)
+        out._committed = True
+    out._sharding = sharding
+    return out
+
+
+def lay_out(tree: Any, shardings: Any, what: str) -> Any:
+    """``tree`` with each leaf laid out by the sharding of the subtree it is in: ``shardings``
+    is a prefix of ``tree``'s structure whose leaves are Shardings, PartitionSpecs (over the
+    current mesh) or None (that subtree as it is). Traced values are left alone: minijax's
+    traces carry no shardings."""
+
+    def is_spec(s: Any) -> bool:
+        return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_spec)
+    try:
+        subtrees = spec_tree.flatten_up_to(tree)
+    except Exception:
+        raise ValueError(
+            f"{what}: the shardings {shardings!r} do not match the structure of the value, "
+            f"{tree_util.tree_structure(tree)}: give one sharding, or a prefix of the value's structure."
+        ) from None
+    out = []
+    for spec, sub in zip(specs, subtrees):
+        if spec is not None:
+            sharding = resolve_sharding(spec, what)
+            sub = tree_util.tree_map(lambda v, s=sharding: v if isinstance(v, core.Tracer) else put_sharded(v, s), sub)
+        out.append(sub)
+    return tree_util.tree_unflatten(spec_tree, out)

@@ -51,7 +51,8 @@ from minijax.interpreters.tracing import (
     trace_to_jaxpr,
 )
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
-from minijax.placement import placement, to_device
+from minijax.mesh import PartitionSpec, Sharding
+from minijax.placement import lay_out, placement, to_device
 from minijax.primitives.calls import jit_p
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Jitted", "Lowered", "Traced", "Wrapped", "clear_caches", "jit"]
@@ -955,8 +956,6 @@ def jit(
 ) -> Any:
     """Compile ``fun``: trace it once per argument signature and replay it."""
     unsupported = {
-        "in_shardings": in_shardings,
-        "out_shardings": out_shardings,
         "device": device,
         "abstracted_axes": abstracted_axes,
         "compiler_options": compiler_options,
@@ -965,8 +964,16 @@ def jit(
         if value is not None:
             raise NotImplementedError(f"jit({name}=...) is not supported by minijax yet")
 
+    for name, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+        for leaf in tree_util.tree_leaves(value, is_leaf=lambda v: isinstance(v, (Sharding, PartitionSpec))):
+            if not isinstance(leaf, (Sharding, PartitionSpec)):
+                raise TypeError(
+                    f"{name} leaf specifications are expected to be PartitionSpec instances or None, but got {leaf}"
+                )
+
     def wrap(f: Callable[..., Any]) -> Jitted:
-        return Jitted(
+        cls = Jitted if in_shardings is None and out_shardings is None else _ShardedJitted
+        jitted = cls(
             f,
             _normalize_argnums(static_argnums),
             _normalize_argnames(static_argnames),
@@ -974,6 +981,47 @@ def jit(
             _normalize_argnames(donate_argnames),
             backend,
         )
+        if isinstance(jitted, _ShardedJitted):
+            jitted._in_shardings, jitted._out_shardings = in_shardings, out_shardings
+        return jitted
 
     return wrap if fun is None else wrap(fun)
+
+
+class _ShardedJitted(Jitted):
+    """``jit(f, in_shardings=..., out_shardings=...)``: arguments and results laid out as given.
+
+    minijax executes on one device, so the layouts change no value: the
+    arguments are resharded before the call (JAX rejects a committed argument
+    whose sharding differs), the results carry ``out_shardings``.
+    """
+
+    _in_shardings: Any = None
+    _out_shardings: Any = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._in_shardings is not None:
+            args = _lay_out_args(args, self._in_shardings, self.static_argnums)
+        out = super().__call__(*args, **kwargs)
+        if self._out_shardings is not None:
+            out = lay_out(out, self._out_shardings, "jit out_shardings")
+        return out
+
+
+def _lay_out_args(args: tuple[Any, ...], shardings: Any, static: tuple[int, ...]) -> tuple[Any, ...]:
+    positions = [i for i in range(len(args)) if i not in static and i - len(args) not in static]
+    if isinstance(shardings, (Sharding, PartitionSpec)):
+        per_arg: Sequence[Any] = [shardings] * len(positions)
+    else:
+        per_arg = tuple(shardings)
+        if len(per_arg) != len(positions):
+            raise ValueError(
+                f"jit in_shardings has {len(per_arg)} entries but the function was called with {len(positions)} "
+                "dynamic positional arguments: give one sharding (or a pytree of them) per argument."
+            )
+    out = list(args)
+    for i, spec in zip(positions, per_arg):
+        if spec is not None:
+            out[i] = lay_out(args[i], spec, "jit in_shardings")
+    return tuple(out)
 

@@ -49,8 +49,9 @@ def vmap(
     spmd_axis_name: Any = None,
 ) -> Callable[..., Any]:
     """Vectorize ``fun`` over a new leading (or ``in_axes``) axis of its arguments."""
-    if spmd_axis_name is not None:
-        raise NotImplementedError("vmap(spmd_axis_name=...) is not supported by minijax (no sharding)")
+    # spmd_axis_name says which mesh axes the mapped dimension is laid out over: a layout, which
+    # minijax's traces do not carry (docs/parallelism.md), so it changes nothing here.
+    del spmd_axis_name
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     if any(leaf is not None and (not isinstance(leaf, int) or isinstance(leaf, bool)) for leaf in tree_util.tree_leaves(in_axes, is_leaf=_is_axis_leaf)):

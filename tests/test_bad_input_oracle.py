@@ -143,13 +143,13 @@ def test_unbound_axis_names_raise_name_error_as_in_jax(name: str, way: str) -> N
     (want_kind, want), (got_kind, got) = _outcome("jax", program), _outcome("minijax", program)
     assert want_kind == got_kind == "raised"
     assert type(got) is NameError
-    # The fix minijax suggests must exist in minijax (JAX suggests shard_map, which minijax lacks).
+    # The fix minijax suggests must exist in minijax: vmap or pmap first (JAX suggests only shard_map).
     assert "minijax.pmap(f, axis_name='i')" in str(got) and "shard_map`" not in str(got)
     if (name, way) in DIFFERENT_FIRST_COMPLAINT:
         assert type(want) is NotImplementedError
     else:
         assert type(want) is NameError
-        # JAX's words up to its fix, then minijax's own (vmap or pmap; no shard_map).
+        # JAX's words up to its fix, then minijax's own (vmap, pmap, or shard_map over a mesh).
         assert str(got).split(". To fix this")[0] == str(want).split(". To fix this")[0]
 
 

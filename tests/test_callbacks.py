@@ -428,11 +428,6 @@ def test_effects_barrier_returns_at_once() -> None:
     assert effects_barrier() is None
 
 
-def test_unsupported_debug_tools_say_so() -> None:
-    with pytest.raises(NotImplementedError, match="breakpoint"):
-        debug.breakpoint()
-
-
 # ---------------------------------------------------------------------------
 # Autodiff
 

@@ -65,6 +65,7 @@ TRANSLATED = [
     "checkpointing.md",  # remat (issue 20)
     "aot.md",  # stagesx (issue 20)
     "checkify.md",  # checkify (issue 20)
+    "parallelism.md",  # sharding (issue 17)
 ]
 
 # The pages whose code runs. A Korean translation carries its English page's

@@ -166,7 +166,10 @@ def test_jit_of_methods_and_partial():
 
 
 def test_jit_rejects_unsupported_options_clearly():
-    with pytest.raises(NotImplementedError, match="in_shardings"):
+    with pytest.raises(NotImplementedError, match="device"):
+        jax.jit(lambda x: x, device=jax.devices()[0])
+    # Shardings are supported (tests/test_sharding.py); what is not one is JAX's TypeError.
+    with pytest.raises(TypeError, match="in_shardings leaf specifications are expected to be PartitionSpec"):
         jax.jit(lambda x: x, in_shardings=object())
 
 

@@ -40,14 +40,14 @@ DEFERRED: dict[str, dict[str, str]] = {
     "extend.core.primitives": {
         **{name: _COMPLEX for name in ["complex_p", "conj_p", "real_p", "imag_p", "fft_p", "eig_p"]},
         **{name: "minijax has no tokens" for name in ["after_all_p", "create_token_p"]},
-        **{name: "minijax has no collectives across devices but pmap's psum/pmax/pmin/all_gather"
+        **{name: "lax.ppermute/all_to_all are built over all_gather (issue 17), not as primitives; no ragged_all_to_all"
            for name in ["all_to_all_p", "ppermute_p", "ragged_all_to_all_p"]},
         **{name: "minijax's calls are jit's: no separate call primitives" for name in ["call_p", "closed_call_p"]},
         **{name: "minijax has no mutable references (JAX's state primitives)" for name in ["get_p", "swap_p"]},
         **{name: "shape polymorphism's dimension comparisons: minijax's shapes are concrete"
            for name in ["eq_to_p", "le_to_p", "lt_to_p"]},
         "device_put_p": "minijax's device_put moves arrays outside of traces, not as a primitive",
-        "sharding_constraint_p": "minijax compiles for one device: no sharding constraints",
+        "sharding_constraint_p": "with_sharding_constraint lays out concrete arrays; traces carry no shardings (issue 17)",
         **{name: "not built: no lax function of minijax binds it"
            for name in ["approx_top_k_p", "reduce_p", "rng_bit_generator_p", "rng_uniform_p", "select_and_scatter_p"]},
     },

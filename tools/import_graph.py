@@ -34,7 +34,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ir", ("minijax.core", "minijax.jaxpr", "minijax.jaxpr_check", "minijax.jaxpr_parse", "minijax.jaxpr_passes",
             "minijax.jaxpr_graph", "minijax.debug_checks", "minijax.prng")),
     ("runtime", ("minijax.backend", "minijax.array", "minijax.placement", "minijax.dispatch",
-                 "minijax.transfers")),  # minijax.transfers: stagesx (issue 20), transfer guards
+                 "minijax.transfers",  # minijax.transfers: stagesx (issue 20), transfer guards
+                 "minijax.mesh")),  # sharding (issue 17): meshes and shardings, under the arrays that carry them
     ("interpreters", ("minijax.interpreters", "minijax.interpreters.*")),
     ("primitives", ("minijax.primitives", "minijax.primitives.*")),
     ("transformations", ("minijax.api", "minijax.stages", "minijax.autodiff", "minijax.vectorization",
@@ -51,7 +52,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    # jnpshape (issue 21): jax.ops, jax.flatten_util, jax.dlpack
                    "minijax.ops", "minijax.ops.*", "minijax.flatten_util", "minijax.dlpack",
                    # extend (issue 20): jax.extend, and jax._src.util for JAX's pages
-                   "minijax.extend", "minijax.extend.*", "minijax._src", "minijax._src.*")),
+                   "minijax.extend", "minijax.extend.*", "minijax._src", "minijax._src.*",
+                   # sharding (issue 17): jax.sharding, shard_map
+                   "minijax.sharding", "minijax.shard_map")),
     ("backends", ("minijax_numpy", "minijax_numpy.*", "minijax_xla", "minijax_xla.*")),
     ("package", ("minijax", "minijax.__main__", "minijax.cli", "minijax.test_util", "minijax.testing",
                  "minijax.testing.*")),

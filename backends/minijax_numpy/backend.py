@@ -1,14 +1,21 @@
-"""NumpyBackend: buffers are read-only NumPy arrays on one CPU device."""
+"""NumpyBackend: buffers are read-only NumPy arrays on simulated CPU devices.
+
+One device, or N as XLA's CPU client has them (the ``jax_num_cpu_devices`` flag, else
+``XLA_FLAGS=--xla_force_host_platform_device_count=N``): every device is the host,
+so a buffer is the same NumPy array whichever device an Array says it is on.
+"""
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from minijax.backend import Backend, Device, Executable
+from minijax.config import read as read_flag
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, Var
 from minijax_numpy.table import HIGHER_ORDER, IMPLS, SPECIALIZERS, load_all
@@ -75,14 +82,28 @@ def _as_result(value: Any, aval: ShapedArray) -> np.ndarray[Any, Any]:
     return out
 
 
+def host_device_count() -> int:
+    """How many CPU devices to simulate: the ``jax_num_cpu_devices`` flag if set, else XLA's
+    ``--xla_force_host_platform_device_count=N`` in ``XLA_FLAGS`` (JAX honours both), else 1."""
+    configured = int(read_flag("jax_num_cpu_devices"))
+    if configured > 0:
+        return configured
+    for flag in os.environ.get("XLA_FLAGS", "").split():
+        name, _, value = flag.partition("=")
+        if name == "--xla_force_host_platform_device_count" and value.isdigit() and int(value) > 0:
+            return int(value)
+    return 1
+
+
 class NumpyBackend(Backend):
     name = "numpy"
     platform = "cpu"
     priority = 0
 
-    def __init__(self) -> None:
+    def __init__(self, num_devices: int | None = None) -> None:
         load_all()
-        self._devices = [Device(self, 0, "cpu", "cpu")]
+        count = host_device_count() if num_devices is None else num_devices
+        self._devices = [Device(self, i, "cpu", "cpu") for i in range(count)]
 
     def devices(self) -> list[Device]:
         return self._devices
@@ -124,6 +145,7 @@ class NumpyBackend(Backend):
         params: dict[str, Any],
         in_avals: Sequence[ShapedArray],
         out_avals: Sequence[ShapedArray],
+        device: Device | None = None,
     ) -> Callable[[Sequence[Any]], list[Any]]:
         specialize = SPECIALIZERS.get(prim.name)
         specialized = specialize(in_avals) if specialize is not None and in_avals else None
@@ -157,7 +179,9 @@ class NumpyBackend(Backend):
 
         return run_one
 
-    def compile(self, closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None) -> Executable:
+    def compile(
+        self, closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None, device: Device | None = None
+    ) -> Executable:
         run = self.compile_jaxpr(closed.jaxpr, closed.consts)
         return lambda bufs: run(*bufs)
 

@@ -2,6 +2,9 @@
 
 from minijax.callbacks import io_callback as io_callback
 
+# sharding (issue 17): jax.experimental.shard_map
+from minijax.experimental import shard_map as shard_map
+
 __all__ = ["io_callback"]
 
 # checkify (issue 20): jax.experimental.checkify

@@ -286,7 +286,7 @@ def current_axis_env() -> tuple[tuple[AxisName, int], ...]:
 def unbound_axis_hint(name: AxisName) -> str:
     return (
         f"bind the name with `minijax.vmap(f, axis_name={name!r})` or `minijax.pmap(f, axis_name={name!r})` "
-        "around the call (minijax has no shard_map)"
+        "around the call (or use jax.shard_map over a mesh with an axis of that name)"
     )
 
 
@@ -307,6 +307,15 @@ def _named_axis(axis_name: Any, axis_size: int) -> AbstractContextManager[None]:
 
 # ---------------------------------------------------------------------------
 # vmap of a flat function
+
+
+class BatchedOutputError(ValueError):
+    """An output asked to be unbatched (out dim None) varies along the mapped axis.
+    ``index``: which output; shard_map rephrases it as an out_specs error."""
+
+    def __init__(self, index: int, dim: int) -> None:
+        super().__init__(f"at vmap out_axes, got axis spec None but output was batched on axis {dim}")
+        self.index = index
 
 
 def vmap_flat(
@@ -338,7 +347,7 @@ def vmap_flat(
     for (val, dim), want in zip(pairs, wanted):
         if want is None:
             if dim is not None:
-                raise ValueError(f"at vmap out_axes, got axis spec None but output was batched on axis {dim}")
+                raise BatchedOutputError(len(results), dim)
             results.append(val)
             continue
         with set_current_trace(trace.parent):

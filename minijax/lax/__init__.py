@@ -30,4 +30,7 @@ from minijax.lax.special import *  # noqa: F403
 from minijax.lax.structural import *  # noqa: F403
 from minijax.lax.windowed import *  # noqa: F403
 
+# sharding (issue 17): lax.with_sharding_constraint
+from minijax.sharding import with_sharding_constraint as with_sharding_constraint
+
 __all__ = [*_autodiff.__all__, *_control_flow.__all__, *_conv_wrappers.__all__, *_convolution.__all__, *_elementwise.__all__, *_indexing.__all__, *_padding.__all__, *_parallel.__all__, *_reductions.__all__, *_sorting.__all__, *_special.__all__, *_structural.__all__, *_windowed.__all__]

@@ -19,9 +19,9 @@ import numpy as np
 from minijax import core, tree_util
 from minijax.core import Tracer, get_aval
 from minijax.interpreters.batching import axis_size as _bound_size
-from minijax.lax.elementwise import add, convert_element_type
+from minijax.lax.elementwise import add, convert_element_type, ge, select_n
 from minijax.lax.reductions import reduce_sum
-from minijax.lax.structural import full
+from minijax.lax.structural import broadcast_in_dim, dynamic_index_in_dim, full, reshape, transpose
 from minijax.primitives.collectives import (
     all_gather_p,
     axis_index_p,
@@ -187,6 +187,106 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, axis_ind
 
 
 # ---------------------------------------------------------------------------
+# Permutations (sharding, issue 17). Written over all_gather and axis_index:
+# each member gathers every member's value and keeps the part it receives. The
+# values, and through all_gather's rules the derivatives and batching, are
+# JAX's; the jaxpr shows the gather instead of a ppermute/all_to_all primitive.
+
+
+def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
+    """Member ``dst`` receives member ``src``'s ``x`` for each ``(src, dst)`` in ``perm``; others receive zeros."""
+    pairs = tuple((int(src), int(dst)) for src, dst in perm)
+    srcs, dsts = [s for s, _ in pairs], [d for _, d in pairs]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise ValueError(f"ppermute sources and destinations must be unique, got {pairs}.")
+    size = axis_size(axis_name)
+    for src, dst in pairs:
+        if not (0 <= src < size and 0 <= dst < size):
+            raise ValueError(
+                f"ppermute: the pair {(src, dst)} of perm names a member outside axis {axis_name!r} of size {size}; "
+                f"indices must be in [0, {size})."
+            )
+    source_of = np.full(size, -1, np.int32)
+    for src, dst in pairs:
+        source_of[dst] = src
+    me = axis_index(axis_name)
+    src_index = dynamic_index_in_dim(full((size,), 0, np.int32) + source_of, me, keepdims=False)
+    leaves, tree = _leaves("ppermute", x)
+
+    def receive(v: Any) -> Any:
+        gathered = all_gather(v, axis_name)
+        got = dynamic_index_in_dim(gathered, select_n(ge(src_index, 0), full((), 0, np.int32), src_index), keepdims=False)
+        received = broadcast_in_dim(ge(src_index, 0), get_aval(got).shape, ())
+        return select_n(received, got * 0, got)
+
+    return tree_util.tree_unflatten(tree, [receive(v) for v in leaves])
+
+
+def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, axis_index_groups: Any = None,
+               tiled: bool = False) -> Any:  # fmt: skip
+    """Member ``i`` receives chunk ``i`` (along ``split_axis``) of every member's ``x``, joined along
+    ``concat_axis`` in member order: concatenated when ``tiled``, else stacked as a new axis there
+    (untiled, ``x.shape[split_axis]`` must equal the axis size and that axis is removed)."""
+    _no_groups("all_to_all", axis_index_groups)
+    size = axis_size(axis_name)
+    me = axis_index(axis_name)
+    leaves, tree = _leaves("all_to_all", x)
+
+    def exchange(v: Any) -> Any:
+        shape = get_aval(v).shape
+        split = _canonical_axis(split_axis, len(shape))
+        if not tiled and shape[split] != size:
+            raise ValueError(
+                f"all_to_all requires the size of the mapped axis axis_name to equal x.shape[split_axis], "
+                f"but they are {size} and {shape[split]} respectively."
+            )
+        if tiled and shape[split] % size:
+            raise ValueError(f"all_to_all: the split axis ({shape[split]}) must be divisible by the axis size ({size}).")
+        chunk = shape[split] // size
+        gathered = all_gather(v, axis_name)  # (size, *shape)
+        parts = reshape(gathered, (size, *shape[:split], size, chunk, *shape[split + 1:]))
+        mine = dynamic_index_in_dim(parts, me, axis=split + 1, keepdims=False)  # (size, *shape with chunk at split)
+        if not tiled:
+            mine = reshape(mine, (size, *shape[:split], *shape[split + 1:]))
+            concat = _canonical_axis(concat_axis, len(shape))
+            order = (*range(1, concat + 1), 0, *range(concat + 1, len(shape)))
+            return transpose(mine, order)
+        local = (*shape[:split], chunk, *shape[split + 1:])
+        concat = _canonical_axis(concat_axis, len(local))
+        order = (*range(1, concat + 1), 0, *range(concat + 1, len(local) + 1))
+        joined = list(local)
+        joined[concat] *= size
+        return reshape(transpose(mine, order), tuple(joined))
+
+    return tree_util.tree_unflatten(tree, [exchange(v) for v in leaves])
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """Change how ``x`` varies over the named axes, keeping its value. ``to='varying'``: ``x``
+    becomes a per-member value (so shard_map's ``check_vma`` no longer sees it as replicated).
+    minijax tracks variation as batching, so the value is made to depend on the axis
+    (a select on the member's index that picks ``x`` either way)."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not axis_name:
+        return x
+    if to not in ("varying", "unreduced", "reduced"):
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are: {'unreduced', 'reduced', 'varying'}")
+    if to != "varying":
+        raise NotImplementedError(f"pcast(to={to!r}): unreduced and reduced values are not supported by minijax yet.")
+    check_bound(names, "pcast")
+    leaves, tree = _leaves("pcast", x)
+    # Always false, but computed from every named axis: the result depends on each of them.
+    never = ge(full((), -1, np.int32), add(axis_index(names), 0))
+
+    def vary(v: Any) -> Any:
+        return select_n(broadcast_in_dim(never, get_aval(v).shape, ()), v, v)
+
+    return tree_util.tree_unflatten(tree, [vary(v) for v in leaves])
+
+
+# ---------------------------------------------------------------------------
 # Where am I
 
 
@@ -212,6 +312,7 @@ def axis_size(axis_name: Any) -> int:
 __all__ = [
     "all_gather",
     "all_gather_p",
+    "all_to_all",
     "axis_index",
     "axis_index_p",
     "axis_size",
@@ -220,6 +321,8 @@ __all__ = [
     "pmean",
     "pmin",
     "pmin_p",
+    "pcast",
+    "ppermute",
     "psum",
     "psum_p",
     "psum_scatter",

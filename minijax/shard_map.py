@@ -1,0 +1,309 @@
+"""``shard_map``: run a function once per device block of its inputs, as ``jax.shard_map``.
+
+``shard_map(f, mesh=mesh, in_specs=P('x', 'y'), out_specs=P('x', None))(a)``
+splits ``a`` into ``mesh.size`` blocks as the spec says, runs ``f`` on each
+block with the mesh axes bound as named axes (so ``psum(v, 'y')``,
+``axis_index('x')`` ... combine the blocks), and assembles the results as
+``out_specs`` says.
+
+How minijax runs it: each mesh axis is one nested ``vmap`` with that axis's
+name, over the blocks stacked along a leading dimension. The per-block
+program, the collectives' values and the derivatives are JAX's; the blocks
+run on one device, one vectorized program (docs/parallelism.md). An output
+whose spec leaves out a mesh axis must not vary along it: with
+``check_vma=True`` that is checked from the program (an unbatched value is an
+invariant one), as JAX checks it from the types.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from minijax import core, tree_util
+from minijax.array import Array
+from minijax.interpreters import batching
+from minijax.interpreters.tracing import arg_names_of, fun_name
+from minijax.lax.structural import index_in_dim, reshape, transpose
+from minijax.mesh import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec, get_abstract_mesh, get_mesh
+from minijax.placement import put_sharded
+
+__all__ = ["shard_map"]
+
+
+def shard_map(
+    f: Callable[..., Any] | None = None,
+    /,
+    *,
+    out_specs: Any,
+    in_specs: Any = None,
+    mesh: Mesh | AbstractMesh | None = None,
+    axis_names: Any = frozenset(),
+    check_vma: bool = True,
+) -> Any:
+    """Map ``f`` over the device blocks of its arguments (``jax.shard_map``); usable as a decorator."""
+    if f is None:
+        return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                 axis_names=axis_names, check_vma=check_vma)  # fmt: skip
+    if not callable(f):
+        raise TypeError(f"shard_map requires a callable for its first argument, but got {f} of type {type(f)}.")
+
+    @functools.wraps(f)
+    def mapped(*args: Any) -> Any:
+        the_mesh = _current_mesh(mesh)
+        manual = tuple(n for n in the_mesh.axis_names if not axis_names or n in axis_names)
+        unknown = sorted(set(axis_names) - set(the_mesh.axis_names))
+        if unknown:
+            raise ValueError(f"shard_map axis_names {unknown} are not axes of the mesh {the_mesh.axis_names}")
+        return _ShardMap(f, the_mesh, manual, check_vma).run(args, in_specs, out_specs)
+
+    return mapped
+
+
+def _current_mesh(mesh: Mesh | AbstractMesh | None) -> Mesh | AbstractMesh:
+    if mesh is not None:
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
+            raise TypeError(f"shard_map requires a `jax.sharding.Mesh` or `AbstractMesh` instance for its mesh= argument, but got {mesh} of type {type(mesh)}.")
+        return mesh
+    concrete = get_mesh()
+    found: Mesh | AbstractMesh = concrete if not concrete.empty else get_abstract_mesh()
+    if found.empty:
+        raise ValueError(
+            "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter into a mesh context, "
+            "or pass mesh= to shard_map."
+        )
+    return found
+
+
+def _spec_axes(entry: Any) -> tuple[str, ...]:
+    if entry is None:
+        return ()
+    return (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+class _ShardMap:
+    def __init__(self, f: Callable[..., Any], mesh: Mesh | AbstractMesh, manual: tuple[str, ...], check_vma: bool) -> None:
+        self.f = f
+        self.mesh = mesh
+        self.manual = manual
+        self.check_vma = check_vma
+        self.sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+
+    # --- errors, in JAX's words ----------------------------------------------------------
+    def _mesh_line(self) -> str:
+        return (f"The mesh given has shape {tuple(self.mesh.axis_sizes)} with corresponding axis names "
+                f"{tuple(self.mesh.axis_names)}.")  # fmt: skip
+
+    def _check_spec(self, spec: PartitionSpec, shape: Sequence[int], what: str, describe: Callable[[], str]) -> None:
+        for axis in spec.axis_names():
+            if axis not in self.manual:
+                raise ValueError(
+                    f"shard_map {what} argument must refer to an axis marked as manual "
+                    f"({frozenset(self.manual)}), but:\n\n  {what} refers to {axis!r}\n\nCheck the {what} values passed to shard_map."
+                )
+        name = fun_name(self.f)
+        if len(spec) > len(shape):
+            raise ValueError(
+                f"shard_map applied to the function '{name}' was given an {what} entry which is too long to be "
+                f"compatible with the corresponding {'input' if what == 'in_specs' else 'output'} value from the function:\n\n"
+                f"{what} is {spec!r} which has length {len(spec)}, but {describe()}, which has rank {len(shape)} "
+                f"(and {len(shape)} < {len(spec)})\n\n"
+                f"Entries in {what} must be of length no greater than the number of axes in the corresponding "
+                f"{'input' if what == 'in_specs' else 'output'} value.\n\n"
+                f"Either revise the spec to be shorter, or modify '{name}' so that its "
+                f"{'inputs' if what == 'in_specs' else 'outputs'} have sufficient rank."
+            )
+
+    def _check_divisible(self, spec: PartitionSpec, shape: Sequence[int], describe: Callable[[], str]) -> None:
+        for dim, entry in enumerate(spec):
+            axes = _spec_axes(entry)
+            parts = math.prod(self.sizes[a] for a in axes)
+            if axes and shape[dim] % parts:
+                named = f"mesh axis {axes[0]!r}" if len(axes) == 1 else f"mesh axes {axes}"
+                name = fun_name(self.f)
+                raise ValueError(
+                    f"shard_map applied to the function '{name}' was given argument arrays with axis sizes that are "
+                    f"not evenly divisible by the corresponding mesh axis sizes:\n\n{self._mesh_line()}\n\n"
+                    f"{describe()}, corresponds to in_specs of value {spec!r}, which maps array axis {dim} "
+                    f"(of size {shape[dim]}) to {named} (of size {parts}), but {parts} does not evenly divide {shape[dim]}\n\n"
+                    "Array arguments' axis sizes must be evenly divisible by the mesh axis or axes indicated by the "
+                    "corresponding elements of the argument's in_specs entry. Consider checking that in_specs are "
+                    f"correct, and if so consider changing the mesh axis sizes or else padding the input and adapting '{name}' appropriately."
+                )
+
+    def _replication_error(self, spec: PartitionSpec, axis: str) -> ValueError:
+        return ValueError(
+            f"shard_map applied to the function '{fun_name(self.f)}' was given out_specs which require replication which "
+            f"can't be statically inferred given the mesh:\n\n{self._mesh_line()}\n\n"
+            f"out_specs is {spec!r} which implies that the corresponding output value is replicated across mesh axis "
+            f"{axis!r}, but could not infer replication over any axes\n\n"
+            "Check if these output values are meant to be replicated over those mesh axes. If not, consider revising "
+            "the corresponding out_specs entries. If so, consider disabling the check by passing the check_vma=False "
+            "argument to `jax.shard_map`."
+        )
+
+    def _check_explicit(self, x: Any, spec: PartitionSpec) -> None:
+        """Over Explicit mesh axes the argument's own layout must be the spec's (JAX checks the types)."""
+        explicit = {n for n, t in zip(self.mesh.axis_names, self.mesh.axis_types) if t is AxisType.Explicit and n in self.manual}
+        if not explicit or isinstance(x, core.Tracer):
+            return  # traced values carry no sharding in minijax: nothing to compare
+        ndim = core.get_aval(x).ndim
+        have = x._sharding.spec if type(x) is Array and isinstance(x._sharding, NamedSharding) else PartitionSpec()
+
+        def over_explicit(p: PartitionSpec) -> tuple[tuple[str, ...], ...]:
+            return tuple(tuple(a for a in _spec_axes(p[d] if d < len(p) else None) if a in explicit) for d in range(ndim))
+
+        if over_explicit(have) != over_explicit(spec):
+            shown = PartitionSpec(*(tuple(have)[:ndim] + (None,) * (ndim - len(have))))
+            raise ValueError(
+                f"in_specs passed to shard_map: {spec!r} does not match the specs of the input: {shown!r} for arg: "
+                f"{core.get_aval(x).str_short(short_dtypes=False)}. `in_specs` is an optional argument so you can omit "
+                "specifying it and shard_map will infer the in_specs from the arguments. If you want to reshard your "
+                "inputs, you can use `jax.reshard` on the arguments and then pass those args to shard_map."
+            )
+
+    # --- the run ---------------------------------------------------------------------------
+    def run(self, args: tuple[Any, ...], in_specs: Any, out_specs: Any) -> Any:
+        flat, in_tree = tree_util.tree_flatten(args)
+        for x in flat:
+            if not core.is_array_like(x):
+                raise TypeError(f"shard_map: every argument leaf must be an array, got {type(x).__name__}")
+        if in_specs is None:  # inferred from the arguments' own layouts
+            if any(isinstance(x, core.Tracer) for x in flat):
+                raise NotImplementedError(
+                    f"shard_map of '{fun_name(self.f)}' without in_specs, under jit or another transformation: the "
+                    "in_specs would be inferred from the arguments' layouts, and minijax's traced values carry no "
+                    "layout. Pass in_specs= (e.g. in_specs=P('x') for arguments split over mesh axis 'x')."
+                )
+            specs = [x._sharding.spec if type(x) is Array and isinstance(x._sharding, NamedSharding) else PartitionSpec()
+                     for x in flat]  # fmt: skip
+        else:
+            specs = _broadcast_specs("shard_map in_specs", in_specs, args)
+        names = arg_names_of(self.f, args, {})
+        for i, (x, spec) in enumerate(zip(flat, specs)):
+            aval = core.get_aval(x)
+
+            def describe(i: int = i, aval: core.ShapedArray = aval) -> str:
+                bound = f", where args[{i}] is bound to {fun_name(self.f)}'s parameter '{names[i]}'" if i < len(names) and names[i] else ""
+                return f"the passed args[{i}]{bound}, has shape {aval.str_short(short_dtypes=False)}"
+
+            self._check_spec(spec, aval.shape, "in_specs", describe)
+            self._check_divisible(spec, aval.shape, functools.partial(_reworded, describe))
+            if in_specs is not None:
+                self._check_explicit(x, spec)
+        stacked = [self._stack(x, spec) for x, spec in zip(flat, specs)]
+        out_tree_box: list[tree_util.PyTreeDef] = []
+        out_specs_box: list[list[PartitionSpec]] = []
+
+        def body(*blocks: Any) -> list[Any]:
+            out = self.f(*tree_util.tree_unflatten(in_tree, blocks))
+            leaves, tree = tree_util.tree_flatten(out)
+            ospecs = _broadcast_specs("shard_map out_specs", out_specs, out)
+            for leaf, spec in zip(leaves, ospecs):
+                aval = core.get_aval(leaf)
+                self._check_spec(spec, aval.shape, "out_specs", functools.partial(self._describe_output, aval))
+            out_tree_box.append(tree)
+            out_specs_box.append(ospecs)
+            return leaves
+
+        outs = self._nest(0, body, stacked, specs, out_specs_box)
+        ospecs = out_specs_box[0]
+        results = [self._unstack(v, spec) for v, spec in zip(outs, ospecs)]
+        if isinstance(self.mesh, Mesh):
+            results = [v if isinstance(v, core.Tracer) else put_sharded(v, NamedSharding(self.mesh, spec))
+                       for v, spec in zip(results, ospecs)]  # fmt: skip
+        return tree_util.tree_unflatten(out_tree_box[0], results)
+
+    def _describe_output(self, aval: core.ShapedArray) -> str:
+        return f"{fun_name(self.f)}(*args) has shape {aval.str_short(short_dtypes=False)}"
+
+    def _nest(self, level: int, body: Callable[..., list[Any]], args: list[Any], specs: list[PartitionSpec],
+              out_specs_box: list[list[PartitionSpec]]) -> list[Any]:  # fmt: skip
+        """One vmap per manual mesh axis, the first axis outermost; the body innermost."""
+        if level == len(self.manual):
+            return body(*args)
+        axis = self.manual[level]
+        in_dims = [0 if axis in spec.axis_names() else None for spec in specs]
+
+        def inner(*xs: Any) -> list[Any]:
+            return self._nest(level + 1, body, list(xs), specs, out_specs_box)
+
+        def out_dims(n: int) -> list[int | None]:
+            if not self.check_vma:
+                return [0] * n  # every output stacked; the unmentioned axes are read at index 0 below
+            return [0 if axis in spec.axis_names() else None for spec in out_specs_box[0]]
+
+        try:
+            return batching.vmap_flat(inner, args, in_dims, self.sizes[axis], axis, out_dims)
+        except batching.BatchedOutputError as e:
+            raise self._replication_error(out_specs_box[0][e.index], axis) from None
+
+    # --- between an array and its stack of blocks -------------------------------------------
+    def _stack(self, x: Any, spec: PartitionSpec) -> Any:
+        """``x`` with one leading dimension per manual mesh axis its spec uses (in mesh order), then the block."""
+        shape = core.get_aval(x).shape
+        split_shape: list[int] = []
+        where: dict[str, int] = {}
+        block_dims: list[int] = []
+        for dim, n in enumerate(shape):
+            axes = _spec_axes(spec[dim]) if dim < len(spec) else ()
+            for a in axes:
+                where[a] = len(split_shape)
+                split_shape.append(self.sizes[a])
+            block_dims.append(len(split_shape))
+            split_shape.append(n // math.prod(self.sizes[a] for a in axes))
+        order = [where[a] for a in self.manual if a in where] + block_dims
+        if not where:
+            return x
+        return transpose(reshape(x, tuple(split_shape)), tuple(order))
+
+    def _unstack(self, v: Any, spec: PartitionSpec) -> Any:
+        """The inverse of ``_stack`` for an output: its stacked mesh dimensions merged back into the array."""
+        used = [a for a in self.manual if a in spec.axis_names()]
+        if not self.check_vma:
+            # Every manual axis was stacked; an axis the spec leaves out is taken at member 0.
+            for k in reversed(range(len(self.manual))):
+                if self.manual[k] not in used:
+                    v = index_in_dim(v, 0, axis=k, keepdims=False)
+        lead = len(used)
+        aval = core.get_aval(v)
+        block = aval.shape[lead:]
+        order: list[int] = []
+        merged: list[int] = []
+        for dim, n in enumerate(block):
+            axes = _spec_axes(spec[dim]) if dim < len(spec) else ()
+            order.extend(used.index(a) for a in axes)
+            order.append(lead + dim)
+            merged.append(n * math.prod(self.sizes[a] for a in axes))
+        if not used:
+            return v
+        return reshape(transpose(v, tuple(order)), tuple(merged))
+
+
+def _reworded(describe: Callable[[], str]) -> str:
+    return describe().replace(", has shape", " of shape")
+
+
+def _broadcast_specs(what: str, specs: Any, tree: Any) -> list[PartitionSpec]:
+    """One PartitionSpec per leaf of ``tree``, from ``specs``, a prefix of it (a PartitionSpec is a leaf)."""
+    def is_leaf(x: Any) -> bool:
+        return x is None or isinstance(x, PartitionSpec)
+
+    spec_leaves, spec_def = tree_util.tree_flatten(specs, is_leaf=is_leaf)
+    try:
+        subtrees = spec_def.flatten_up_to(tree)
+    except Exception:
+        raise ValueError(
+            f"pytree structure error: {what} is not a prefix of the structure of the values it describes: "
+            f"{spec_def} against {tree_util.tree_structure(tree)}"
+        ) from None
+    out: list[PartitionSpec] = []
+    for spec, sub in zip(spec_leaves, subtrees):
+        if spec is None:
+            spec = PartitionSpec()
+        if not isinstance(spec, PartitionSpec):
+            raise TypeError(f"{what}: every spec must be a jax.sharding.PartitionSpec (jax.P(...)), got {spec!r}")
+        out.extend([spec] * len(tree_util.tree_leaves(sub)))
+    return out

@@ -1,0 +1,182 @@
+"""``minijax.sharding`` (``jax.sharding``): meshes, partition specs, shardings, and
+the functions that lay arrays out by them.
+
+The classes live in ``minijax.mesh`` (below the arrays that carry them); this
+module adds what needs arrays: ``reshard``, ``make_array_from_callback``,
+``make_array_from_single_device_arrays``.
+
+minijax executes on one device: a sharded array's value is kept whole and its
+shards are derived from its sharding, so every value is JAX's
+(docs/parallelism.md says what runs where).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from minijax import tree_util
+from minijax.array import Array
+from minijax.backend import Device
+from minijax.mesh import (
+    AbstractMesh as AbstractMesh,
+    AxisType as AxisType,
+    DuplicateSpecError as DuplicateSpecError,
+    Mesh as Mesh,
+    NamedSharding as NamedSharding,
+    PartitionSpec as PartitionSpec,
+    Sharding as Sharding,
+    SingleDeviceSharding as SingleDeviceSharding,
+    get_abstract_mesh as get_abstract_mesh,
+    get_mesh as get_mesh,
+    make_mesh as make_mesh,
+    set_mesh as set_mesh,
+    use_abstract_mesh as use_abstract_mesh,
+)
+from minijax.placement import lay_out, put_sharded, resolve_sharding
+
+__all__ = [
+    "AbstractMesh",
+    "AxisType",
+    "Mesh",
+    "NamedSharding",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+    "auto_axes",
+    "explicit_axes",
+    "get_abstract_mesh",
+    "get_mesh",
+    "make_array_from_callback",
+    "make_array_from_single_device_arrays",
+    "make_single_device_sharding",
+    "reshard",
+    "set_mesh",
+    "use_abstract_mesh",
+    "with_sharding_constraint",
+]
+
+
+def make_single_device_sharding(device: Device) -> SingleDeviceSharding:
+    return SingleDeviceSharding(device)
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """``xs`` laid out by ``out_shardings`` (a Sharding, a PartitionSpec over the current mesh, or a pytree of them)."""
+    for spec in tree_util.tree_leaves(out_shardings, is_leaf=lambda s: isinstance(s, PartitionSpec)):
+        if isinstance(spec, PartitionSpec):
+            mesh = get_abstract_mesh()
+            kinds = dict(zip(mesh.axis_names, mesh.axis_types))
+            for name in spec.axis_names():
+                if kinds.get(name, AxisType.Explicit) is not AxisType.Explicit:
+                    raise ValueError(
+                        "PartitionSpec passed to reshard cannot contain axis names that are of type Auto or Manual. "
+                        f"Got PartitionSpec: {spec!r} with axis name: {name} of type: AxisType.{kinds[name].name}. "
+                        "Make the mesh axis Explicit (jax.make_mesh(..., axis_types=...)), or pass a NamedSharding."
+                    )
+    return lay_out(xs, out_shardings, "reshard")
+
+
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """``lax.with_sharding_constraint``: ``x`` with the given layout (the value is unchanged)."""
+    return lay_out(x, shardings, "with_sharding_constraint")
+
+
+def _with_mesh_spec(shardings: Any) -> Any:
+    """``shardings`` with each bare PartitionSpec made a NamedSharding over the current mesh."""
+    return tree_util.tree_map(
+        lambda s: resolve_sharding(s, "auto_axes") if isinstance(s, PartitionSpec) else s, shardings,
+        is_leaf=lambda s: isinstance(s, PartitionSpec),
+    )
+
+
+def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_sharding: Any = None) -> Any:
+    """``f`` with mesh axes ``axes`` treated as Auto inside, its results laid out as ``out_sharding``.
+
+    minijax's traces carry no shardings, so inside ``f`` nothing changes; the
+    results are laid out as asked (on concrete values)."""
+    if f is None:
+        return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
+    fun = f
+
+    def wrapped(*args: Any, out_sharding: Any = out_sharding, **kwargs: Any) -> Any:  # also given per call, as in JAX
+        out = fun(*args, **kwargs)
+        return out if out_sharding is None else lay_out(out, _with_mesh_spec(out_sharding), "auto_axes")
+
+    return wrapped
+
+
+def explicit_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, in_sharding: Any = None) -> Any:
+    """``f`` with mesh axes ``axes`` Explicit inside, its arguments laid out as ``in_sharding`` first."""
+    if f is None:
+        return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
+    fun = f
+
+    def wrapped(*args: Any, in_sharding: Any = in_sharding) -> Any:  # also given per call, as in JAX
+        if in_sharding is not None:
+            args = lay_out(args, _with_mesh_spec(in_sharding if isinstance(in_sharding, tuple) else (in_sharding,) * len(args)),
+                            "explicit_axes")  # fmt: skip
+        return fun(*args)
+
+    return wrapped
+
+
+def _block_shape(index: tuple[slice, ...], shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(len(range(*s.indices(n))) for s, n in zip(index, shape))
+
+
+def make_array_from_callback(
+    shape: Sequence[int], sharding: Sharding, data_callback: Callable[[tuple[slice, ...]], Any],
+    dtype: Any = None,
+) -> Array:  # fmt: skip
+    """The array of ``shape`` whose block at each device's index is ``data_callback(index)``."""
+    shape = tuple(int(d) for d in shape)
+    if isinstance(sharding, NamedSharding):
+        sharding.check_compatible(shape)
+    indices = sharding.devices_indices_map(shape)
+    whole: np.ndarray[Any, Any] | None = None
+    for index in indices.values():
+        block = np.asarray(data_callback(index), dtype=dtype)
+        if block.shape != _block_shape(index, shape):
+            raise ValueError(
+                f"make_array_from_callback: the callback returned an array of shape {block.shape} for index {index}, "
+                f"but the sharding's block there has shape {_block_shape(index, shape)}"
+            )
+        if whole is None:
+            whole = np.empty(shape, block.dtype)
+        whole[index] = block
+    assert whole is not None  # a sharding has at least one device
+    return put_sharded(whole, sharding)  # type: ignore[no-any-return]
+
+
+def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Sharding, arrays: Sequence[Any], *,
+                                         dtype: Any = None) -> Array:  # fmt: skip
+    """The array of ``shape`` made of one block per device of ``sharding``, in its device order."""
+    shape = tuple(int(d) for d in shape)
+    indices = sharding.devices_indices_map(shape)
+    if len(arrays) != len(indices):
+        raise ValueError(
+            f"make_array_from_single_device_arrays: the sharding has {len(indices)} addressable devices "
+            f"but {len(arrays)} arrays were given; pass one array per device, in the order of "
+            "sharding.addressable_devices_indices_map(shape)."
+        )
+    whole: np.ndarray[Any, Any] | None = None
+    for (device, index), array in zip(indices.items(), arrays):
+        if isinstance(array, Array) and array._device is not device:
+            raise ValueError(
+                f"make_array_from_single_device_arrays: the array for {device!r} is on {array._device!r}; "
+                "put each array on its device first (jax.device_put(a, device))."
+            )
+        block = np.asarray(array, dtype=dtype)
+        if block.shape != _block_shape(index, shape):
+            raise ValueError(
+                f"make_array_from_single_device_arrays: expected an array of shape {_block_shape(index, shape)} "
+                f"for {device!r} (index {index}), got {block.shape}"
+            )
+        if whole is None:
+            whole = np.empty(shape, block.dtype)
+        whole[index] = block
+    assert whole is not None
+    return put_sharded(whole, sharding)  # type: ignore[no-any-return]
