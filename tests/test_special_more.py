@@ -169,6 +169,18 @@ def test_hyp2f1_closed_forms() -> None:
     np.testing.assert_allclose(np.asarray(sp.hyp2f1(a_, b_, c_, x_)), want, rtol=1e-6)
 
 
+def test_hyp2f1_returns_where_an_unselected_loop_would_not_end() -> None:
+    # The terminating series runs |a| terms on every element in JAX 0.10.2, selected or not: with an infinite
+    # parameter JAX never returns. minijax steps it only where it is the selected region; the other elements
+    # of the same call keep their values.
+    a = _full(0.5)
+    a[1], a[4] = np.inf, -np.inf
+    got = np.asarray(sp.hyp2f1(a, 2.0, 2.0 + 1e-3, XH))
+    alone = np.asarray(sp.hyp2f1(_full(0.5), 2.0, 2.0 + 1e-3, XH))
+    keep = np.isfinite(a)
+    np.testing.assert_array_equal(got[keep], alone[keep])
+
+
 def test_hyp2f1_derivatives() -> None:
     x = XH[XH < 0.9]
     grad = jax.grad(lambda a, b, c, x: sp.hyp2f1(a, b, c, x).sum(), (0, 1, 2, 3))

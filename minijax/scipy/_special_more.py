@@ -662,8 +662,9 @@ def _hyp2f1_series_or_terminal(a: Any, b: Any, c: Any, x: Any, active: Any) -> A
     eps = _eps(x) * 50
     d = c - a - b
     neg_int = ((a <= 0) & (jnp.abs(a - jnp.round(a)) < eps)) | ((b <= 0) & (jnp.abs(b - jnp.round(b)) < eps))
-    near_int_d = jnp.abs(d - jnp.round(d)) < eps
-    index = jnp.where((x > 0.9) & ~neg_int, jnp.where(near_int_d, 1, 0), jnp.where(neg_int, 2, 0))
+    # (the test is "far from an integer", so that a NaN d counts as near one, as in JAX)
+    far_int_d = jnp.abs(d - jnp.round(d)) >= eps
+    index = jnp.where((x > 0.9) & ~neg_int, jnp.where(far_int_d, 0, 1), jnp.where(neg_int, 2, 0))
     return lax.select_n(index, _hyp2f1_series(a, b, c, x), _hyp2f1_digamma(a, b, c, x, active & (index == 1)),
                         _hyp2f1_terminal(a, b, c, x, active & (index == 2)))
 
@@ -674,13 +675,13 @@ def _hyp2f1_value(a: Any, b: Any, c: Any, x: Any) -> Any:
     d = c - a - b
     s = one - x
     ca, cb = c - a, c - b
-    near_int_d = jnp.abs(d - jnp.round(d)) < eps
+    far_int_d = jnp.abs(d - jnp.round(d)) >= eps  # False for a NaN d, as JAX's test
     # 0: 1 (x = 0, or a or b = 0 with c != 0); 1: inf (c a pole, x > 1, or x = 1 with c - a - b <= 0);
     # 2: Euler's transformation (1-x)^(c-a-b) 2F1(c-a, c-b; c; x); 3, 4: (1-x)^-a when b = c (and a, b
     # swapped); 5: Gauss's theorem at x = 1; 6: 2F1 itself.
     index = jnp.where((x == 0) | (((a == 0) | (b == 0)) & (c != 0)), 0,
              jnp.where((c == 0) | ((c < 0) & (jnp.remainder(c, 1) == 0)), 1,
-              jnp.where((d <= -1) & ~(~near_int_d & (s < 0)), 2,
+              jnp.where((d <= -1) & ~(far_int_d & (s < 0)), 2,
                jnp.where((d <= 0) & (x == 1), 1,
                 jnp.where((x < 1) & (b == c), 3,
                  jnp.where((x < 1) & (a == c), 4,
@@ -746,11 +747,10 @@ _hyp2f1.defjvps(
 def hyp2f1(a: ArrayLike, b: ArrayLike, c: ArrayLike, x: ArrayLike) -> Array:
     """The Gauss hypergeometric function ``2F1(a, b; c; x) = sum_k (a)_k (b)_k / (c)_k x**k / k!`` for
     real arguments; ``inf`` for x > 1 (as JAX: no analytic continuation) and at the poles of c."""
-    a, b, c, x = _promote("hyp2f1", a, b, c, x)
-    if np.issubdtype(jnp.result_type(x), np.complexfloating):
+    args = _promote("hyp2f1", a, b, c, x)
+    dtype = np.dtype(args[0].dtype)
+    if np.issubdtype(dtype, np.complexfloating):
         raise ValueError("hyp2f1 does not support complex-valued inputs.")
     # JAX's result is never weakly typed; strong operands also let calls share one compiled loop.
-    dtype = np.dtype(x.dtype)
-    a, b, c, x = (jnp.asarray(v, dtype) for v in jnp.broadcast_arrays(a, b, c, x))
-    out: Array = _hyp2f1(a, b, c, x)
+    out: Array = _hyp2f1(*(jnp.asarray(v, dtype) for v in jnp.broadcast_arrays(*args)))
     return out
