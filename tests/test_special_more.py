@@ -73,6 +73,21 @@ def test_expn_matches_exp1_and_its_recurrence() -> None:
     np.testing.assert_allclose(np.asarray(grads), -np.asarray(sp.expn(2, POS)), rtol=1e-5, atol=1e-12)
 
 
+def test_expn_returns_for_an_array_with_a_tiny_x() -> None:
+    # JAX 0.10.2 runs the continued fraction (the x > 1 branch) on every element of an array, without an
+    # iteration cap: at x = 1e-20 it never converges and the call never returns. minijax steps it only where
+    # it is taken. E_1(x) = -gamma - log x + x - ... for small x.
+    x = np.array([1e-20, 1e-6, 0.5, 2.0], np.float32)
+    got = np.asarray(jax.jit(lambda v: sp.expn(1, v))(x))
+    assert got[0] == pytest.approx(-0.5772156649015329 - math.log(1e-20), rel=1e-6)
+    assert got[1] == pytest.approx(-0.5772156649015329 - math.log(1e-6) + 1e-6, rel=1e-6)
+    np.testing.assert_allclose(got[2:], np.asarray(sp.exp1(x[2:])), rtol=2e-6)
+    # and psi's loop (n terms) only where the series is taken: a huge n elsewhere in the array
+    n = np.array([1e30, 2.0, 3.0, 1.0], np.float32)
+    got = np.asarray(sp.expn(n, x))
+    np.testing.assert_allclose(got[1:], [float(sp.expn(int(k), v)) for k, v in zip(n[1:], x[1:])], rtol=1e-6)
+
+
 def test_spence_special_values_and_reflection() -> None:
     assert float(sp.spence(jnp.float32(1.0))) == 0.0
     assert float(sp.spence(jnp.float32(0.0))) == pytest.approx(math.pi**2 / 6)

@@ -144,3 +144,19 @@ def test_errors_equal_jax(call: Callable[[Any], Any]) -> None:
         call(jax)
     with pytest.raises(want.type):
         call(minijax)
+
+
+def test_expn_of_an_array_equals_jax_element_by_element() -> None:
+    # JAX never returns for these arrays (its continued fraction runs on every element with no iteration
+    # cap, and never converges at a tiny x; psi's loop runs n times); for each element alone it does.
+    n = np.array([1, 1, 2, 5, 1e30, 3, 0, 4999], np.float32)
+    x = np.array([1e-20, 1e-30, 1e-12, 2.0, 0.5, 0.5, 1e-20, 1.0001], np.float32)
+    want = np.array([np.asarray(J.expn(k, v)) for k, v in zip(n, x)])
+    for backend in ("xla", "numpy"):
+        previous = config.read("minijax_backend")
+        config.update("minijax_backend", backend)
+        try:
+            got = np.asarray(M.expn(n, x))
+        finally:
+            config.update("minijax_backend", previous)
+        np.testing.assert_allclose(got, want, rtol=2e-6, equal_nan=True)

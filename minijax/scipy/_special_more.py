@@ -9,6 +9,7 @@ round alike, and each carries JAX's custom derivative where JAX has one. ``speci
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -383,12 +384,13 @@ def bessel_jn(z: ArrayLike, *, v: int, n_iter: int = 50) -> Array:
 # Generalized exponential integral E_n
 
 
-def _expn_series(x: Any, n: Any) -> Any:
+def _expn_series(x: Any, n: Any, active: Any) -> Any:
     """E_n(x) for 0 < x <= 1: (-x)^(n-1) psi(n) / (n-1)! - sum_{k != n-1} (-x)^k / (k! (k - n + 1))."""
     zero, one = _const(x, 0.0), _const(x, 1.0)
     # psi(n) = -gamma + 1 + 1/2 + ... + 1/(n-1), minus log x folded in.
     psi = -_EULER_GAMMA - jnp.log(x)
-    (_, psi) = _masked_while(lambda s: s[0] < n, lambda s: (s[0] + one, s[1] + one / s[0]), (jnp.ones_like(n), psi))
+    (_, psi) = _masked_while(lambda s: active & (s[0] < n), lambda s: (s[0] + one, s[1] + one / s[0]),
+                             (jnp.ones_like(n), psi))
     n1 = jnp.where(n == 1, one + one, n)
     eps = _eps(x)
     init = (-x, jnp.zeros_like(x), jnp.ones_like(x), one - n, jnp.where(n == 1, zero, one / (one - n1)),
@@ -403,14 +405,14 @@ def _expn_series(x: Any, n: Any) -> Any:
         t = jnp.where(ans != zero, jnp.abs(yk / ans), one)
         return z, xk, yk, pk, ans, t
 
-    z, _, _, _, ans, _ = _masked_while(lambda s: (x > 0) & (s[5] > eps), body, init)
+    z, _, _, _, ans, _ = _masked_while(lambda s: active & (x > 0) & (s[5] > eps), body, init)
     return z ** (n - 1) * psi / jnp.exp(lax.lgamma(n)) - ans
 
 
 _EXPN_BIG = 1.44115188075855872e17
 
 
-def _expn_fraction(x: Any, n: Any) -> Any:
+def _expn_fraction(x: Any, n: Any, active: Any) -> Any:
     """E_n(x) for x > 1: the continued fraction e^-x (1/(x + n/(1 + 1/(x + (n+1)/(1 + 2/(x + ...)))))),
     by its convergents p_k / q_k, rescaled when they grow past 2^57."""
     one = _const(x, 1.0)
@@ -436,7 +438,7 @@ def _expn_fraction(x: Any, n: Any) -> Any:
         pkm2, pkm1, qkm2, qkm1 = (jnp.where(rescale, v / big, v) for v in (pkm2, pkm1, qkm2, qkm1))
         return k, pkm2, qkm2, pkm1, qkm1, ans, t, r
 
-    out = _masked_while(lambda s: (x > 0) & (s[6] > eps), body, init)
+    out = _masked_while(lambda s: active & (x > 0) & (s[6] > eps), body, init)
     return out[5] * jnp.exp(-x)
 
 
@@ -453,16 +455,32 @@ def _expn_large_n(x: Any, n: Any) -> Any:
 def _expn_value(n: Any, x: Any) -> Any:
     one = _const(x, 1.0)
     n1 = jnp.where(n == 1, n + n, n)  # keeps 1/n1 finite where it is not taken
-    # As jnp.piecewise: every branch on every element; the LAST condition that holds wins.
-    cases = [
-        ((n < 0) | (x < 0), jnp.full_like(x, np.nan)),
-        ((x == 0) & (n < 2), jnp.full_like(x, np.inf)),
-        ((x == 0) & (n >= 2), one / n1),
-        ((n == 0) & (x >= 0), jnp.exp(-x) / x),
-        (n >= 5000, _expn_large_n(x, n)),
-        (x > one, _expn_fraction(x, n)),
+    # As jnp.piecewise: the LAST condition that holds wins. The loops step only on the elements whose
+    # value they give. JAX's piecewise on an array runs every branch on every element, and its loops have
+    # no iteration cap: the continued fraction at a tiny x (expn(1, [1e-20, 2.0])) or psi's loop at a
+    # huge n never end there, so JAX returns nothing for such an array (for a scalar it runs the selected
+    # branch alone and returns). Stepping a loop only where it is selected changes no value JAX returns:
+    # the selected elements step exactly as before, and the others are discarded by the select.
+    conditions = [
+        (n < 0) | (x < 0),
+        (x == 0) & (n < 2),
+        (x == 0) & (n >= 2),
+        (n == 0) & (x >= 0),
+        n >= 5000,
+        x > one,
     ]
-    out = _expn_series(x, n)
+    fraction_taken = conditions[-1]
+    series_taken = ~functools.reduce(operator.or_, conditions)
+    values = [
+        jnp.full_like(x, np.nan),
+        jnp.full_like(x, np.inf),
+        one / n1,
+        jnp.exp(-x) / x,
+        _expn_large_n(x, n),
+        _expn_fraction(x, n, fraction_taken),
+    ]
+    cases = list(zip(conditions, values))
+    out = _expn_series(x, n, series_taken)
     for cond, value in cases:
         out = jnp.where(cond, value, out)
     return out
