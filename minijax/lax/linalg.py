@@ -10,8 +10,9 @@ precision, diagonals, row permutations, LU solves) live with the primitives
 (minijax/primitives/linalg.py), whose jvp rules and ``minijax.numpy.linalg``
 share them.
 
-Not provided (JAX has them): ``eig`` (it needs complex dtypes) and
-``qdwh``: each raises NotImplementedError naming itself.
+Not provided (JAX has it): ``eig`` (it needs complex dtypes) raises
+NotImplementedError naming itself. ``qdwh`` is not a primitive, in JAX
+either: lax operations, in ``minijax.lax._qdwh``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from minijax.lax._qdwh import qdwh as qdwh  # ext21 (issue 21): written with lax operations, as JAX's
 from minijax.primitives import elementwise as ew
 from minijax.primitives.linalg import (
     EighImplementation as EighImplementation,
@@ -233,6 +235,3 @@ def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike, 
     return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))
 
 
-def qdwh(x: ArrayLike, **kwargs: Any) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("qdwh")
