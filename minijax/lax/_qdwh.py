@@ -12,7 +12,6 @@ steps have been taken. A final Newton-Schulz step polishes U's orthogonality, an
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
@@ -110,7 +109,7 @@ def qdwh(
     if max_iterations is None:
         max_iterations = 10
     else:
-        max_iterations = operator.index(concrete_or_error(
+        max_iterations = int(concrete_or_error(  # int(), not an index: JAX takes 2.5 as 2
             max_iterations, "The `max_iterations` argument must be statically specified to use `qdwh` within JAX "
             "transformations."))
     if dynamic_shape is not None:
