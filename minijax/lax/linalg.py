@@ -229,8 +229,10 @@ def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike, 
     """X with A X = B for the tridiagonal A: ``dl[i] = A[i, i-1]``, ``d[i] = A[i, i]``, ``du[i] = A[i, i+1]``.
 
     ``dl[0]`` and ``du[-1]`` are not read. Gaussian elimination with
-    partial pivoting (LAPACK's gtsv); a singular matrix gives NaN.
-    ``perturb_singular=True`` raises NotImplementedError.
+    partial pivoting (LAPACK's gtsv); a singular matrix gives NaN. With
+    ``perturb_singular=True`` (jaxlib's own kernel, as JAX on CPU) pivots
+    small enough to overflow are perturbed by about eps * max|U| instead, so
+    a singular system gets a finite solution.
     """
     return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))
 
