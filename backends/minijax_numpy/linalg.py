@@ -419,10 +419,18 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *, perturb_singu
     return x.reshape(b.shape).astype(b.dtype)
 
 
+def _flush(v: Any) -> Any:
+    """v with subnormals read as zero (of v's sign): the kernel runs on XLA's CPU threads, which flush
+    subnormal operands and results to zero (FTZ/DAZ)."""
+    t = np.asarray(v).dtype.type
+    out = np.where(np.abs(v) < np.finfo(t).tiny, np.asarray(v) * t(0), v).astype(t)
+    return out if np.ndim(v) else t(out)
+
+
 def _perturb_pivot(perturb: Any, pivot: Any, row: Array) -> tuple[Any, Array]:
     """A pivot below 1 in magnitude that would overflow ``row / pivot`` is pushed away from zero (by
     ``perturb``, doubling each time) or, when it is subnormal but nonzero, ``row`` and it are scaled up
-    (LAPACK's safe minimum, as jaxlib's kernel)."""
+    (LAPACK's safe minimum, as jaxlib's kernel; with subnormals flushed that branch is never taken)."""
     t = type(pivot)
     one = t(1)
     safemin = t(np.finfo(t).tiny)  # LAPACK's xLAMCH('S'): 1/max < tiny for IEEE floats
@@ -434,11 +442,11 @@ def _perturb_pivot(perturb: Any, pivot: Any, row: Array) -> tuple[Any, Array]:
     while abs(pivot) < one:
         if abs(pivot) < safemin:
             if pivot == 0 or largest * safemin > abs(pivot):
-                pivot, perturb = t(pivot + perturb), t(perturb * 2)
+                pivot, perturb = _flush(t(pivot + perturb)), _flush(t(perturb * 2))
             else:
-                return t(pivot * bignum), row * bignum
+                return _flush(t(pivot * bignum)), _flush(row * bignum)
         elif largest > abs(pivot) * bignum:
-            pivot, perturb = t(pivot + perturb), t(perturb * 2)
+            pivot, perturb = _flush(t(pivot + perturb)), _flush(t(perturb * 2))
         else:
             break
     return pivot, row
@@ -448,70 +456,72 @@ def _tridiagonal_solve_perturbed(dl: Array, d: Array, du: Array, b: Array) -> Ar
     """jaxlib's ``tridiagonal_solve_perturbed_ffi`` (what JAX runs on CPU for ``perturb_singular=True``):
     Gaussian elimination with partial pivoting, row by row in the working precision, then back
     substitution in which a pivot small enough to overflow is perturbed by about eps * max|U|, so a
-    singular system gets a finite (large) solution instead of NaN."""
+    singular system gets a finite (large) solution instead of NaN. Every stored value is flushed as
+    the kernel's subnormals are (``_flush``)."""
     *batch, m, k = b.shape
     work = _working(b).dtype.type
-    lower, diag, upper = (np.asarray(v, work).reshape(-1, m) for v in (dl, d, du))
-    rhs_all = np.asarray(b, work).reshape(-1, m, k)
+    lower, diag, upper = (_flush(np.asarray(v, work).reshape(-1, m)) for v in (dl, d, du))
+    rhs_all = _flush(np.asarray(b, work).reshape(-1, m, k))
     out = np.zeros_like(rhs_all)
     eps = work(np.finfo(work).eps)
     zero = work(0)
+    f = _flush
     with np.errstate(all="ignore"):
         for n_, (sub, dia, sup, rhs) in enumerate(zip(lower, diag, upper, rhs_all)):
             x = out[n_]
             if m == 0:
                 continue
             if m == 1:
-                p, row = _perturb_pivot(eps * abs(dia[0]), dia[0], rhs[0].copy())
-                x[0] = row / p
+                p, row = _perturb_pivot(f(eps * abs(dia[0])), dia[0], rhs[0].copy())
+                x[0] = f(row / p)
                 continue
             u = np.zeros((m, 3), work)  # U's diagonal and two superdiagonals
             u[0, 0], u[0, 1] = dia[0], sup[0]
             max_u = max(abs(u[0, 0]), abs(u[0, 1]))
-            scale1 = work(abs(u[0, 0]) + abs(u[0, 1]))
+            scale1 = f(work(abs(u[0, 0]) + abs(u[0, 1])))
             x[0] = rhs[0]
             for i in range(m - 1):
                 u[i + 1, 0] = dia[i + 1]
-                scale2 = work(abs(sub[i + 1]) + abs(u[i + 1, 0]))
+                scale2 = f(work(abs(sub[i + 1]) + abs(u[i + 1, 0])))
                 if i < m - 2:
-                    scale2 = work(scale2 + abs(sup[i + 1]))
+                    scale2 = f(work(scale2 + abs(sup[i + 1])))
                 if sub[i + 1] == 0:
                     scale1 = scale2
                     u[i + 1, 1], u[i, 2] = sup[i + 1], zero
                     x[i + 1] = rhs[i + 1]
                 else:
-                    piv1 = zero if u[i, 0] == 0 else work(abs(u[i, 0]) / scale1)
-                    piv2 = work(abs(sub[i + 1]) / scale2)
+                    piv1 = zero if u[i, 0] == 0 else f(work(abs(u[i, 0]) / scale1))
+                    piv2 = f(work(abs(sub[i + 1]) / scale2))
                     if piv2 <= piv1:  # no row exchange
                         scale1 = scale2
-                        factor = work(sub[i + 1] / u[i, 0])
-                        u[i + 1, 0] = u[i + 1, 0] - factor * u[i, 1]
+                        factor = f(work(sub[i + 1] / u[i, 0]))
+                        u[i + 1, 0] = f(u[i + 1, 0] - f(factor * u[i, 1]))
                         u[i + 1, 1], u[i, 2] = sup[i + 1], zero
-                        x[i + 1] = rhs[i + 1] - factor * x[i]
+                        x[i + 1] = f(rhs[i + 1] - f(factor * x[i]))
                     else:  # rows i and i+1 exchanged
-                        factor = work(u[i, 0] / sub[i + 1])
+                        factor = f(work(u[i, 0] / sub[i + 1]))
                         previous_super = u[i, 1]
                         u[i, 0] = sub[i + 1]
-                        u[i + 1, 0] = previous_super - factor * dia[i + 1]
+                        u[i + 1, 0] = f(previous_super - f(factor * dia[i + 1]))
                         u[i, 1] = dia[i + 1]
                         if i < m - 2:
                             u[i, 2] = sup[i + 1]
-                            u[i + 1, 1] = -factor * sup[i + 1]
-                        x[i + 1] = x[i] - factor * rhs[i + 1]
+                            u[i + 1, 1] = f(-factor * sup[i + 1])
+                        x[i + 1] = f(x[i] - f(factor * rhs[i + 1]))
                         x[i] = rhs[i + 1]
-                        scale1 = work(abs(u[i + 1, 0]) + abs(u[i + 1, 1]))
+                        scale1 = f(work(abs(u[i + 1, 0]) + abs(u[i + 1, 1])))
                 if i < m - 2:
                     max_u = max(max_u, *np.abs(u[i]))
             max_u = max(max_u, abs(u[m - 1, 0]))
-            perturb = work(eps * max_u)
+            perturb = f(work(eps * max_u))
             for i in reversed(range(m)):
                 row = x[i].copy()
                 if i + 1 < m:
-                    row = row - u[i, 1] * x[i + 1]
+                    row = f(row - f(u[i, 1] * x[i + 1]))
                 if i + 2 < m:
-                    row = row - u[i, 2] * x[i + 2]
+                    row = f(row - f(u[i, 2] * x[i + 2]))
                 p, row = _perturb_pivot(perturb, u[i, 0], row)
-                x[i] = row * (work(1) / p)
+                x[i] = f(row * f(work(1) / p))
     return out.reshape(b.shape).astype(b.dtype)
 
 
