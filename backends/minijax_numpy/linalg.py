@@ -522,7 +522,8 @@ def _tridiagonal_solve_perturbed(dl: Array, d: Array, du: Array, b: Array) -> Ar
                     row = f(row - f(u[i, 2] * x[i + 2]))
                 p, row = _perturb_pivot(perturb, u[i, 0], row)
                 x[i] = f(row * f(work(1) / p))
-    return out.reshape(b.shape).astype(b.dtype)
+    result: Array = out.reshape(b.shape).astype(b.dtype)
+    return result
 
 
 # ---------------------------------------------------------------------------
