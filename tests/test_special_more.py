@@ -147,6 +147,52 @@ def test_bessel_jn_recurrence_and_orders() -> None:
 
 
 
+# Folded in from the special2 branch's tests (what the ones above did not cover): grids through every
+# region of each function against the defining integrals, more special values, J_1..J_3.
+XG = np.array([0.1, 0.5, 1.0, 2.0, 3.5, 5.0, 7.0, 12.0], np.float32)
+
+
+def _integrals(f, upper: np.ndarray) -> np.ndarray:
+    return np.array([_integral(f, 0.0, float(u), n=20001) for u in upper])
+
+
+def test_dawsn_fresnel_sici_against_their_integrals_on_a_grid() -> None:
+    x = XG.astype(np.float64)
+    np.testing.assert_allclose(np.asarray(jax.jit(sp.dawsn)(XG)), np.exp(-x * x) * _integrals(lambda t: np.exp(t * t), x),
+                               rtol=1e-5)
+    s, c = jax.jit(sp.fresnel)(XG)
+    np.testing.assert_allclose(np.asarray(s), _integrals(lambda t: np.sin(np.pi * t * t / 2), x), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(c), _integrals(lambda t: np.cos(np.pi * t * t / 2), x), rtol=1e-4, atol=1e-5)
+    si, ci = jax.jit(sp.sici)(XG)
+    np.testing.assert_allclose(np.asarray(si), _integrals(lambda t: np.sinc(t / np.pi), x), rtol=1e-5)
+    cos_part = _integrals(lambda t: np.where(t == 0, 0.0, (np.cos(t) - 1) / np.where(t == 0, 1, t)), x)
+    np.testing.assert_allclose(np.asarray(ci), np.euler_gamma + np.log(x) + cos_part, rtol=1e-5, atol=1e-5)
+    si_inf, ci_inf = sp.sici(np.float32(np.inf))
+    assert (float(si_inf), float(ci_inf)) == (pytest.approx(math.pi / 2), 0.0)
+
+
+def test_more_special_values() -> None:
+    # spence(x) = Li2(1 - x): Li2(1/2) = pi^2/12 - log(2)^2/2, Li2(-1) = -pi^2/12
+    np.testing.assert_allclose(np.asarray(sp.spence(jnp.asarray(np.array([0.5, 2.0], np.float32)))),
+                               [np.pi**2 / 12 - np.log(2) ** 2 / 2, -np.pi**2 / 12], rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(sp.owens_t(np.array([0.3, 1.0, 2.5], np.float32), 0.0)), np.zeros(3))
+    x = np.array([-3.0, -0.5, 0.5, 2.0, 4.0], np.float32)
+    np.testing.assert_allclose(np.asarray(sp.hyp1f1(1.5, 1.5, x)), np.exp(x.astype(np.float64)), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(sp.hyp1f1(0.0, 2.0, x)), np.ones(5))
+    with pytest.raises(TypeError):
+        sp.bessel_jn(np.float32(1.0), v=1.5)  # type: ignore[arg-type]
+
+
+def test_bessel_jn_against_its_integral() -> None:
+    # J_n(z) = (1/pi) int_0^pi cos(n t - z sin t) dt (DLMF 10.9.2)
+    z = np.array([8.0, 10.0, 20.0, 30.0], np.float32)
+    js = np.asarray(jax.jit(lambda v: sp.bessel_jn(v, v=3))(z))
+    assert js.shape == (4, 4) and js.dtype == np.float32
+    for n in range(4):
+        want = [_integral(lambda t, zz=zz, n=n: np.cos(n * t - zz * np.sin(t)), 0.0, math.pi, n=20001) / math.pi for zz in z]
+        np.testing.assert_allclose(js[n], want, rtol=1e-4, atol=1e-6)
+
+
 XH = np.array([-0.9, -0.4, 0.0, 0.2, 0.5, 0.8, 0.93, 0.995], np.float32)  # one shape: one compilation per backend
 
 

@@ -22,8 +22,9 @@ from minijax.config import config  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
-X = np.concatenate([np.linspace(-20, 20, 81), [0, np.inf, -np.inf, np.nan, 1e-30, 1e10, 3.25, 6.25, 36974]]).astype(
-    np.float32)
+X = np.concatenate([np.linspace(-20, 20, 81), [0, np.inf, -np.inf, np.nan, 1e-30, 1e10, 3.25, 6.25, 36974],
+                    # from the special2 branch's edges: -0, the region boundaries of sici and fresnel
+                    [-0.0, -1e10, 4.0, 8.0, 1e9, 2e9, 1.6, 4e4, -36974]]).astype(np.float32)
 POS = np.concatenate([np.linspace(0.01, 30, 60), [np.inf, np.nan, 1.0, 1.5, 2.0, 0.5, 1e6]]).astype(np.float32)
 FINITE = X[np.isfinite(X) & (X != 0) & (np.abs(X) < 1e5)]
 RNG = np.random.default_rng(0)
@@ -31,6 +32,14 @@ H, A = (RNG.normal(size=50) * 3).astype(np.float32), (RNG.normal(size=50) * 3).a
 HA, HB, HX = (RNG.uniform(0.1, 5, size=40).astype(np.float32), RNG.uniform(0.5, 6, size=40).astype(np.float32),
               RNG.uniform(-10, 30, size=40).astype(np.float32))
 Z = np.linspace(0.1, 20, 50).astype(np.float32)
+ZS = np.concatenate([np.linspace(-29, 29, 59), [0.0, 1.0]]).astype(np.float32)  # negative z and 0 (special2)
+# Owen's T at its special points (h = 0, a = 1, a = 0, NaN, inf), from the special2 branch's tests.
+HE = np.array([0, 1, np.nan, 0, 2, np.inf, -1.5, 0.3], np.float32)
+AE = np.array([1, 1, 1, np.nan, 0, 1, -1.0, 1e-3], np.float32)
+# hyp1f1's asymptotic region |x| >= 100, and negative a (special2)
+_R2 = np.random.default_rng(2)
+HA2, HB2 = _R2.uniform(-3, 5, 40).astype(np.float32), _R2.uniform(0.1, 6, 40).astype(np.float32)
+HBIG = np.linspace(100, 150, 40).astype(np.float32)
 # hyp2f1: every (a, b, c, x) of a grid that crosses each of JAX's regions: x = 0, a or b = 0, c a pole,
 # c - a - b <= -1 (Euler's transformation, integer or not), x = 1 (Gauss), b = c, a = c, x > 1, the series,
 # near 1 with c - a - b an integer (the digamma transformation, both signs), terminating series, NaN.
@@ -68,10 +77,24 @@ def _cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]], tuple[np.nd
          (Z[Z >= 10],), 1e-3, 1e-4),
     ]
     cases += [
+        ("owens_t_edges", lambda m: m.scipy.special.owens_t, (HE, AE), 1e-5, 1e-6),
+        ("hyp1f1_negative_a", lambda m: m.scipy.special.hyp1f1, (HA2, HB2, HX), 1e-4, 1e-6),
+        ("hyp1f1_asymptotic", lambda m: m.scipy.special.hyp1f1, (HA2, HB2, HBIG), 1e-4, 1e-6),
+        ("hyp1f1_edges", lambda m: m.scipy.special.hyp1f1,
+         tuple(np.array(v, np.float32) for v in ([0, 1, 1, 0, 2], [0, 1, 0, 1, 3], [1, 2, 3, 4, 0])), 1e-6, 0.0),
+        ("expn_outside_domain", lambda m: m.scipy.special.expn,
+         (np.array([-1, 2, 1, 0, 3], np.float32), np.array([1, -1, 0, 0, 0], np.float32)), 1e-6, 0.0),
+        ("dawsn_float16", lambda m: m.scipy.special.dawsn, (np.array([0.5, 2.0, -4.0], np.float16),), 1e-3, 1e-4),
+        ("fresnel_float16", lambda m: m.scipy.special.fresnel, (np.array([0.5, 2.0, -4.0], np.float16),), 1e-3, 1e-4),
+    ]
+    for v in [0, 1, 5]:
+        cases.append((f"bessel_jn_v{v}_negative_z", lambda m, v=v: lambda z: m.scipy.special.bessel_jn(z, v=v), (ZS,),
+                      1e-4, 1e-5))
+    cases += [
         ("hyp2f1", lambda m: m.scipy.special.hyp2f1, G4, 1e-4, 1e-6),
         ("hyp2f1_grad", lambda m: m.vmap(m.grad(m.scipy.special.hyp2f1, (0, 1, 2, 3))), D4, 2e-4, 1e-5),
     ]
-    for n in [0, 1, 2, 5, 30]:
+    for n in [0, 1, 2, 5, 10, 30, 5000]:  # 10 and 5000 (the large-n branch) from the special2 branch
         cases.append((f"expn{n}", lambda m, n=n: lambda x: m.scipy.special.expn(n, x), (POS,), 1e-5, 1e-6))
         cases.append((f"expn{n}_grad", lambda m, n=n: m.vmap(m.grad(lambda x: m.scipy.special.expn(n, x))),
                       (POS[np.isfinite(POS) & (POS < 50)],), 1e-4, 1e-5))
