@@ -33,8 +33,6 @@ DEFERRED: dict[str, dict[str, str]] = {
     "scipy.special": {
         "wofz": _COMPLEX,
         "sph_harm_y": _COMPLEX,  # JAX's spherical harmonics are complex64
-        # Real-valued, but not written yet: issue 21 stays open for it.
-        "hyp2f1": "issue 21: not built yet",
     },
     # extend (issue 20): the primitives minijax has not built, each with where it is (or is not) built.
     "extend.core.primitives": {

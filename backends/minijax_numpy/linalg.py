@@ -375,7 +375,7 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *, perturb_singu
     system's solution is NaN.
     """
     if perturb_singular:
-        raise NotImplementedError("tridiagonal_solve: perturb_singular=True is not implemented in minijax.")
+        return _tridiagonal_solve_perturbed(dl, d, du, b)
     *batch, m, k = b.shape
     lower, diag, upper = _flat(dl, 1)[:, 1:], _flat(d, 1), _flat(du, 1)  # LAPACK's DL is dl[1:]
     rhs = _flat(b, 2)
@@ -417,6 +417,113 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *, perturb_singu
             x[:, i] = acc / diag[:, i, None]
     x[failed] = np.nan
     return x.reshape(b.shape).astype(b.dtype)
+
+
+def _flush(v: Any) -> Any:
+    """v with subnormals read as zero (of v's sign): the kernel runs on XLA's CPU threads, which flush
+    subnormal operands and results to zero (FTZ/DAZ)."""
+    t = np.asarray(v).dtype.type
+    out = np.where(np.abs(v) < np.finfo(t).tiny, np.asarray(v) * t(0), v).astype(t)
+    return out if np.ndim(v) else t(out)
+
+
+def _perturb_pivot(perturb: Any, pivot: Any, row: Array) -> tuple[Any, Array]:
+    """A pivot below 1 in magnitude that would overflow ``row / pivot`` is pushed away from zero (by
+    ``perturb``, doubling each time) or, when it is subnormal but nonzero, ``row`` and it are scaled up
+    (LAPACK's safe minimum, as jaxlib's kernel; with subnormals flushed that branch is never taken)."""
+    t = type(pivot)
+    one = t(1)
+    safemin = t(np.finfo(t).tiny)  # LAPACK's xLAMCH('S'): 1/max < tiny for IEEE floats
+    bignum = one / safemin
+    if abs(pivot) >= one:
+        return pivot, row
+    perturb = t(np.copysign(max(abs(perturb), safemin), pivot))
+    largest = t(np.max(np.abs(row))) if row.size else t(0)
+    while abs(pivot) < one:
+        if abs(pivot) < safemin:
+            if pivot == 0 or largest * safemin > abs(pivot):
+                pivot, perturb = _flush(t(pivot + perturb)), _flush(t(perturb * 2))
+            else:
+                return _flush(t(pivot * bignum)), _flush(row * bignum)
+        elif largest > abs(pivot) * bignum:
+            pivot, perturb = _flush(t(pivot + perturb)), _flush(t(perturb * 2))
+        else:
+            break
+    return pivot, row
+
+
+def _tridiagonal_solve_perturbed(dl: Array, d: Array, du: Array, b: Array) -> Array:
+    """jaxlib's ``tridiagonal_solve_perturbed_ffi`` (what JAX runs on CPU for ``perturb_singular=True``):
+    Gaussian elimination with partial pivoting, row by row in the working precision, then back
+    substitution in which a pivot small enough to overflow is perturbed by about eps * max|U|, so a
+    singular system gets a finite (large) solution instead of NaN. Every stored value is flushed as
+    the kernel's subnormals are (``_flush``)."""
+    *batch, m, k = b.shape
+    work = _working(b).dtype.type
+    lower, diag, upper = (_flush(np.asarray(v, work).reshape(-1, m)) for v in (dl, d, du))
+    rhs_all = _flush(np.asarray(b, work).reshape(-1, m, k))
+    out = np.zeros_like(rhs_all)
+    eps = work(np.finfo(work).eps)
+    zero = work(0)
+    f = _flush
+    with np.errstate(all="ignore"):
+        for n_, (sub, dia, sup, rhs) in enumerate(zip(lower, diag, upper, rhs_all)):
+            x = out[n_]
+            if m == 0:
+                continue
+            if m == 1:
+                p, row = _perturb_pivot(f(eps * abs(dia[0])), dia[0], rhs[0].copy())
+                x[0] = f(row / p)
+                continue
+            u = np.zeros((m, 3), work)  # U's diagonal and two superdiagonals
+            u[0, 0], u[0, 1] = dia[0], sup[0]
+            max_u = max(abs(u[0, 0]), abs(u[0, 1]))
+            scale1 = f(work(abs(u[0, 0]) + abs(u[0, 1])))
+            x[0] = rhs[0]
+            for i in range(m - 1):
+                u[i + 1, 0] = dia[i + 1]
+                scale2 = f(work(abs(sub[i + 1]) + abs(u[i + 1, 0])))
+                if i < m - 2:
+                    scale2 = f(work(scale2 + abs(sup[i + 1])))
+                if sub[i + 1] == 0:
+                    scale1 = scale2
+                    u[i + 1, 1], u[i, 2] = sup[i + 1], zero
+                    x[i + 1] = rhs[i + 1]
+                else:
+                    piv1 = zero if u[i, 0] == 0 else f(work(abs(u[i, 0]) / scale1))
+                    piv2 = f(work(abs(sub[i + 1]) / scale2))
+                    if piv2 <= piv1:  # no row exchange
+                        scale1 = scale2
+                        factor = f(work(sub[i + 1] / u[i, 0]))
+                        u[i + 1, 0] = f(u[i + 1, 0] - f(factor * u[i, 1]))
+                        u[i + 1, 1], u[i, 2] = sup[i + 1], zero
+                        x[i + 1] = f(rhs[i + 1] - f(factor * x[i]))
+                    else:  # rows i and i+1 exchanged
+                        factor = f(work(u[i, 0] / sub[i + 1]))
+                        previous_super = u[i, 1]
+                        u[i, 0] = sub[i + 1]
+                        u[i + 1, 0] = f(previous_super - f(factor * dia[i + 1]))
+                        u[i, 1] = dia[i + 1]
+                        if i < m - 2:
+                            u[i, 2] = sup[i + 1]
+                            u[i + 1, 1] = f(-factor * sup[i + 1])
+                        x[i + 1] = f(x[i] - f(factor * rhs[i + 1]))
+                        x[i] = rhs[i + 1]
+                        scale1 = f(work(abs(u[i + 1, 0]) + abs(u[i + 1, 1])))
+                if i < m - 2:
+                    max_u = max(max_u, *np.abs(u[i]))
+            max_u = max(max_u, abs(u[m - 1, 0]))
+            perturb = f(work(eps * max_u))
+            for i in reversed(range(m)):
+                row = x[i].copy()
+                if i + 1 < m:
+                    row = f(row - f(u[i, 1] * x[i + 1]))
+                if i + 2 < m:
+                    row = f(row - f(u[i, 2] * x[i + 2]))
+                p, row = _perturb_pivot(perturb, u[i, 0], row)
+                x[i] = f(row * f(work(1) / p))
+    result: Array = out.reshape(b.shape).astype(b.dtype)
+    return result
 
 
 # ---------------------------------------------------------------------------

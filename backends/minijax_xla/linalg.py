@@ -610,13 +610,13 @@ def _symmetric_product(ctx: LoweringRuleContext, a: Value, c: Value, *, alpha: A
 
 @register("tridiagonal_solve")
 def _tridiagonal_solve(ctx: LoweringRuleContext, dl: Value, d: Value, du: Value, b: Value, *, perturb_singular: bool) -> list[Value]:
-    if perturb_singular:
-        raise NotImplementedError("tridiagonal_solve: perturb_singular=True is not implemented in minijax.")
     *_, b_aval = ctx.avals_in
     shape, batch = b_aval.shape, b_aval.shape[:-2]
     m = shape[-2]
     if b_aval.size == 0:
         return [b]
+    if perturb_singular:
+        return _tridiagonal_solve_perturbed(ctx, dl, d, du, b)
     if _on_gpu(ctx) and m < 3:
         raise NotImplementedError(
             "tridiagonal_solve on the gpu platform needs at least 3 rows (cuSPARSE's gtsv2); JAX falls back to a "
@@ -641,6 +641,24 @@ def _tridiagonal_solve(ctx: LoweringRuleContext, dl: Value, d: Value, du: Value,
         aliases={0: 0, 1: 1, 2: 2, 3: 3},
     )  # fmt: skip
     x = _nan_unless(_info_ok(info, batch), x, batch, shape, dt)
+    return [_convert(x, shape, dt, b_aval.dtype)]
+
+
+def _tridiagonal_solve_perturbed(ctx: LoweringRuleContext, dl: Value, d: Value, du: Value, b: Value) -> list[Value]:
+    """jaxlib's own kernel (gtsv cannot perturb a pivot), as JAX lowers ``perturb_singular=True`` on CPU:
+    elimination with partial pivoting, small pivots perturbed by about eps * max|U|; no info output."""
+    if _on_gpu(ctx):
+        raise NotImplementedError("tridiagonal_solve(perturb_singular=True) runs on the CPU only in minijax.")
+    *_, b_aval = ctx.avals_in
+    shape = b_aval.shape
+    dt = _working(b_aval.dtype)
+    args = [_convert(v, av.shape, av.dtype, dt) for v, av in zip((dl, d, du, b), ctx.avals_in)]
+    nd = len(shape)
+    vector = lapack.row_major_layout(nd - 1)
+    (x,) = lapack.call(
+        "tridiagonal_solve_perturbed_ffi", args, [tensor_type(shape, dt)],
+        operand_layouts=[vector, vector, vector, lapack.matrix_layout(nd)], result_layouts=[lapack.matrix_layout(nd)],
+    )  # fmt: skip
     return [_convert(x, shape, dt, b_aval.dtype)]
 
 

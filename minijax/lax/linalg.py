@@ -10,8 +10,9 @@ precision, diagonals, row permutations, LU solves) live with the primitives
 (minijax/primitives/linalg.py), whose jvp rules and ``minijax.numpy.linalg``
 share them.
 
-Not provided (JAX has them): ``eig`` (it needs complex dtypes) and
-``qdwh``: each raises NotImplementedError naming itself.
+Not provided (JAX has it): ``eig`` (it needs complex dtypes) raises
+NotImplementedError naming itself. ``qdwh`` is not a primitive, in JAX
+either: lax operations, in ``minijax.lax._qdwh``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from minijax.lax._qdwh import qdwh as qdwh  # ext21 (issue 21): written with lax operations, as JAX's
 from minijax.primitives import elementwise as ew
 from minijax.primitives.linalg import (
     EighImplementation as EighImplementation,
@@ -227,12 +229,11 @@ def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike, 
     """X with A X = B for the tridiagonal A: ``dl[i] = A[i, i-1]``, ``d[i] = A[i, i]``, ``du[i] = A[i, i+1]``.
 
     ``dl[0]`` and ``du[-1]`` are not read. Gaussian elimination with
-    partial pivoting (LAPACK's gtsv); a singular matrix gives NaN.
-    ``perturb_singular=True`` raises NotImplementedError.
+    partial pivoting (LAPACK's gtsv); a singular matrix gives NaN. With
+    ``perturb_singular=True`` (jaxlib's own kernel, as JAX on CPU) pivots
+    small enough to overflow are perturbed by about eps * max|U| instead, so
+    a singular system gets a finite solution.
     """
     return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))
 
 
-def qdwh(x: ArrayLike, **kwargs: Any) -> NoReturn:
-    """Not implemented in minijax."""
-    _not_implemented("qdwh")

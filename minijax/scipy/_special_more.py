@@ -9,6 +9,7 @@ round alike, and each carries JAX's custom derivative where JAX has one. ``speci
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,6 +23,7 @@ from minijax.core import concrete_or_error
 from minijax.custom_derivatives import custom_jvp
 from minijax.numpy.util import promote_args_inexact, promote_dtypes_inexact
 from minijax.scipy import _special_tables as T
+from minijax.stages import jit
 from minijax.typing import ArrayLike
 
 _EULER_GAMMA = 0.5772156649015329
@@ -382,12 +384,13 @@ def bessel_jn(z: ArrayLike, *, v: int, n_iter: int = 50) -> Array:
 # Generalized exponential integral E_n
 
 
-def _expn_series(x: Any, n: Any) -> Any:
+def _expn_series(x: Any, n: Any, active: Any) -> Any:
     """E_n(x) for 0 < x <= 1: (-x)^(n-1) psi(n) / (n-1)! - sum_{k != n-1} (-x)^k / (k! (k - n + 1))."""
     zero, one = _const(x, 0.0), _const(x, 1.0)
     # psi(n) = -gamma + 1 + 1/2 + ... + 1/(n-1), minus log x folded in.
     psi = -_EULER_GAMMA - jnp.log(x)
-    (_, psi) = _masked_while(lambda s: s[0] < n, lambda s: (s[0] + one, s[1] + one / s[0]), (jnp.ones_like(n), psi))
+    (_, psi) = _masked_while(lambda s: active & (s[0] < n), lambda s: (s[0] + one, s[1] + one / s[0]),
+                             (jnp.ones_like(n), psi))
     n1 = jnp.where(n == 1, one + one, n)
     eps = _eps(x)
     init = (-x, jnp.zeros_like(x), jnp.ones_like(x), one - n, jnp.where(n == 1, zero, one / (one - n1)),
@@ -402,14 +405,14 @@ def _expn_series(x: Any, n: Any) -> Any:
         t = jnp.where(ans != zero, jnp.abs(yk / ans), one)
         return z, xk, yk, pk, ans, t
 
-    z, _, _, _, ans, _ = _masked_while(lambda s: (x > 0) & (s[5] > eps), body, init)
+    z, _, _, _, ans, _ = _masked_while(lambda s: active & (x > 0) & (s[5] > eps), body, init)
     return z ** (n - 1) * psi / jnp.exp(lax.lgamma(n)) - ans
 
 
 _EXPN_BIG = 1.44115188075855872e17
 
 
-def _expn_fraction(x: Any, n: Any) -> Any:
+def _expn_fraction(x: Any, n: Any, active: Any) -> Any:
     """E_n(x) for x > 1: the continued fraction e^-x (1/(x + n/(1 + 1/(x + (n+1)/(1 + 2/(x + ...)))))),
     by its convergents p_k / q_k, rescaled when they grow past 2^57."""
     one = _const(x, 1.0)
@@ -435,7 +438,7 @@ def _expn_fraction(x: Any, n: Any) -> Any:
         pkm2, pkm1, qkm2, qkm1 = (jnp.where(rescale, v / big, v) for v in (pkm2, pkm1, qkm2, qkm1))
         return k, pkm2, qkm2, pkm1, qkm1, ans, t, r
 
-    out = _masked_while(lambda s: (x > 0) & (s[6] > eps), body, init)
+    out = _masked_while(lambda s: active & (x > 0) & (s[6] > eps), body, init)
     return out[5] * jnp.exp(-x)
 
 
@@ -452,16 +455,32 @@ def _expn_large_n(x: Any, n: Any) -> Any:
 def _expn_value(n: Any, x: Any) -> Any:
     one = _const(x, 1.0)
     n1 = jnp.where(n == 1, n + n, n)  # keeps 1/n1 finite where it is not taken
-    # As jnp.piecewise: every branch on every element; the LAST condition that holds wins.
-    cases = [
-        ((n < 0) | (x < 0), jnp.full_like(x, np.nan)),
-        ((x == 0) & (n < 2), jnp.full_like(x, np.inf)),
-        ((x == 0) & (n >= 2), one / n1),
-        ((n == 0) & (x >= 0), jnp.exp(-x) / x),
-        (n >= 5000, _expn_large_n(x, n)),
-        (x > one, _expn_fraction(x, n)),
+    # As jnp.piecewise: the LAST condition that holds wins. The loops step only on the elements whose
+    # value they give. JAX's piecewise on an array runs every branch on every element, and its loops have
+    # no iteration cap: the continued fraction at a tiny x (expn(1, [1e-20, 2.0])) or psi's loop at a
+    # huge n never end there, so JAX returns nothing for such an array (for a scalar it runs the selected
+    # branch alone and returns). Stepping a loop only where it is selected changes no value JAX returns:
+    # the selected elements step exactly as before, and the others are discarded by the select.
+    conditions = [
+        (n < 0) | (x < 0),
+        (x == 0) & (n < 2),
+        (x == 0) & (n >= 2),
+        (n == 0) & (x >= 0),
+        n >= 5000,
+        x > one,
     ]
-    out = _expn_series(x, n)
+    fraction_taken = conditions[-1]
+    series_taken = ~functools.reduce(operator.or_, conditions)
+    values = [
+        jnp.full_like(x, np.nan),
+        jnp.full_like(x, np.inf),
+        one / n1,
+        jnp.exp(-x) / x,
+        _expn_large_n(x, n),
+        _expn_fraction(x, n, fraction_taken),
+    ]
+    cases = list(zip(conditions, values))
+    out = _expn_series(x, n, series_taken)
     for cond, value in cases:
         out = jnp.where(cond, value, out)
     return out
@@ -556,4 +575,200 @@ def hyp1f1(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
         raise ValueError("hyp1f1 does not support complex-valued inputs.")
     a, b, x = jnp.broadcast_arrays(a, b, x)
     out: Array = _hyp1f1(a, b, x)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The Gauss hypergeometric function 2F1
+#
+# JAX 0.10.2 evaluates 2F1 element by element (Pearson, Olver & Porter 2014, with the digamma
+# transformation of A&S 15.3.10-12 near x = 1): the regions, loop lengths and stopping rules below are
+# its, in its order of operations. Every region is computed for every element and one is selected; the
+# two loops whose length is a parameter (|a| terms of a terminating series, |c - a - b| terms of the
+# digamma sum) step only where their result is the one selected (``active``). JAX runs them on every
+# element, so where an unselected element has a huge or infinite parameter JAX never returns; the
+# selected values are the same either way.
+
+
+def _hyp2f1_terminal(a: Any, b: Any, c: Any, x: Any, active: Any) -> Any:
+    """The series when a (or b) is a non-positive integer: it ends after |a| terms. Of the two, the
+    one of greater magnitude ends it, unless c is a non-positive integer that stops the series first."""
+    eps = _eps(x) * 50
+    near_int_b = jnp.abs(b - jnp.round(b)) < eps
+    c_stops_first = (jnp.remainder(c, 1) == 0) & (c <= 0) & (c > b)
+    swap = (b < a) & near_int_b & ~c_stops_first
+    a, b = jnp.where(swap, b, a), jnp.where(swap, a, b)
+    a = jnp.abs(a)
+    one = _const(x, 1.0)
+
+    def body(s: tuple[Any, ...]) -> tuple[Any, ...]:
+        i, total, term = s
+        term = term * (-(a - i + one) / (c + i - one) * (b + i - one) / i * x)
+        return i + one, total + term, term
+
+    init = (jnp.ones_like(x), jnp.ones_like(x), jnp.ones_like(x))
+    return _masked_while(lambda s: active & (s[0] < a + one), body, init)[1]
+
+
+def _hyp2f1_series(a: Any, b: Any, c: Any, x: Any) -> Any:
+    """sum_k (a)_k (b)_k / (c)_k x^k / k!, until a term drops below eps of the sum or after 249 terms."""
+    eps = _eps(x)
+    one = _const(x, 1.0)
+
+    def body(s: tuple[Any, ...]) -> tuple[Any, ...]:
+        total, k, term = s
+        total = total + term
+        term = term * ((a + k - one) * (b + k - one) / (c + k - one) / k * x)
+        return total, k + one, term
+
+    init = (jnp.zeros_like(x), jnp.ones_like(x), jnp.ones_like(x))
+    return _masked_while(lambda s: (s[1] < 250) & (jnp.abs(s[2]) > eps * jnp.abs(s[0])), body, init)[0]
+
+
+def _hyp2f1_digamma(a: Any, b: Any, c: Any, x: Any, active: Any) -> Any:
+    """2F1 near x = 1 when c - a - b is (close to) an integer m, where the Gauss series converges too
+    slowly and the usual 1 - x transformation divides by Gamma(-m): A&S 15.3.10-12, a log series in
+    1 - x plus (for m != 0) a finite sum of |m| - 1 terms."""
+    eps = _eps(x)
+    one, zero = _const(x, 1.0), _const(x, 0.0)
+    d = c - a - b
+    s = one - x
+    rd = jnp.round(d)
+    up = rd >= 0
+    e = jnp.where(up, d, -d)
+    d1 = jnp.where(up, d, zero)
+    d2 = jnp.where(up, zero, d)
+    m = jnp.where(up, rd, -rd).astype(np.int32)
+    log_s = jnp.log(s)
+    digamma_1 = lax.digamma(jnp.asarray(1.0))  # a weakly typed constant, as JAX's digamma(1.0)
+    y = digamma_1 + lax.digamma(one + e) - lax.digamma(a + d1) - lax.digamma(b + d1) - log_s
+    y = y / gamma(e + one)
+    p = (a + d1) * (b + d1) * s / gamma(e + _const(x, 2.0))
+
+    def log_body(st: tuple[Any, ...]) -> tuple[Any, ...]:
+        p, q, t, y = st
+        r = lax.digamma(one + t) + lax.digamma(one + t + e) - lax.digamma(a + t + d1) - lax.digamma(b + t + d1) - log_s
+        q = p * r
+        y = y + q
+        p = p * (s * (a + t + d1) / (t + one))
+        p = p * ((b + t + d1) / (t + one + e))
+        return p, q, t + one, y
+
+    init = (p, y, jnp.ones_like(x), y)
+    y = _masked_while(lambda st: (st[2] < 250) & (jnp.abs(st[1]) >= eps * jnp.abs(st[3])), log_body, init)[3]
+
+    def finite_body(st: tuple[Any, ...]) -> tuple[Any, ...]:
+        i, p, t, y1 = st
+        r = one - e + t
+        p = p * (s * (a + t + d2) * (b + t + d2) / r)
+        t = t + one
+        p = p / t
+        return i + 1, p, t, y1 + p
+
+    init = (jnp.ones_like(m), jnp.ones_like(x), jnp.zeros_like(x), jnp.ones_like(x))
+    y1 = _masked_while(lambda st: active & (rd != 0) & (st[0] < m), finite_body, init)[3]
+    gamma_c = gamma(c)
+    y1 = y1 * (gamma(e) * gamma_c / (gamma(a + d1) * gamma(b + d1)))
+    y_m = y * (gamma_c / (gamma(a + d2) * gamma(b + d2)))
+    y_m = jnp.where((m & 1) != 0, -y_m, y_m)
+    q = s**rd
+    with_sum = jnp.where(rd > 0, y_m * q + y1, y_m + y1 * q)
+    return jnp.where(rd == 0, y * gamma_c / (gamma(a) * gamma(b)), with_sum)
+
+
+def _hyp2f1_series_or_terminal(a: Any, b: Any, c: Any, x: Any, active: Any) -> Any:
+    eps = _eps(x) * 50
+    d = c - a - b
+    neg_int = ((a <= 0) & (jnp.abs(a - jnp.round(a)) < eps)) | ((b <= 0) & (jnp.abs(b - jnp.round(b)) < eps))
+    # (the test is "far from an integer", so that a NaN d counts as near one, as in JAX)
+    far_int_d = jnp.abs(d - jnp.round(d)) >= eps
+    index = jnp.where((x > 0.9) & ~neg_int, jnp.where(far_int_d, 0, 1), jnp.where(neg_int, 2, 0))
+    return lax.select_n(index, _hyp2f1_series(a, b, c, x), _hyp2f1_digamma(a, b, c, x, active & (index == 1)),
+                        _hyp2f1_terminal(a, b, c, x, active & (index == 2)))
+
+
+def _hyp2f1_value(a: Any, b: Any, c: Any, x: Any) -> Any:
+    eps = _eps(x) * 50
+    one = _const(x, 1.0)
+    d = c - a - b
+    s = one - x
+    ca, cb = c - a, c - b
+    far_int_d = jnp.abs(d - jnp.round(d)) >= eps  # False for a NaN d, as JAX's test
+    # 0: 1 (x = 0, or a or b = 0 with c != 0); 1: inf (c a pole, x > 1, or x = 1 with c - a - b <= 0);
+    # 2: Euler's transformation (1-x)^(c-a-b) 2F1(c-a, c-b; c; x); 3, 4: (1-x)^-a when b = c (and a, b
+    # swapped); 5: Gauss's theorem at x = 1; 6: 2F1 itself.
+    index = jnp.where((x == 0) | (((a == 0) | (b == 0)) & (c != 0)), 0,
+             jnp.where((c == 0) | ((c < 0) & (jnp.remainder(c, 1) == 0)), 1,
+              jnp.where((d <= -1) & ~(far_int_d & (s < 0)), 2,
+               jnp.where((d <= 0) & (x == 1), 1,
+                jnp.where((x < 1) & (b == c), 3,
+                 jnp.where((x < 1) & (a == c), 4,
+                  jnp.where(x > 1, 1, jnp.where(x == 1, 5, 6))))))))  # fmt: skip
+    return lax.select_n(
+        index,
+        jnp.ones_like(x),
+        jnp.full_like(x, np.inf),
+        s**d * _hyp2f1_series_or_terminal(ca, cb, c, x, index == 2),
+        s ** (-a),
+        s ** (-b),
+        gamma(c) * gamma(d) / (gamma(ca) * gamma(cb)),
+        _hyp2f1_series_or_terminal(a, b, c, x, index == 6),
+    )
+
+
+# Compiled once per shape and dtype, as JAX's (eagerly, each loop would be built and compiled per call).
+_hyp2f1_jit = jit(_hyp2f1_value)
+
+
+@custom_jvp
+def _hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
+    return _hyp2f1_jit(a, b, c, x)
+
+
+def _hyp2f1_parameter_slope(a: Any, b: Any, c: Any, x: Any, weight: Callable[[Any], Any]) -> Any:
+    """sum_{k>=1} (a)_k (b)_k / (c)_k x^k / k! * weight(k): with weight psi(a+k) - psi(a) the
+    a-derivative of 2F1, psi(b+k) - psi(b) the b-derivative, psi(c) - psi(c+k) the c-derivative."""
+    eps = _eps(x)
+
+    def body(s: tuple[Any, ...]) -> tuple[Any, ...]:
+        total, k, term = s
+        total = total + term * weight(k)
+        return total, k + 1, term * ((a + k) * (b + k) / (c + k) / (k + 1) * x)
+
+    init = (jnp.zeros_like(x), jnp.ones_like(x), a * b / c * x)
+    return _masked_while(lambda s: (s[1] < 250) & (jnp.abs(s[2]) / jnp.abs(s[0]) > eps), body, init)[0]
+
+
+@jit
+def _hyp2f1_da(a: Any, b: Any, c: Any, x: Any) -> Any:
+    return _hyp2f1_parameter_slope(a, b, c, x, lambda k: lax.digamma(a + k) - lax.digamma(a))
+
+
+@jit
+def _hyp2f1_db(a: Any, b: Any, c: Any, x: Any) -> Any:
+    return _hyp2f1_parameter_slope(a, b, c, x, lambda k: lax.digamma(b + k) - lax.digamma(b))
+
+
+@jit
+def _hyp2f1_dc(a: Any, b: Any, c: Any, x: Any) -> Any:
+    return _hyp2f1_parameter_slope(a, b, c, x, lambda k: lax.digamma(c) - lax.digamma(c + k))
+
+
+_hyp2f1.defjvps(
+    lambda a_dot, out, a, b, c, x: _hyp2f1_da(a, b, c, x) * a_dot,
+    lambda b_dot, out, a, b, c, x: _hyp2f1_db(a, b, c, x) * b_dot,
+    lambda c_dot, out, a, b, c, x: _hyp2f1_dc(a, b, c, x) * c_dot,
+    lambda x_dot, out, a, b, c, x: a * b / c * _hyp2f1(a + 1, b + 1, c + 1, x) * x_dot,
+)
+
+
+def hyp2f1(a: ArrayLike, b: ArrayLike, c: ArrayLike, x: ArrayLike) -> Array:
+    """The Gauss hypergeometric function ``2F1(a, b; c; x) = sum_k (a)_k (b)_k / (c)_k x**k / k!`` for
+    real arguments; ``inf`` for x > 1 (as JAX: no analytic continuation) and at the poles of c."""
+    args = _promote("hyp2f1", a, b, c, x)
+    dtype = np.dtype(args[0].dtype)
+    if np.issubdtype(dtype, np.complexfloating):
+        raise ValueError("hyp2f1 does not support complex-valued inputs.")
+    # JAX's result is never weakly typed; strong operands also let calls share one compiled loop.
+    out: Array = _hyp2f1(*(jnp.asarray(v, dtype) for v in jnp.broadcast_arrays(*args)))
     return out

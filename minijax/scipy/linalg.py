@@ -501,10 +501,11 @@ def polar(
 ) -> tuple[Array, Array]:
     """(U, P) with A = U P (``side='right'``) or A = P U ('left'), U orthonormal, P positive semidefinite.
 
-    Both methods compute through the SVD in minijax (JAX's 'qdwh' iterates
-    to the same factors); 'qdwh' keeps JAX's shape restrictions.
+    'qdwh' (the default) iterates with ``lax.linalg.qdwh`` (of Aᵀ for
+    side='left'), with its ``eps``; as in JAX, ``max_iterations`` is not
+    passed on. 'svd' computes the factors from the SVD.
     """
-    del eps, max_iterations
+    del max_iterations  # JAX's polar does not pass it on to qdwh either
     arr = jnp.asarray(a)
     if arr.ndim < 2:
         raise ValueError("The input `a` must be at least a 2-D array.")
@@ -519,7 +520,21 @@ def polar(
             "method='qdwh' only supports mxn matrices where m < n where side='right' and m >= n side='left', "
             f"got {arr.shape[-2:]} with side={side!r}"
         )
-    return _polar_2d(arr, side)
+    if method == "svd":
+        return _polar_2d(arr, side)
+
+    # ext21 (issue 21): through qdwh, one matrix at a time (vmapped over leading axes), as JAX's.
+    def one(matrix: Array) -> tuple[Array, Array]:
+        if side == "right":
+            unitary, posdef, _, _ = lax_linalg.qdwh(matrix, eps=eps)
+            return unitary, posdef
+        unitary, posdef, _, _ = lax_linalg.qdwh(_mT(matrix), eps=eps)
+        return _mT(unitary), _mT(posdef)
+
+    fn: Callable[[Array], tuple[Array, Array]] = one
+    for _ in range(arr.ndim - 2):
+        fn = vmap(fn)
+    return fn(arr)
 
 
 # ---------------------------------------------------------------------------

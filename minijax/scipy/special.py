@@ -31,6 +31,7 @@ from minijax.scipy._special_more import (
     gamma as gamma,
     gammasgn as gammasgn,
     hyp1f1 as hyp1f1,
+    hyp2f1 as hyp2f1,
     owens_t as owens_t,
     sici as sici,
     spence as spence,
@@ -672,5 +673,5 @@ __all__ = [
     "gammaincc", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma", "multigammaln",
     "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "zeta", "bernoulli", "erfcx", "expi", "exp1",
     # special2 (issue 21)
-    "bessel_jn", "dawsn", "expn", "fresnel", "hyp1f1", "owens_t", "sici", "spence",
+    "bessel_jn", "dawsn", "expn", "fresnel", "hyp1f1", "hyp2f1", "owens_t", "sici", "spence",
 ]  # fmt: skip

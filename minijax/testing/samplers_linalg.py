@@ -245,7 +245,7 @@ def _tridiagonal_solve(draw: Draw, dtype: np.dtype[Any]) -> Case:
     m, k = draw(_SIDES), draw(_SIDES)
     off = Operand((*batch, m), dtype, moderate())
     ops = [off, Operand((*batch, m), dtype, _dominant_diagonal), off, Operand((*batch, m, k), dtype, moderate())]
-    return case("tridiagonal_solve", {"perturb_singular": False}, ops, (0, 1, 2, 3), [(3,)])
+    return case("tridiagonal_solve", {"perturb_singular": draw(st.booleans())}, ops, (0, 1, 2, 3), [(3,)])
 
 
 SAMPLERS: dict[str, Sampler] = {
