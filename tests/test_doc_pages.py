@@ -40,6 +40,8 @@ PAGES = [
     Page("jacobian_vector_products", cell_count=13, rtol=1e-5, print_rtol=1e-5),
     Page("external_callbacks", cell_count=28, rtol=1e-5, print_rtol=1e-5),
     # Cell c3 prints from a loop with unordered jax.debug.print: XLA may run the prints in any order.
+    Page("thinking_in_jax", cell_count=32, rtol=1e-5, print_rtol=1e-5,
+         different_output=(("kpv5K7QYxQnX", "type(x) is minijax's Array class, not jaxlib's ArrayImpl"),)),
     Page("debugging", cell_count=12, rtol=1e-5, print_rtol=1e-6, unordered_cells=("c3",)),
 ]
 BY_NAME = {page.name: page for page in PAGES}
