@@ -40,7 +40,8 @@ from minijax.caching import BoundedCache, clear_all, on_clear_all
 from minijax.config import GLOBAL_TRACE_CONTEXT, global_values as global_flag_values, thread_overrides, trace_cache_size
 from minijax.core import ShapedArray
 from minijax.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
-from minijax.dispatch import aval_key, compile_log_level, compiled_for
+from minijax.dispatch import aval_key, compile_log_level, compiled_for, install_compile_rewrite
+from minijax.interpreters.impl_inline import expand_impl_primitives
 from minijax.interpreters.batching import current_axis_env
 from minijax.interpreters.tracing import (
     DebugInfo,
@@ -977,3 +978,6 @@ def jit(
 
     return wrap if fun is None else wrap(fun)
 
+
+# compat (issue 24): a library's primitives defined by an impl alone run under jit (see impl_inline).
+install_compile_rewrite(expand_impl_primitives)

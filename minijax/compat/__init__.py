@@ -89,6 +89,11 @@ PENDING_NAMES: dict[str, dict[str, str]] = {
     "jax.lax": {"all_to_all": "lax.all_to_all (a collective)", "pswapaxes": "lax.pswapaxes (a collective)"},
     "jax": {"Ref": "jax.Ref (mutable array references)", "new_ref": "jax.new_ref (mutable array references)"},
 }
+# Pending dtype names: NumPy's scalar types, which libraries use as test parameters at import; making an
+# array of one raises minijax's own error naming the dtype until minijax has it.
+PENDING_DTYPES: dict[str, tuple[str, ...]] = {
+    "jax.numpy": ("complex64", "complex128", "complex_", "csingle", "cdouble", "complexfloating"),
+}
 
 
 # Served modules that are packages (their submodules are served too).
@@ -135,6 +140,10 @@ def _package(jax_name: str, target: types.ModuleType) -> _Package:
 
 def pending_name(module: str, attr: str) -> Any:
     """The stand-in for ``module.attr`` from ``PENDING_NAMES``; AttributeError for a name not there."""
+    if attr in PENDING_DTYPES.get(module, ()):
+        import numpy as np
+
+        return getattr(np, "complex128" if attr == "complex_" else attr)
     feature = PENDING_NAMES.get(module, {}).get(attr)
     if feature is None:
         raise AttributeError(f"module {module!r} has no attribute {attr!r} (minijax has no {module}.{attr})")

@@ -83,6 +83,8 @@ _PRIVATE: dict[str, dict[str, Any]] = {
     "jax._src.state": {},
     "jax._src.state.types": {"AbstractRef": stand_in_class("jax._src.state.types.AbstractRef", _WHY_REF)},
     "jax._src.interpreters": {},
+    # chex.restrict_backends patches JAX's compile functions; minijax has none there, so it finds nothing to patch.
+    "jax._src.compiler": {},
 }  # fmt: skip
 _PRIVATE["jax._src.dtypes"].update(DType=np.dtype, finfo=_jnp.finfo, iinfo=_jnp.iinfo, supports_inf=_supports_inf)
 
