@@ -505,6 +505,12 @@ class Jitted(Wrapped):
         self._fast_entries = state.fast_cache.entries  # read by every call
         self._fast_ok = not state.static_argnums and not state.static_argnames
 
+    # compat (issue 24): the wrapped function's signature, also for ``inspect.signature(f,
+    # follow_wrapped=False)`` (as JAX's jitted functions give it; Chex's fake_pmap reads it).
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.fun)
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # jit applied to a method in a class body: bind like a function would.
         if obj is None:
@@ -963,7 +969,9 @@ def jit(
         "compiler_options": compiler_options,
     }
     for name, value in unsupported.items():
-        if value is not None:
+        # compat (issue 24): a pytree of Nones (JAX's "unspecified" for every part, as Flax nnx passes) is
+        # the same as no value.
+        if value is not None and tree_util.tree_leaves(value):
             raise NotImplementedError(f"jit({name}=...) is not supported by minijax yet")
 
     def wrap(f: Callable[..., Any]) -> Jitted:

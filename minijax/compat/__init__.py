@@ -86,7 +86,7 @@ PENDING_MODULES: dict[str, str] = {
 
 # Public names minijax does not have yet, in modules it has: a stand-in that raises when used.
 PENDING_NAMES: dict[str, dict[str, str]] = {
-    "jax.lax": {"all_to_all": "lax.all_to_all (a collective)", "pswapaxes": "lax.pswapaxes (a collective)"},
+    "jax.lax": {name: f"lax.{name} (a collective)" for name in ("all_to_all", "pswapaxes", "ppermute", "pshuffle")},
     "jax": {"Ref": "jax.Ref (mutable array references)", "new_ref": "jax.new_ref (mutable array references)"},
 }
 # Pending dtype names: NumPy's scalar types, which libraries use as test parameters at import; making an
@@ -147,9 +147,11 @@ def pending_name(module: str, attr: str) -> Any:
     feature = PENDING_NAMES.get(module, {}).get(attr)
     if feature is None:
         raise AttributeError(f"module {module!r} has no attribute {attr!r} (minijax has no {module}.{attr})")
-    from minijax.compat._served.standin import stand_in_function
+    from minijax.compat._served.standin import stand_in_class, stand_in_function
 
-    return stand_in_function(f"{module}.{attr}", f"{feature} is not implemented by this minijax yet")
+    # A capitalised name is a class (libraries put it in isinstance checks and unions).
+    make = stand_in_class if attr[:1].isupper() else stand_in_function
+    return make(f"{module}.{attr}", f"{feature} is not implemented by this minijax yet")
 
 
 class RealJaxError(RuntimeError):

@@ -85,6 +85,10 @@ _PRIVATE: dict[str, dict[str, Any]] = {
     "jax._src.interpreters": {},
     # chex.restrict_backends patches JAX's compile functions; minijax has none there, so it finds nothing to patch.
     "jax._src.compiler": {},
+    # chex.set_n_cpu_devices checks that JAX made no backend yet, then sets XLA_FLAGS, which minijax's XLA
+    # backend reads too when it is made. minijax's backends are not listed here: a call after the first XLA
+    # operation is not detected (and has no effect), where JAX would raise.
+    "jax._src.xla_bridge": {"_backends": {}},
 }  # fmt: skip
 _PRIVATE["jax._src.dtypes"].update(DType=np.dtype, finfo=_jnp.finfo, iinfo=_jnp.iinfo, supports_inf=_supports_inf)
 
@@ -112,6 +116,17 @@ def module(jax_name: str) -> types.ModuleType:
         made.__path__ = []  # type: ignore[attr-defined]  (a package: jax._src.state.types lives under it)
         for name, value in _PRIVATE[jax_name].items():
             setattr(made, name, value)
+        made.__getattr__ = _submodules_of(jax_name)  # type: ignore[method-assign]
         _made[jax_name] = made
     return _made[jax_name]
 
+
+def _submodules_of(jax_name: str) -> Any:
+    # ``jax._src.xla_bridge`` read as an attribute, never imported (JAX imports it at start-up).
+    def getattr_(attr: str) -> Any:
+        full = f"{jax_name}.{attr}"
+        if full in _PRIVATE or full in _ALIASES:
+            return importlib.import_module(full)
+        raise AttributeError(f"module {jax_name!r} has no attribute {attr!r} (not part of minijax.compat's stand-ins)")
+
+    return getattr_

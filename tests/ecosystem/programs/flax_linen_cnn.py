@@ -15,7 +15,8 @@ import optax
 class CNN(nn.Module):
     @nn.compact
     def __call__(self, x, train):
-        x = nn.Conv(features=4, kernel_size=(3, 3))(x)
+        # (No bias before BatchNorm: its gradient is zero up to rounding, which Adam would amplify.)
+        x = nn.Conv(features=4, kernel_size=(3, 3), use_bias=False)(x)
         x = nn.BatchNorm(use_running_average=not train, momentum=0.9)(x)
         x = nn.relu(x)
         x = nn.avg_pool(x, window_shape=(2, 2), strides=(2, 2))
