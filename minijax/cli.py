@@ -32,6 +32,7 @@ import numpy as np
 import minijax
 from minijax import backend as backend_module
 from minijax.config import config, config_context
+from minijax.run import run as run_script
 from minijax.testing.defaults import (
     DEFAULT_EXAMPLES,
     DEFAULT_MAX_BYTES,
@@ -313,9 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``minijax`` command; returns the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["run"]:
-        from minijax.run import run
-
-        return run(arguments[1:])
+        return run_script(arguments[1:])
     args = _parser().parse_args(arguments)
     if args.command == "info":
         return info(sys.stdout)

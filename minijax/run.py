@@ -8,17 +8,18 @@ jax`` gives minijax. ``sys.argv`` is the script and its arguments, as under
 
 from __future__ import annotations
 
+import os
 import runpy
 import sys
 from collections.abc import Sequence
+
+from minijax import compat
 
 USAGE = "usage: minijax run [-m module | script.py] [args ...]"
 
 
 def run(argv: Sequence[str]) -> int:
     """Run ``argv`` (``[script, *args]`` or ``["-m", module, *args]``) with the alias; the exit status."""
-    from minijax import compat
-
     args = list(argv)
     if not args or args[0] in ("-h", "--help") or (args[0] == "-m" and len(args) < 2):
         print(USAGE, file=sys.stderr if not args or args[0] == "-m" else sys.stdout)
@@ -28,15 +29,14 @@ def run(argv: Sequence[str]) -> int:
     except compat.RealJaxError as error:
         print(f"minijax run: {error}", file=sys.stderr)
         return 2
-    if args[0] == "-m":
-        sys.argv = [args[1], *args[2:]]
-        runner = lambda: runpy.run_module(args[1], run_name="__main__", alter_sys=True)  # noqa: E731
-    else:
-        sys.argv = args
-        sys.path.insert(0, _script_dir(args[0]))  # as `python script.py` puts the script's folder first
-        runner = lambda: runpy.run_path(args[0], run_name="__main__")  # noqa: E731
     try:
-        runner()
+        if args[0] == "-m":
+            sys.argv = [args[1], *args[2:]]
+            runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = args
+            sys.path.insert(0, _script_dir(args[0]))  # as `python script.py` puts the script's folder first
+            runpy.run_path(args[0], run_name="__main__")
     except SystemExit as exit_:
         code = exit_.code
         if code is None:
@@ -49,8 +49,6 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _script_dir(path: str) -> str:
-    import os
-
     return os.path.dirname(os.path.abspath(path))
 
 

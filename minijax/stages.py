@@ -41,8 +41,8 @@ from minijax.config import GLOBAL_TRACE_CONTEXT, global_values as global_flag_va
 from minijax.core import ShapedArray
 from minijax.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
 from minijax.dispatch import aval_key, compile_log_level, compiled_for, install_compile_rewrite
-from minijax.interpreters.impl_inline import expand_impl_primitives
 from minijax.interpreters.batching import current_axis_env
+from minijax.interpreters.impl_inline import expand_impl_primitives
 from minijax.interpreters.tracing import (
     DebugInfo,
     abstractify_flat,

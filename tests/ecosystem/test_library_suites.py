@@ -12,8 +12,9 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+from ecosystem_support import library_dir, require, run_library_tests
 
-from conftest import library_dir, require, run_library_tests
+pytestmark = [pytest.mark.ecosystem, pytest.mark.single_backend]
 
 # Messages of the failures that stand for a feature minijax lacks (the tests that need it fail with them).
 PENDING = {

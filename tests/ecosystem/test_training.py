@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ecosystem_support import recorded, require, run_program
 
-from conftest import recorded, require, run_program
+# One run, not one per backend: the programs run in subprocesses on the default backend.
+pytestmark = [pytest.mark.ecosystem, pytest.mark.single_backend]
 
 # Same operations in the same order as JAX, in float32: agreement to a few ulps per step, compounded over 20 steps.
 RTOL, ATOL = 2e-5, 1e-6

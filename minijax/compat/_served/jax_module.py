@@ -13,7 +13,7 @@ import types
 from typing import Any
 
 import minijax
-from minijax import compat
+from minijax.compat import _alias as compat
 from minijax.compat._served import version
 
 
@@ -21,7 +21,7 @@ def _public(name: str, value: Any) -> bool:
     if name.startswith("_"):
         return False
     if isinstance(value, types.ModuleType):  # only the modules JAX has under that name
-        return compat._is_public(name) and value.__name__ == f"minijax.{name}"
+        return compat.is_public(name) and value.__name__ == f"minijax.{name}"
     return True
 
 
@@ -35,7 +35,7 @@ class _JaxModule(types.ModuleType):
             value = getattr(minijax, name, None)
             if value is not None and _public(name, value):
                 return importlib.import_module(f"jax.{name}") if hasattr(value, "__path__") else value
-            if compat._is_public(name):
+            if compat.is_public(name):
                 try:
                     return importlib.import_module(f"jax.{name}")
                 except ModuleNotFoundError:

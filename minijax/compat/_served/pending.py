@@ -11,6 +11,7 @@ import types
 from typing import Any
 
 from minijax.compat._served.standin import stand_in_class, stand_in_function
+from minijax.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
 
 # The names libraries import from each pending module: classes (isinstance works) and functions.
 _CLASSES: dict[str, tuple[str, ...]] = {
@@ -59,8 +60,6 @@ _HIJAX_WHY = "jax.experimental.hijax (JAX's higher-level types) has no counterpa
 
 def _hijax(made: types.ModuleType) -> None:
     # Flax nnx builds its "hijax variables" on these at import; they are used only when that mode is on.
-    from minijax.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
-
     made.HiPrimitive = _HiPrimitive  # type: ignore[attr-defined]
     for name in ("AbstractValue", "AvalQDD", "AvalMutableQDD", "MutableHiType", "HiType"):
         setattr(made, name, type(name, (), {"__module__": "jax.experimental.hijax", "__doc__": _HIJAX_WHY}))
@@ -83,7 +82,8 @@ def module(jax_name: str, feature: str) -> types.ModuleType:
         if jax_name == "jax.experimental.checkify":
             for name in _CHECKIFY_SETS:
                 setattr(made, name, frozenset())
-            made.ErrorCategory = type  # type: ignore[attr-defined]  (JAX's alias for the type of an error class)
+            # (JAX's alias for the type of an error class)
+            made.ErrorCategory = type  # type: ignore[attr-defined]
         if jax_name == "jax.experimental.hijax":
             _hijax(made)
         made.__getattr__ = _missing(jax_name, why)  # type: ignore[method-assign]

@@ -20,7 +20,6 @@ from minijax import dtypes as _dtypes, numpy as _jnp, tree_util as _tree_util
 from minijax.compat._served.standin import stand_in_class
 from minijax.extend import source_info_util as _source_info_util
 
-
 # --- jax._src.traceback_util: Flax and Equinox hide their frames from tracebacks at import.
 _exclude_paths: list[str] = []
 
@@ -113,7 +112,8 @@ def module(jax_name: str) -> types.ModuleType:
         )
     if jax_name not in _made:
         made = types.ModuleType(jax_name, f"minijax.compat's stand-in for JAX's private {jax_name}")
-        made.__path__ = []  # type: ignore[attr-defined]  (a package: jax._src.state.types lives under it)
+        # A package: jax._src.state.types lives under it.
+        made.__path__ = []  # type: ignore[attr-defined]
         for name, value in _PRIVATE[jax_name].items():
             setattr(made, name, value)
         made.__getattr__ = _submodules_of(jax_name)  # type: ignore[method-assign]

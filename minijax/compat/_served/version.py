@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minijax.compat import JAX_VERSION, JAX_VERSION_INFO
+from minijax.compat._alias import JAX_VERSION, JAX_VERSION_INFO
 
 __version__ = JAX_VERSION
 __version_info__ = JAX_VERSION_INFO
