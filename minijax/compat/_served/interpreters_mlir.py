@@ -1,10 +1,11 @@
 """``jax.interpreters.mlir``: lowering to StableHLO. minijax's backends lower its own primitives only.
 
 A library's ``register_lowering(prim, rule)`` is accepted and kept, and
-``lower_fun(f)`` returns a marker: a primitive defined with an impl (or
-whose rule is ``lower_fun(impl)``) still runs under ``jit``, because
-minijax's backends evaluate a primitive they cannot lower through its impl
-(see docs/ecosystem.md). Other MLIR-level names raise when used.
+``lower_fun(f)`` returns a marker: a primitive defined with an impl (whose
+rule in JAX is ``lower_fun(impl)``) still runs under ``jit``, because before
+a backend compiles a program minijax expands such a primitive into its impl's
+operations (``minijax.interpreters.impl_inline``). Other MLIR-level names
+raise when used.
 """
 
 from __future__ import annotations
