@@ -1,7 +1,8 @@
 """Small public-surface fixes the JAX ecosystem needed (issue 24), each checked on its own.
 
-- A primitive a library defines with ``def_impl`` alone (as Equinox does, lowering it in JAX with
-  ``mlir.lower_fun(impl)``) runs under ``jit`` on every backend, also inside control flow.
+- A primitive a library lowers with ``mlir.register_lowering(prim, mlir.lower_fun(impl))`` (as Equinox
+  does) runs under ``jit`` on every backend, also inside control flow; without a lowering it still fails
+  to compile, naming the primitive, as in JAX.
 - ``jit`` takes a pytree of ``None`` shardings (JAX's "unspecified"), as Flax nnx passes.
 - ``inspect.signature(jitted, follow_wrapped=False)`` is the function's (Chex's fake_pmap reads it).
 - ``jax.custom_derivatives`` names ``SymbolicZero`` (what a ``symbolic_zeros=True`` rule receives) and
@@ -19,12 +20,15 @@ import pytest
 import minijax as jax
 import minijax.numpy as jnp
 from minijax import custom_derivatives, lax
+from minijax.compat._served import interpreters_mlir as mlir  # jax.interpreters.mlir under the alias
 from minijax.extend.core import Primitive
 from minijax.interpreters import ad, batching
 
-# A library's own primitive: impl, abstract eval, jvp and batching rules, no lowering (as Equinox's unvmap_any).
+# A library's own primitive: impl, abstract eval, jvp and batching rules, lowered as its impl (as Equinox's
+# unvmap_any).
 twice_plus_p = Primitive("test_twice_plus")
 twice_plus_p.def_impl(lambda x, *, c: x * 2.0 + c)
+mlir.register_lowering(twice_plus_p, mlir.lower_fun(lambda x, *, c: x * 2.0 + c, multiple_results=False))
 twice_plus_p.def_abstract_eval(lambda aval, *, c: aval)
 ad.defjvp(twice_plus_p, lambda t, x, *, c: t * 2.0)
 batching.primitive_batchers[twice_plus_p] = lambda args, dims, *, c: (twice_plus_p.bind(args[0], c=c), dims[0])
@@ -41,6 +45,15 @@ def test_an_impl_defined_primitive_runs_under_jit() -> None:
     assert "test_twice_plus" in str(jax.make_jaxpr(twice_plus)(x))
     np.testing.assert_array_equal(jax.jit(jax.vmap(lambda v: twice_plus(v, c=3.0)))(x[:, None]), x[:, None] * 2 + 3)
     np.testing.assert_array_equal(jax.jit(jax.grad(lambda v: jnp.sum(twice_plus(v))))(x), np.full(4, 2.0))
+
+
+def test_a_primitive_without_a_lowering_does_not_compile() -> None:
+    p = Primitive("test_no_lowering")
+    p.def_impl(lambda x: x + 1.0)
+    p.def_abstract_eval(lambda aval: aval)
+    assert float(p.bind(np.float32(1.0))) == 2.0  # eagerly, through the impl
+    with pytest.raises(NotImplementedError, match="test_no_lowering"):
+        jax.jit(p.bind)(np.float32(1.0))
 
 
 def test_an_impl_defined_primitive_runs_inside_control_flow_under_jit() -> None:

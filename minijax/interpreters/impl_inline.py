@@ -1,18 +1,22 @@
-"""Expanding, before compilation, the primitives a library defined by an impl alone.
+"""Expanding, before compilation, the primitives a library lowers by a function (``mlir.lower_fun``).
 
-A library's own primitive (``jax.extend.core.Primitive`` with ``def_impl``)
-computes eagerly through its impl, and in JAX it runs under ``jit`` through
-the lowering ``mlir.lower_fun(impl)``. minijax's backends know only minijax's
-primitives, so before a backend compiles a jaxpr every equation of such a
+A library's own primitive (``jax.extend.core.Primitive``) computes eagerly
+through its impl, and in JAX it runs under ``jit`` through the lowering rule
+it registers, usually ``mlir.register_lowering(prim, mlir.lower_fun(impl))``:
+"lower it as this function of other operations". minijax's backends know only
+minijax's primitives, so such a registration (``register_lowering_fun``, what
+``jax.interpreters.mlir.register_lowering`` does under ``minijax.compat``) is
+kept here, and before a backend compiles a jaxpr every equation of such a
 primitive (one the backend does not support) is replaced by the equations of
-its impl, traced on the equation's input types, in the jaxpr and in the
+that function, traced on the equation's input types, in the jaxpr and in the
 closed jaxprs of its equations' params (control flow bodies). The jaxpr the
-user sees (``make_jaxpr``, transformations) keeps the primitive.
+user sees (``make_jaxpr``, transformations) keeps the primitive. A primitive
+with no lowering still fails to compile, naming it, as in JAX.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from minijax import core
@@ -20,9 +24,17 @@ from minijax.backend import Backend
 from minijax.interpreters.tracing import trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, eval_jaxpr
 
+# prim -> the function of other operations it is lowered as (``fun(*args, **params)``).
+lowering_funs: dict[core.Primitive, Callable[..., Any]] = {}
+
+
+def register_lowering_fun(prim: core.Primitive, fun: Callable[..., Any]) -> None:
+    """Lower ``prim`` as ``fun`` (called with the equation's operands and params) on every backend."""
+    lowering_funs[prim] = fun
+
 
 def _expands(prim: core.Primitive, backend: Backend) -> bool:
-    return prim in core.impl_rules and not backend.supports(prim)
+    return prim in lowering_funs and not backend.supports(prim)
 
 
 def _needs_expansion(jaxpr: Jaxpr, backend: Backend) -> bool:
@@ -47,13 +59,13 @@ def _expand_param(value: Any, backend: Backend) -> Any:
 
 
 def expand_impl_primitives(closed: ClosedJaxpr, backend: Backend) -> ClosedJaxpr:
-    """``closed`` with the impl-defined primitives ``backend`` lacks replaced by their impls' equations."""
+    """``closed`` with the primitives ``backend`` lacks that have a lowering function replaced by its equations."""
     if not _needs_expansion(closed.jaxpr, backend):
         return closed
 
     def bind(eqn: JaxprEqn, args: Sequence[Any]) -> Any:
         if _expands(eqn.primitive, backend):
-            out = core.impl_rules[eqn.primitive](*args, **eqn.params)
+            out = lowering_funs[eqn.primitive](*args, **eqn.params)
             return list(out) if eqn.primitive.multiple_results else out
         params = {name: _expand_param(value, backend) for name, value in eqn.params.items()}
         return eqn.primitive.bind(*args, **params)

@@ -1,10 +1,11 @@
 """``jax.interpreters.mlir``: lowering to StableHLO. minijax's backends lower its own primitives only.
 
 A library's ``register_lowering(prim, rule)`` is accepted and kept, and
-``lower_fun(f)`` returns a marker: a primitive defined with an impl (whose
-rule in JAX is ``lower_fun(impl)``) still runs under ``jit``, because before
-a backend compiles a program minijax expands such a primitive into its impl's
-operations (``minijax.interpreters.impl_inline``). Other MLIR-level names
+``lower_fun(f)`` returns a marker: a primitive whose rule is ``lower_fun(f)``
+(as Equinox registers ``lower_fun(impl)``) runs under ``jit``, because before
+a backend compiles a program minijax expands it into ``f``'s operations
+(``minijax.interpreters.impl_inline``). Any other rule is kept but not used
+(the primitive then fails to compile, naming it). Other MLIR-level names
 raise when used.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from minijax.compat._served.standin import stand_in_function
+from minijax.interpreters.impl_inline import register_lowering_fun
 
 _WHY = "minijax's backends lower only minijax's primitives"
 # (primitive, platform) -> the rule a library registered.
@@ -21,8 +23,11 @@ registered_lowerings: dict[tuple[Any, str | None], Any] = {}
 
 
 def register_lowering(prim: Any, rule: Any, platform: str | None = None, **kwargs: Any) -> Any:
-    """Record ``rule`` as ``prim``'s lowering (minijax's backends run ``prim`` through its impl)."""
+    """Record ``rule`` as ``prim``'s lowering; a ``lower_fun(f)`` rule makes minijax lower ``prim`` as ``f``."""
     registered_lowerings[(prim, platform)] = rule
+    fun = getattr(rule, "lowered_fun", None)
+    if fun is not None and platform in (None, "cpu"):
+        register_lowering_fun(prim, fun)
     return rule
 
 
