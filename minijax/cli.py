@@ -1,4 +1,4 @@
-"""The ``minijax`` command: ``info``, ``tour``, ``conformance`` and ``replay``.
+"""The ``minijax`` command: ``info``, ``tour``, ``conformance``, ``replay`` and ``run``.
 
 ``info`` reports what is installed: the version, every backend found through
 the ``minijax.backends`` entry points with its devices (and, for xla, whether
@@ -12,7 +12,7 @@ drift from what it claims to show.
 
 ``conformance`` runs the differential suite of ``minijax.testing.conformance``
 on a backend; ``replay DIR`` re-runs one reproducer it wrote
-(``docs/conformance.md``).
+(``docs/conformance.md``). ``run script.py`` runs a JAX program on minijax (``minijax.run``, docs/ecosystem.md).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import numpy as np
 import minijax
 from minijax import backend as backend_module
 from minijax.config import config, config_context
+from minijax.run import run as run_script
 from minijax.testing.defaults import (
     DEFAULT_EXAMPLES,
     DEFAULT_MAX_BYTES,
@@ -303,12 +304,18 @@ def _parser() -> argparse.ArgumentParser:
     tour_parser = commands.add_parser("tour", help="a short tour: jnp operations, make_jaxpr, jit and its cache")
     tour_parser.add_argument("--backend", metavar="NAME", default=None, help="run the tour on this backend")
     _add_conformance_parsers(commands)
+    # compat (issue 24): the script and its arguments are passed on untouched (main handles `run` first).
+    commands.add_parser("run", help="run a JAX script on minijax: minijax run [-m module | script.py] [args ...]",
+                        add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``minijax`` command; returns the exit status."""
-    args = _parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["run"]:
+        return run_script(arguments[1:])
+    args = _parser().parse_args(arguments)
     if args.command == "info":
         return info(sys.stdout)
     if args.command == "conformance":

@@ -29,9 +29,29 @@ from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad
 from minijax.interpreters.tracing import abstractify, fun_name, trace_to_jaxpr
 from minijax.jaxpr import eval_jaxpr
-from minijax.primitives.calls import CustomJVPCall, CustomVJPCall, NamedCallable
 
-__all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp"]
+# compat (issue 24): JAX's jax.custom_derivatives also names the primitives (Equinox reads them).
+from minijax.primitives.calls import (
+    CustomJVPCall,
+    CustomVJPCall,
+    NamedCallable,
+    custom_jvp_call_p as custom_jvp_call_p,
+    custom_vjp_call_p as custom_vjp_call_p,
+)
+
+__all__ = [
+    "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp", "custom_jvp_call_p", "custom_vjp",
+    "custom_vjp_call_p", "zero_from_primal",
+]
+
+# compat (issue 24): the zero tangents a rule defined with ``symbolic_zeros=True`` receives are minijax's
+# symbolic zeros; JAX names their type here (Equinox tests ``isinstance(t, SymbolicZero)`` and makes them).
+SymbolicZero = ad.Zero
+
+
+def zero_from_primal(x: Any, symbolic_zeros: bool = False) -> Any:
+    """The zero tangent of ``x`` (a pytree): symbolic zeros, or materialised ones."""
+    return tree_util.tree_map(lambda leaf: ad.Zero.from_primal(leaf) if symbolic_zeros else ad.zeros_like_aval(ad.tangent_aval(get_aval(leaf))), x)
 
 
 # ---------------------------------------------------------------------------

@@ -170,6 +170,17 @@ def _aval_repr(aval: ShapedArray) -> str:
     return f"ShapedArray({aval.str_short(short_dtypes=False)}{weak})"
 
 
+# compat (issue 24): rewrites of a jaxpr for a backend before it compiles it, installed by the layers above
+# (minijax.interpreters.impl_inline expands the primitives a library defined by an impl alone, which no
+# backend knows). Each is ``rewrite(closed, backend) -> closed``.
+_compile_rewrites: list[Callable[[ClosedJaxpr, Backend], ClosedJaxpr]] = []
+
+
+def install_compile_rewrite(rewrite: Callable[[ClosedJaxpr, Backend], ClosedJaxpr]) -> None:
+    """Apply ``rewrite(closed, backend)`` to every jaxpr before a backend compiles it."""
+    _compile_rewrites.append(rewrite)
+
+
 def compiled_for(
     closed: ClosedJaxpr, device: Device, donated_invars: Sequence[bool] = (), name: str | None = None
 ) -> Executable:
@@ -193,14 +204,17 @@ def compiled_for(
         start = time.perf_counter()
         backend = device.backend
         donation = donated if any(donated) else None
+        program_for_backend = closed
+        for rewrite in _compile_rewrites:  # compat (issue 24): e.g. a library's impl-only primitives expanded
+            program_for_backend = rewrite(program_for_backend, backend)
         # Dead code goes before any backend sees the program, as in JAX's lowering: a pure callback whose
         # result is unused never runs, on every backend alike (XLA would drop it itself; the reference
         # interpreter would not).
-        live = dce_closed_jaxpr(closed)
+        program_for_backend = dce_closed_jaxpr(program_for_backend)
         if device is backend.devices()[0]:
-            executable = backend.compile(live, donated_invars=donation)
+            executable = backend.compile(program_for_backend, donated_invars=donation)
         else:
-            executable = backend.compile(live, donated_invars=donation, device=device)  # type: ignore[call-arg]
+            executable = backend.compile(program_for_backend, donated_invars=donation, device=device)  # type: ignore[call-arg]
         if logger.isEnabledFor(level):
             logger.log(level, "Finished %s compilation of %s in %.9f sec", backend.name, program, time.perf_counter() - start)
         return weakref.ref(closed, lambda _: _compiled.discard(key)), executable

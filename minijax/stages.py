@@ -40,8 +40,9 @@ from minijax.caching import BoundedCache, clear_all, on_clear_all
 from minijax.config import GLOBAL_TRACE_CONTEXT, global_values as global_flag_values, thread_overrides, trace_cache_size
 from minijax.core import ShapedArray
 from minijax.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
-from minijax.dispatch import aval_key, compile_log_level, compiled_for
+from minijax.dispatch import aval_key, compile_log_level, compiled_for, install_compile_rewrite
 from minijax.interpreters.batching import current_axis_env
+from minijax.interpreters.impl_inline import expand_impl_primitives
 from minijax.interpreters.tracing import (
     DebugInfo,
     abstractify_flat,
@@ -505,6 +506,12 @@ class Jitted(Wrapped):
         self._fast_entries = state.fast_cache.entries  # read by every call
         self._fast_ok = not state.static_argnums and not state.static_argnames
 
+    # compat (issue 24): the wrapped function's signature, also for ``inspect.signature(f,
+    # follow_wrapped=False)`` (as JAX's jitted functions give it; Chex's fake_pmap reads it).
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.fun)
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # jit applied to a method in a class body: bind like a function would.
         if obj is None:
@@ -961,7 +968,9 @@ def jit(
         "compiler_options": compiler_options,
     }
     for name, value in unsupported.items():
-        if value is not None:
+        # compat (issue 24): a pytree of Nones (JAX's "unspecified" for every part, as Flax nnx passes) is
+        # the same as no value.
+        if value is not None and tree_util.tree_leaves(value):
             raise NotImplementedError(f"jit({name}=...) is not supported by minijax yet")
 
     for name, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
@@ -1025,3 +1034,5 @@ def _lay_out_args(args: tuple[Any, ...], shardings: Any, static: tuple[int, ...]
             out[i] = lay_out(args[i], spec, "jit in_shardings")
     return tuple(out)
 
+# compat (issue 24): a library's primitives defined by an impl alone run under jit (see impl_inline).
+install_compile_rewrite(expand_impl_primitives)

@@ -58,6 +58,7 @@ TRANSLATED = [
     "101/training.md",
     "101/sharp-bits.md",
     "example-libraries.md",
+    "ecosystem.md",  # compat (issue 24)
     "convolutions.md",
     "windowed-reductions.md",
     "image.md",

@@ -57,7 +57,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "minijax.sharding", "minijax.shard_map")),
     ("backends", ("minijax_numpy", "minijax_numpy.*", "minijax_xla", "minijax_xla.*")),
     ("package", ("minijax", "minijax.__main__", "minijax.cli", "minijax.test_util", "minijax.testing",
-                 "minijax.testing.*")),
+                 "minijax.testing.*",
+                 # compat (issue 24): the jax alias and `minijax run`
+                 "minijax.compat", "minijax.compat.*", "minijax.run")),
 )  # fmt: skip
 
 # The engine: everything below the public transformations and the libraries.

@@ -81,6 +81,15 @@ class Zero:
     def from_primal(x: Any) -> Zero:
         return Zero(tangent_aval(get_aval(x)))
 
+    # The shape and dtype of the zero (JAX's SymbolicZero has them: a rule reads them to make a tangent).
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.aval.dtype
+
     def __repr__(self) -> str:
         return f"Zero({self.aval.str_short()})"
 
