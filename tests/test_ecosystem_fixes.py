@@ -65,8 +65,12 @@ def test_an_impl_defined_primitive_runs_inside_control_flow_under_jit() -> None:
 
 
 def test_jit_takes_a_pytree_of_none_shardings_as_unspecified() -> None:
-    f = jax.jit(lambda x: x + 1, in_shardings=(None,), out_shardings=(None, {"a": None}))
-    assert float(f(np.float32(1.0))) == 2.0
+    f = jax.jit(lambda x: (x + 1, {"a": x}), in_shardings=(None,), out_shardings=(None, {"a": None}))
+    out = f(np.float32(1.0))
+    assert float(out[0]) == 2.0 and float(out[1]["a"]) == 1.0
+    # A tree of Nones is still a tree: it must be a prefix of the results' (JAX's ValueError).
+    with pytest.raises(ValueError, match="out_shardings"):
+        jax.jit(lambda x: x + 1, out_shardings=(None, {"a": None}))(np.float32(1.0))
     with pytest.raises(NotImplementedError, match=r"jit\(device=...\)"):
         jax.jit(lambda x: x, device=jax.devices()[0])
 
