@@ -11,6 +11,7 @@ from minijax.primitives import (
     callbacks as callbacks,
     calls as calls,
     collectives as collectives,
+    complex as complex,  # complex: complex, real, imag, conj
     cond as cond,
     convolution as convolution,
     elementwise as elementwise,
@@ -32,6 +33,7 @@ FAMILIES = (
     "structural", "elementwise", "indexing", "slicing", "reductions", "convolution", "sorting", "linalg", "random",
     "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop", "windowed",
     "special",
+    "complex",  # complex: complex, real, imag, conj
     "solves",  # linsolve: custom_linear_solve
 )  # fmt: skip
 
