@@ -153,18 +153,21 @@ for _name, _direction in _COMPARISONS.items():
 # Compositions
 
 
+def complex_minmax(x: Value, y: Value, direction: str, dtype: np.dtype[Any]) -> Value:
+    """max (direction "GT") or min ("LT") of complex values: lexicographic on (real, imag),
+    as JAX lowers it. (The reductions' combiners use it too.)"""
+    part = np.dtype(np.finfo(dtype).dtype)
+    rx, ry = hlo.real(x), hlo.real(y)
+    real_eq = _compare(rx, ry, "EQ", part)
+    which = hlo.select(real_eq, _compare(hlo.imag(x), hlo.imag(y), direction, part), _compare(rx, ry, direction, part))
+    return hlo.select(which, x, y)
+
+
 def _minmax_rule(name: str, op: Callable[..., Value], direction: str) -> None:
     def rule(ctx: LoweringRuleContext, x: Value, y: Value) -> list[Value]:
         x, y = _operands_at_result_shape(ctx, [x, y])
         dtype = ctx.avals_out[0].dtype
-        if dtype.kind != "c":
-            return [op(x, y)]
-        # Lexicographic on (real, imag): the imaginary parts decide where the real parts tie.
-        rx, ry = hlo.real(x), hlo.real(y)
-        part = ShapedArray(ctx.avals_out[0].shape, np.dtype(np.finfo(dtype).dtype))
-        real_eq = _compare(rx, ry, "EQ", part.dtype)
-        which = hlo.select(real_eq, _compare(hlo.imag(x), hlo.imag(y), direction, part.dtype), _compare(rx, ry, direction, part.dtype))
-        return [hlo.select(which, x, y)]
+        return [complex_minmax(x, y, direction, dtype) if dtype.kind == "c" else op(x, y)]
 
     register(name)(rule)
 

@@ -30,4 +30,9 @@ from minijax.lax.special import *  # noqa: F403
 from minijax.lax.structural import *  # noqa: F403
 from minijax.lax.windowed import *  # noqa: F403
 
+# complex: complex, real, imag, conj (issue 19)
+from minijax.lax import complex as _complex  # noqa: E402
+from minijax.lax.complex import *  # noqa: E402, F403
+
 __all__ = [*_autodiff.__all__, *_control_flow.__all__, *_conv_wrappers.__all__, *_convolution.__all__, *_elementwise.__all__, *_indexing.__all__, *_padding.__all__, *_parallel.__all__, *_reductions.__all__, *_sorting.__all__, *_special.__all__, *_structural.__all__, *_windowed.__all__]
+__all__ += _complex.__all__  # complex (issue 19)

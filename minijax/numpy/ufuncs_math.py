@@ -19,6 +19,7 @@ from minijax.array import Array
 from minijax.custom_derivatives import custom_jvp
 from minijax.numpy import util
 from minijax.numpy.creation import asarray, full_like, ones_like, zeros_like
+from minijax.numpy.scalar_types import iscomplexobj
 from minijax.numpy.ufuncs import (
     Fn,
     _lax,
@@ -34,6 +35,7 @@ from minijax.primitives.sorting import logaddexp_function
 
 __all__ = [
     "acos",
+    "angle",
     "acosh",
     "arccos",
     "arccosh",
@@ -65,7 +67,9 @@ __all__ = [
     "heaviside",
     "hypot",
     "imag",
+    "iscomplex",
     "isfinite",
+    "isreal",
     "isinf",
     "isneginf",
     "isposinf",
@@ -513,25 +517,57 @@ def sinc(x: ArrayLike, /) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# Complex parts (minijax arrays are real)
+# Complex parts
 
 
 def real(val: ArrayLike, /) -> Any:
-    """The real part: a real array itself."""
+    """The real part (a real array is its own real part)."""
     util.check_arraylike("real", val)
-    return asarray(val)
+    return lax.real(val) if iscomplexobj(val) else asarray(val)
 
 
 def imag(val: ArrayLike, /) -> Any:
-    """The imaginary part: zeros for a real array."""
+    """The imaginary part (zeros of a real array's dtype)."""
     util.check_arraylike("imag", val)
-    return zeros_like(val)
+    return lax.imag(val) if iscomplexobj(val) else zeros_like(val)
 
 
 def conjugate(x: ArrayLike, /) -> Any:
-    """The complex conjugate: a real array itself."""
+    """The complex conjugate (a real array is its own)."""
     util.check_arraylike("conjugate", x)
-    return asarray(x)
+    return lax.conj(x) if iscomplexobj(x) else asarray(x)
 
 
 conj = conjugate
+
+
+def _angle(z: Any, deg: bool) -> Any:
+    re, im = real(z), imag(z)
+    dtype = dtypes.result_type(re, im)
+    # Integers, and real scalars, give the default float (as JAX's angle does).
+    if not dtypes.issubdtype(dtype, np.inexact) or (dtypes.issubdtype(dtypes.dtype(z), np.floating) and np.ndim(z) == 0):
+        dtype = dtypes.default_float_dtype()
+        re, im = lax.convert_element_type(re, dtype), lax.convert_element_type(im, dtype)
+    result = lax.atan2(im, re)
+    return lax.mul(result, np.asarray(180 / np.pi, dtype)) if deg else result
+
+
+_angle_jit = staged("angle", _angle, static_argnames=("deg",))
+
+
+def angle(z: ArrayLike, deg: bool = False) -> Any:
+    """The argument (phase) of complex values, in radians (degrees with ``deg=True``)."""
+    util.check_arraylike("angle", z)
+    return _angle_jit(z, deg=deg)
+
+
+def iscomplex(x: ArrayLike) -> Any:
+    """Elementwise: whether the imaginary part is nonzero (False for real arrays)."""
+    i = imag(x)
+    return lax.ne(i, lax.full_like(i, 0))
+
+
+def isreal(x: ArrayLike) -> Any:
+    """Elementwise: whether the imaginary part is zero (True for real arrays)."""
+    i = imag(x)
+    return lax.eq(i, lax.full_like(i, 0))

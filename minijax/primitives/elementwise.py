@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -467,6 +468,9 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Any:
     (or tracer) to its own dtype stages nothing; a Python scalar still converts
     (it loses its weak type)."""
     new = np.dtype(new_dtype)
+    old = getattr(get_aval(operand), "dtype", None) if not isinstance(operand, (list, tuple)) else None
+    if old is not None and old.kind == "c" and new.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning, stacklevel=3)
     if type(operand) is int:
         # Like JAX, a Python int converts on the host through NumPy, before it is ever
         # a weak int32: 2**31 to int32 wraps around and 2**100 to float32 is fine,

@@ -298,6 +298,8 @@ def reduction_identity(name: str, dtype: np.dtype[Any]) -> Any:
         # A narrow float without infinities (float8_e4m3fn, ...): its extreme finite value.
         limits = dtypes.finfo(dtype)
         return dtype.type(limits.min if name == "reduce_max" else limits.max)
+    if dtype.kind == "c":  # -inf + 0j / inf + 0j, as JAX's (max/min compare complex lexicographically)
+        return np.array(-np.inf if name == "reduce_max" else np.inf, dtype)[()]
     info = dtypes.iinfo(dtype)
     return dtype.type(info.min if name == "reduce_max" else info.max)
 
