@@ -395,7 +395,8 @@ convert_element_type_p = standard_primitive("convert_element_type", _convert_ele
 
 def _bitcast_convert_type_rule(x: ShapedArray, *, new_dtype: Any) -> ShapedArray:
     new = np.dtype(new_dtype)
-    if (x.dtype == np.bool_ or new == np.bool_) and x.dtype != new:  # bitcast_convert_type C1
+    bool_or_complex = x.dtype == np.bool_ or new == np.bool_ or x.dtype.kind == "c" or new.kind == "c"
+    if bool_or_complex and x.dtype != new:  # bitcast_convert_type C1
         raise TypeError(
             "lax.bitcast_convert_type does not support bool or complex values unless the operand and "
             f"destination types match. Got operand dtype={x.dtype.name}, new_dtype={new!r}. "
