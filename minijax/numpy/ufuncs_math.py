@@ -188,12 +188,21 @@ acosh = arccosh
 def log2(x: ArrayLike, /) -> Any:
     """Elementwise base-2 logarithm: ``log(x) / log(2)``."""
     (a,) = util.promote_args_inexact("log2", x)
+    if dtypes.issubdtype(dtypes.dtype(a), np.complexfloating):  # each part divided by the real log(2)
+        r = lax.log(a)
+        re, im = lax.real(r), lax.imag(r)
+        ln2 = lax.log(const(re, 2))
+        return lax.complex(lax.div(re, ln2), lax.div(im, ln2))
     return lax.div(lax.log(a), lax.log(const(a, 2)))
 
 
 def log10(x: ArrayLike, /) -> Any:
     """Elementwise base-10 logarithm: ``log(x) * (1 / log(10))``."""
     (a,) = util.promote_args_inexact("log10", x)
+    if dtypes.issubdtype(dtypes.dtype(a), np.complexfloating):  # each part times the real 1/log(10)
+        r = lax.log(a)
+        re, im = lax.real(r), lax.imag(r)
+        return lax.complex(lax.mul(re, const(re, 1 / np.log(10))), lax.mul(im, const(im, 1 / np.log(10))))
     return lax.mul(lax.log(a), const(a, 1 / np.log(10)))
 
 
@@ -257,6 +266,8 @@ ceil = _rounding("ceil", "ceil")
 
 def _round(a: Any, decimals: int) -> Any:
     dtype = dtypes.dtype(a)
+    if dtype.kind == "c":  # each part rounded, as NumPy and JAX round complex values
+        return lax.complex(_round(lax.real(a), decimals), _round(lax.imag(a), decimals))
     if is_integer(a) or is_bool(a):
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
@@ -329,12 +340,17 @@ def isfinite(x: ArrayLike, /) -> Any:
     util.check_arraylike("isfinite", x)
     if not dtypes.issubdtype(dtypes.dtype(x), np.inexact):
         return _full_like_bool(x, True)
+    if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):  # both parts finite
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
 
 
 def _isinf(x: Any) -> Any:
     if not dtypes.issubdtype(dtypes.dtype(x), np.inexact):
         return _full_like_bool(x, False)
+    if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):  # either part infinite
+        re, im = lax.real(x), lax.imag(x)
+        return lax.bitwise_or(lax.eq(lax.abs(re), const(re, np.inf)), lax.eq(lax.abs(im), const(im, np.inf)))
     return lax.eq(lax.abs(x), const(x, np.inf))
 
 
@@ -353,6 +369,8 @@ def _isinf_signed(name: str, value: float) -> Fn:
         util.check_no_out(name, out)
         if not dtypes.issubdtype(dtypes.dtype(x), np.inexact):
             return _full_like_bool(x, False)
+        if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):
+            raise ValueError("isposinf/isneginf are not well defined for complex types")
         return lax.eq(x, const(x, value))
 
     return _public(name, fn, f"Elementwise test for {'+' if value > 0 else '-'}inf.")
