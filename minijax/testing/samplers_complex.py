@@ -4,9 +4,8 @@ The law harness draws real dtypes (kind "float"); a case of ``complex`` takes
 two operands of the drawn parts dtype, and ``real``/``imag``/``conj`` take a
 complex operand whose parts have that dtype. Only float32 and float64 are the
 parts of a complex dtype, so float16/bfloat16 draws use float32 parts.
-Complex values are not "float" to the harness, so these cases carry no
-differentiable or linear flags: their jvp, transpose and vjp/jvp duality
-are checked in tests/test_complex.py, which perturbs real and imaginary parts.
+All four are linear in every operand, and differentiable: the law harness
+perturbs complex operands in random complex directions (check_grads).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ def _complex(draw: Draw, dtype: np.dtype[Any]) -> Case:
     s = shape(draw)
     other = broadcast_operand_shape(draw, s)
     operands = [Operand(s, parts, _real_values), Operand(other, parts, _real_values)]
-    return case("complex", {}, operands[::-1] if draw(st.booleans()) else operands)
+    return case("complex", {}, operands[::-1] if draw(st.booleans()) else operands, (0, 1), [(0, 1)])
 
 
 def _unary(name: str, complex_operand: bool) -> Sampler:
@@ -48,9 +47,9 @@ def _unary(name: str, complex_operand: bool) -> Sampler:
         else:  # conj of a real operand
             operand = Operand(s, parts, _real_values)
         params = {"input_dtype": operand.dtype} if name == "conj" else {}
-        return case(name, params, [operand])
+        return case(name, params, [operand], (0,), [(0,)])
 
-    return Sampler(name, build, FLOAT, differentiable=False)
+    return Sampler(name, build, FLOAT, linear=True)
 
 
 def _conj(draw: Draw, dtype: np.dtype[Any]) -> Case:
@@ -58,8 +57,8 @@ def _conj(draw: Draw, dtype: np.dtype[Any]) -> Case:
 
 
 SAMPLERS: dict[str, Sampler] = {
-    "complex": Sampler("complex", _complex, FLOAT, differentiable=False),
+    "complex": Sampler("complex", _complex, FLOAT, linear=True),
     "real": _unary("real", True),
     "imag": _unary("imag", True),
-    "conj": Sampler("conj", _conj, FLOAT, differentiable=False),
+    "conj": Sampler("conj", _conj, FLOAT, linear=True),
 }
