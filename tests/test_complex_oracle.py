@@ -187,8 +187,8 @@ def test_creation_and_promotion_match_jax(x64: bool) -> None:
     ]  # fmt: skip
     with both_x64(x64):
         for code in cases:
-            want_kind, want = outcome(lambda: eval(code, {"np": jnp}))
-            got_kind, got = outcome(lambda: eval(code, {"np": mjnp}))
+            want_kind, want = outcome(lambda code=code: eval(code, {"np": jnp}))
+            got_kind, got = outcome(lambda code=code: eval(code, {"np": mjnp}))
             assert got_kind == want_kind, code
             assert repr(got) == repr(want), code
             assert str(got) == str(want), code
@@ -263,8 +263,8 @@ DERIVATIVES: dict[str, Callable[[Any, Any], Callable[[Any], Any]]] = {
 def test_derivatives_match_jax_on_the_grid(name: str) -> None:
     make = DERIVATIVES[name]
     for z in GRID[GRID != 0]:
-        want_kind, want = outcome(lambda: make(jax, jnp)(z))
-        got_kind, got = outcome(lambda: make(minijax, mjnp)(z))
+        want_kind, want = outcome(lambda z=z: make(jax, jnp)(z))
+        got_kind, got = outcome(lambda z=z: make(minijax, mjnp)(z))
         assert got_kind == want_kind, (z, got, want)
         if want_kind == "raise":
             assert same_error(got, want), (got, want)

@@ -209,7 +209,7 @@ def _int_rem(x: Array, y: Array) -> Array:
 def _complex_picks(x: Array, y: Array, greater: bool) -> Array:
     """Where (real, imag) of x is lexicographically above (below) y's: JAX's complex max (min)."""
     cmp = np.greater if greater else np.less
-    return np.where(x.real == y.real, cmp(x.imag, y.imag), cmp(x.real, y.real))
+    return np.asarray(np.where(x.real == y.real, cmp(x.imag, y.imag), cmp(x.real, y.real)))
 
 
 def _float_max(x: Array, y: Array) -> Array:

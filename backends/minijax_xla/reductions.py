@@ -25,8 +25,8 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax import dtypes
 from minijax.primitives.reductions import Precision, dot_accumulation_dtypes, dot_input_dtype, reduction_identity
-from minijax_xla.jaxlib_api import tensor_type
 from minijax_xla.elementwise import complex_minmax
+from minijax_xla.jaxlib_api import tensor_type
 from minijax_xla.lowering import LoweringRuleContext, build_combiner, constant, register
 
 DType = np.dtype[Any]

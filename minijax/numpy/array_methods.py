@@ -14,7 +14,6 @@ namespace ``attach`` was given (this module sits below ``minijax.numpy``).
 from __future__ import annotations
 
 import warnings
-
 from collections.abc import Callable, Iterator
 from typing import Any
 

@@ -111,8 +111,8 @@ def _machine_eps(dt: np.dtype[Any]) -> float:
 
 def _f64(x: Any) -> NDArray:
     """``x`` in float64 (complex128 for complex values)."""
-    x = np.asarray(x)
-    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    a: NDArray = np.asarray(x)
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def _check_float_args(args: Any, what: str) -> None:

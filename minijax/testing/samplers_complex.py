@@ -15,7 +15,18 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from minijax.testing.cases import FLOAT, Case, Draw, NDArray, Operand, Sampler, Shape, broadcast_operand_shape, case, shape
+from minijax.testing.cases import (
+    FLOAT,
+    Case,
+    Draw,
+    NDArray,
+    Operand,
+    Sampler,
+    Shape,
+    broadcast_operand_shape,
+    case,
+    shape,
+)
 
 
 def _parts(dtype: np.dtype[Any]) -> np.dtype[Any]:
