@@ -30,4 +30,4 @@ def _complex(x: Array, y: Array) -> Array:
 def _conj(x: Array, *, input_dtype: Any) -> Array:
     if x.dtype.kind == "c":
         return np.asarray(np.conj(x))
-    return _complex(x, np.zeros((), x.dtype))  # +0 imaginary part, as XLA's complex(x, 0)
+    return np.asarray(_complex(x, np.zeros((), x.dtype)))  # +0 imaginary part, as XLA's complex(x, 0)
