@@ -196,6 +196,14 @@ def test_vmap_and_jit_of_the_complex_primitives() -> None:
     np.testing.assert_array_equal(np.asarray(jax.vmap(f)(z.reshape(2, 2))), (z.real - z.imag).reshape(2, 2))
 
 
+def test_random_normal_of_a_complex_dtype() -> None:
+    z = jax.random.normal(jax.random.key(0), (20000,), jnp.complex64)
+    assert z.dtype == C64
+    # Real and imaginary parts independent, each of variance 1/2: E|z|^2 = 1.
+    assert abs(float(jnp.mean(jnp.abs(z) ** 2)) - 1) < 0.05
+    assert abs(float(jnp.mean(jnp.real(z) * jnp.imag(z)))) < 0.02
+
+
 # ---------------------------------------------------------------------------
 # Differentiation
 
