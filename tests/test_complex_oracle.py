@@ -138,6 +138,16 @@ def test_lax_binary_accepts_or_refuses_complex_as_jax(name: str) -> None:
         "c64 * 2", "c64 + 1j", "f32 * 1j", "i32 + 1j", "2 * 1j", "f32.astype(np.complex64) ** 0.5",
         "c64.astype(bool)", "c64.astype(np.float32)", "c64.astype(np.int32)",
         "lax.max(c64, c64[::-1])", "lax.min(c64, c64[::-1])",
+        "jnp.vdot(c64, c64[::-1])", "jnp.inner(c64, c64)", "jnp.linalg.norm(c64)", "jnp.linalg.norm(c64.reshape(2, 2))",
+        "jnp.linalg.norm(c64, 1)", "jnp.linalg.norm(c64, jnp.inf)", "jnp.isclose(c64, c64 + 1e-9)",
+        "jnp.allclose(c64, c64[::-1])", "jnp.linspace(0, 1 + 1j, 5)", "jnp.cov(jnp.stack([c64, c64[::-1] * 2]))",
+        "jnp.floor_divide(c64, c64)", "jnp.hypot(c64, c64)", "jnp.fmax(c64, c64[::-1])", "jnp.fmin(c64, c64[::-1])",
+        "jnp.greater(c64, c64[::-1])", "jnp.less_equal(c64, c64[::-1])", "jnp.nan_to_num(c64 * jnp.inf)",
+        "jnp.var(c64)", "jnp.std(c64)", "jnp.round(c64 * 1.37, 1)", "jnp.isinf(c64 / 0)", "jnp.isnan(c64 * jnp.nan)",
+        "jnp.mean(c64)", "jnp.average(c64, weights=f32)", "jnp.polyval(c64, c64)", "jnp.einsum('i,i->', c64, c64)",
+        "jnp.trace(jnp.outer(c64, c64))", "jnp.cumsum(c64)", "jnp.sort(c64)", "jnp.unique(jnp.concatenate([c64, c64]))",
+        "jnp.where(jnp.abs(c64) > 1, c64, 0)", "jnp.asarray(c64).at[1].add(2j)", "jnp.matmul(c64.reshape(2, 2), c64.reshape(2, 2))",
+        "jnp.sign(c64)", "jnp.exp(c64) * 1j", "jnp.square(c64)", "jnp.reciprocal(c64)",
     ],
 )  # fmt: skip
 def test_lax_and_jnp_calls_match_jax(call: str) -> None:
@@ -147,7 +157,7 @@ def test_lax_and_jnp_calls_match_jax(call: str) -> None:
     }  # fmt: skip
 
     def run(lax: Any, numpy: Any) -> Any:
-        env = {"lax": lax, "np": np, **{k: numpy.asarray(v) for k, v in values.items()}}
+        env = {"lax": lax, "np": np, "jnp": numpy, **{k: numpy.asarray(v) for k, v in values.items()}}
         return eval(call, env)
 
     want_kind, want = outcome(lambda: run(jax.lax, jnp))

@@ -581,13 +581,22 @@ _RTOL = 1e-05
 _ATOL = 1e-08
 
 
+def _isfinite(x: Any) -> Any:
+    """Both parts finite for complex values (lax.is_finite takes real ones only)."""
+    if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x)
+
+
 def _isclose(a: Any, b: Any, rtol: Any = _RTOL, atol: Any = _ATOL, equal_nan: bool = False) -> Any:
     a, b = util.promote_args_inexact("isclose", a, b)
     dtype = dtypes.dtype(a)
+    if dtype.kind == "c":  # tolerances compare with |a - b|, which is real
+        dtype = np.dtype(np.finfo(dtype).dtype)
     rtol = util.convert_element_type(rtol, dtype)
     atol = util.convert_element_type(atol, dtype)
     both_nan = lax.bitwise_and(lax.ne(a, a), lax.ne(b, b))
-    finite = lax.is_finite(b)
+    finite = _isfinite(b)
     within = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
     # Equal infinities are close; otherwise an infinite b is close to nothing.
     out = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(finite, within))

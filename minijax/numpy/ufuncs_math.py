@@ -446,6 +446,11 @@ _hypot_jit = staged("hypot", _hypot)
 def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Any:
     """Elementwise ``sqrt(x1**2 + x2**2)``, without intermediate overflow."""
     util.check_arraylike("hypot", x1, x2)
+    if any(dtypes.issubdtype(dtypes.dtype(x), np.complexfloating) for x in (x1, x2)):
+        raise ValueError(
+            "jnp.hypot is not well defined for complex-valued inputs. Please convert to real values first, "
+            "such as by using abs(x)"
+        )
     return _hypot_jit(x1, x2)
 
 
@@ -456,6 +461,8 @@ def _logaddexp_with(name: str, exp: Any) -> Fn:
 
     def fn(x1: ArrayLike, x2: ArrayLike, /) -> Any:
         a, b = util.promote_args_inexact(name, x1, x2)
+        if dtypes.issubdtype(dtypes.dtype(a), np.complexfloating):
+            raise NotImplementedError(f"jnp.{name} of complex values is not supported by minijax yet (docs/differences.md)")
         return custom(a, b)
 
     base = "exp" if exp is lax.exp_p else "exp2"
