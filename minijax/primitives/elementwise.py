@@ -47,7 +47,7 @@ COMPLEX: Classes = (np.complexfloating,)
 INTEGER: Classes = (np.integer,)
 INT_BOOL: Classes = (np.integer, np.bool_)
 FLOAT_SIGNED: Classes = (np.floating, np.signedinteger)
-SIGNED_INEXACT: Classes = (np.signedinteger, np.floating, np.complexfloating)
+SIGNED_INEXACT: Classes = (np.floating, np.complexfloating, np.signedinteger)  # abs: JAX's order
 # Ordered comparisons (lt, le, gt, ge) refuse complex operands, as JAX's do.
 ORDERED: Classes = (np.integer, np.floating, np.bool_)
 ANY: Classes = (np.bool_, np.integer, np.floating, np.complexfloating)
@@ -469,8 +469,9 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Any:
     (or tracer) to its own dtype stages nothing; a Python scalar still converts
     (it loses its weak type)."""
     new = np.dtype(new_dtype)
-    old = getattr(get_aval(operand), "dtype", None) if not isinstance(operand, (list, tuple)) else None
-    if old is not None and old.kind == "c" and new.kind != "c":
+    found = getattr(operand, "aval", operand)  # an Array's or tracer's aval, or a NumPy value
+    old = np.dtype(np.complex128) if type(operand) is complex else getattr(found, "dtype", None)
+    if isinstance(old, np.dtype) and old.kind == "c" and new.kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning, stacklevel=3)
     if type(operand) is int:
         # Like JAX, a Python int converts on the host through NumPy, before it is ever

@@ -102,7 +102,13 @@ def _split(name: str, avals: Sequence[ShapedArray], ranks: Sequence[int]) -> tup
 
 
 def _check_float(name: str, aval: ShapedArray, position: int) -> None:
-    """TypeError unless the operand is floating point (JAX's message, without complex)."""
+    """TypeError unless the operand is floating point (JAX's message); complex operands, which JAX
+    takes, are not supported yet (NotImplementedError)."""
+    if dtypes.issubdtype(aval.dtype, np.complexfloating):
+        raise NotImplementedError(
+            f"{name} of complex matrices is not supported by minijax yet (complex linear algebra: "
+            "docs/differences.md); got dtype " + aval.dtype.name
+        )
     if not dtypes.issubdtype(aval.dtype, np.floating):
         raise TypeError(
             f"{name} does not accept dtype {aval.dtype.name} at position {position}. "
