@@ -460,6 +460,9 @@ def _ormqr_rule(a: ShapedArray, taus: ShapedArray, c: ShapedArray, *, left: bool
     name = "ormqr"
     _, ((m, n), (k,), c_core) = _split(name, [a, taus, c], [2, 1, 2])  # ormqr C1, C2
     _check_floats(name, [a, taus, c])  # ormqr C3
+    for param, value in (("left", left), ("transpose", transpose)):  # ormqr C6
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"ormqr: {param} must be a bool, got {value!r}")
     if left and c_core[0] != m:  # ormqr C4
         raise ValueError(
             "ormqr with left=True expects c to have the same number of rows as the Householder matrix a. "
