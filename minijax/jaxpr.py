@@ -192,7 +192,7 @@ def literal_operand(lit: Literal) -> Any:
     val = lit.val
     if lit.aval.weak_type and isinstance(val, np.generic):
         scalar = val.item()
-        if type(scalar) in (bool, int, float) and get_aval(scalar) == lit.aval:
+        if type(scalar) in (bool, int, float, complex) and get_aval(scalar) == lit.aval:
             return scalar
     return val
 

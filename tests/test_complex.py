@@ -261,6 +261,12 @@ def test_holomorphic_grad_jacfwd_jacrev() -> None:
     np.testing.assert_allclose(np.asarray(h), np.diag(6 * zs), rtol=1e-5)
 
 
+def test_a_weak_complex_stays_weak_through_vjp() -> None:
+    # A weak complex literal binds as a Python complex, so the cotangent keeps the weak type (as JAX's).
+    (ct,) = jax.vjp(jnp.sin, 1 + 2j)[1](1 + 0j)
+    assert ct.dtype == C64 and ct.aval.weak_type
+
+
 def test_vjp_and_jvp_with_complex_cotangents() -> None:
     zs = _z()
     u = (np.arange(4) + 1j).astype(C64)

@@ -308,6 +308,33 @@ def test_derivatives_of_real_inputs_through_complex_match_jax() -> None:
             assert_same(g, w, rtol=2e-6)
 
 
+# Cells in the spirit of JAX's "Complex numbers and differentiation" page and the autodiff
+# cookbook's complex section: the printed result (value, dtype, weak type) must be JAX's.
+CELLS: list[Callable[[Any, Any], Any]] = [
+    lambda jx, np_: jx.grad(np_.abs)(0j),
+    lambda jx, np_: jx.grad(lambda z: np_.abs(z) ** 2)(0j),
+    lambda jx, np_: jx.grad(lambda z: np_.abs(z) ** 2)(3 + 4j),
+    lambda jx, np_: jx.grad(np_.exp, holomorphic=True)(1 + 1j),
+    lambda jx, np_: jx.grad(lambda z: np_.real(np_.exp(z)))(1 + 1j),
+    lambda jx, np_: jx.vjp(np_.sin, 1 + 2j)[1](1 + 0j),
+    lambda jx, np_: jx.jvp(np_.sin, (1 + 2j,), (1 + 0j,)),
+    lambda jx, np_: jx.grad(lambda x: np_.real(np_.exp(1j * x)))(0.5),
+    lambda jx, np_: jx.jacrev(np_.exp, holomorphic=True)(1 + 1j),
+    lambda jx, np_: jx.grad(lambda z: (z * z.conj()).real)(1 - 2j),
+    lambda jx, np_: jx.grad(np_.angle)(1 + 1j),
+    lambda jx, np_: jx.grad(lambda z: np_.sum(np_.abs(z) ** 2))(np_.array([1 + 1j, 2 - 1j])),
+    lambda jx, np_: jx.jacfwd(lambda x: np_.array([x, 1j * x]))(1.0),
+    lambda jx, np_: jx.grad(lambda z: np_.real(np_.sqrt(z)))(-1 + 0j),
+    lambda jx, np_: jx.grad(np_.sin, holomorphic=True)(3.0 + 4.0j),
+]
+
+
+@pytest.mark.parametrize("i", range(len(CELLS)))
+def test_differentiation_page_cells_print_as_jax(i: int) -> None:
+    want, got = CELLS[i](jax, jnp), CELLS[i](minijax, mjnp)
+    assert repr(got) == repr(want)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     re=st.floats(-4, 4, allow_subnormal=False, width=32),

@@ -502,7 +502,7 @@ def _scalar_of(value: Any, dtype: np.dtype[Any], weak: bool) -> Any:
         if aval.dtype == dtype and aval.weak_type == weak:
             return value
         return convert_element_type_p.bind(value, new_dtype=dtype, weak_type=weak, sharding=None)
-    if weak and type(value) in (int, float) and dtypes.dtype(value, canonicalize=True) == dtype:
+    if weak and type(value) in (int, float, complex) and dtypes.dtype(value, canonicalize=True) == dtype:
         return value  # a Python scalar of the target's default dtype is already weakly typed
     return device_put_value(np.asarray(value).astype(dtype), weak_type=weak)
 
