@@ -254,36 +254,47 @@ def _normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, .
     return tuple(i % nargs for i in nums)
 
 
-def _holomorphic_not_implemented(name: str, dt: np.dtype[Any]) -> None:
-    raise NotImplementedError(
-        f"{name}(holomorphic=True) needs complex dtypes, which minijax does not support yet "
-        f"(got an input of dtype {dt.name}); JAX would require complex inputs here."
-    )
+def _check_holomorphic(name: str, dt: np.dtype[Any], where: str) -> None:
+    """holomorphic=True promises a complex function of complex inputs (JAX's check)."""
+    if not dtypes.issubdtype(dt, np.complexfloating):
+        raise TypeError(f"{name} with holomorphic=True requires {where} with complex dtype, but got {dt.name}.")
 
 
-def _check_input_dtype(x: Any, allow_int: bool, holomorphic: bool) -> None:
+def _check_input_dtype(x: Any, allow_int: bool, holomorphic: bool, name: str = "grad") -> None:
     dt = get_aval(x).dtype
     if holomorphic:
-        _holomorphic_not_implemented("grad", dt)
+        _check_holomorphic(name, dt, "inputs")
     if not allow_int and not dtypes.issubdtype(dt, np.inexact):
         raise TypeError(
-            f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), "
+            f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), "
             f"but got {dt.name}. If you want to use Boolean- or integer-valued inputs, use vjp or set "
             "allow_int to True."
         )
 
 
-def _check_scalar_output(out: Any) -> ShapedArray:
+def _check_output_dtype(name: str, dt: np.dtype[Any], holomorphic: bool) -> None:
+    if holomorphic:
+        _check_holomorphic(name, dt, "outputs")
+    elif dtypes.issubdtype(dt, np.complexfloating):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
+            f"{dt.name}. For holomorphic differentiation, pass holomorphic=True. For differentiation of "
+            "non-holomorphic functions involving complex outputs, use jax.vjp directly."
+        )
+    elif not dtypes.issubdtype(dt, np.floating):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
+            f"{dt.name}. For differentiation of functions with integer outputs, use jax.vjp directly."
+        )
+
+
+def _check_scalar_output(out: Any, holomorphic: bool) -> ShapedArray:
     if not core.is_array_like(out):
         raise TypeError(f"Gradient only defined for scalar-output functions. Output was {out!r}.")
     aval = get_aval(out)
     if aval.shape != ():
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
-    if not dtypes.issubdtype(aval.dtype, np.floating):
-        raise TypeError(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
-            f"{aval.dtype.name}. For differentiation of functions with integer outputs, use jax.vjp directly."
-        )
+    _check_output_dtype("grad", aval.dtype, holomorphic)
     return aval
 
 
@@ -323,7 +334,7 @@ def value_and_grad(
                 "Gradient only defined for scalar-output functions. Output "
                 + (f"had shape: {get_aval(out).shape}." if core.is_array_like(out) else f"was {out!r}.")
             )
-        aval = _check_scalar_output(outs[0])
+        aval = _check_scalar_output(outs[0], holomorphic)
         # The seed is a one of the output's type, weak type included, as an
         # Array: a gradient that is the seed passed straight through (the
         # identity, a sum, a custom rule returning its cotangent) must be an
@@ -403,16 +414,16 @@ def _typed_like(block: Any, example: ShapedArray) -> Any:
     )
 
 
-def _check_jac_inputs(name: str, leaves: Sequence[Any], holomorphic: bool) -> None:
+def _check_jacfwd_inputs(leaves: Sequence[Any], holomorphic: bool) -> None:
     for x in leaves:
         dt = get_aval(x).dtype
         if holomorphic:
-            _holomorphic_not_implemented(name, dt)
-        if not dtypes.issubdtype(dt, np.floating):
+            _check_holomorphic("jacfwd", dt, "inputs")
+        elif not dtypes.issubdtype(dt, np.floating):
             raise TypeError(
-                f"{name} requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but "
+                f"jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but "
                 f"got {dt.name}. For holomorphic differentiation, pass holomorphic=True. For differentiation "
-                f"of non-holomorphic functions involving complex inputs or integer inputs, use jax.{'jvp' if name == 'jacfwd' else 'vjp'} directly."
+                "of non-holomorphic functions involving complex inputs or integer inputs, use jax.jvp directly."
             )
 
 
@@ -433,9 +444,9 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         nums = _normalize_argnums(argnums, len(args))
         dyn = tuple(args[i] for i in nums)
         in_leaves, in_tree = tree_util.tree_flatten(dyn)
-        # The check maps over the arguments' trees, as JAX's does: rebuilding them with None leaves, which
+        # The checks map over the arguments' trees, as JAX's do: rebuilding them with None leaves, which
         # a custom pytree whose constructor refuses None turns into its own error (JAX's custom-pytrees page).
-        tree_util.tree_map(lambda x: _check_jac_inputs("jacfwd", [x], holomorphic), dyn)
+        tree_util.tree_map(lambda x: _check_jacfwd_inputs([x], holomorphic), dyn)
         f = _partial_fun(fun, args, kwargs, nums)
 
         def push(*basis: Any) -> Any:
@@ -444,6 +455,9 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 
         results = vmap(push, out_axes=(None, -1, None) if has_aux else (None, -1))(*_std_basis(in_leaves))
         y, jac = results[0], results[1]
+        if holomorphic:
+            for o in tree_util.tree_leaves(y):
+                _check_holomorphic("jacfwd", get_aval(o).dtype, "outputs")
         in_avals = [get_aval(x) for x in in_leaves]
         sizes, shapes = [a.size for a in in_avals], [a.shape for a in in_avals]
         out_leaves, out_tree = tree_util.tree_flatten(y)
@@ -467,7 +481,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         nums = _normalize_argnums(argnums, len(args))
         dyn = tuple(args[i] for i in nums)
         in_leaves, in_tree = tree_util.tree_flatten(dyn)
-        tree_util.tree_map(lambda x: None if allow_int else _check_jac_inputs("jacrev", [x], holomorphic), dyn)
+        tree_util.tree_map(lambda x: _check_input_dtype(x, allow_int, holomorphic, "jacrev"), dyn)
         f = _partial_fun(fun, args, kwargs, nums)
         if has_aux:
             y, pullback, aux = vjp(f, *dyn, has_aux=True)
@@ -475,12 +489,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
             y, pullback = vjp(f, *dyn)
         out_leaves, out_tree = tree_util.tree_flatten(y)
         for o in out_leaves:
-            dt = get_aval(o).dtype
-            if not dtypes.issubdtype(dt, np.floating):
-                raise TypeError(
-                    f"jacrev requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
-                    f"but got {dt.name}. For differentiation of functions with integer outputs, use jax.vjp directly."
-                )
+            _check_output_dtype("jacrev", get_aval(o).dtype, holomorphic)
         basis = _std_basis(out_leaves)
         cts = vmap(lambda *b: pullback(tree_util.tree_unflatten(out_tree, b)))(*basis)
         ct_leaves = tree_util.tree_leaves(cts)

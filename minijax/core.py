@@ -121,7 +121,7 @@ class ShapedArray:
 
 
 # Python scalars and NumPy values become avals here; Array and Tracer carry one.
-_SCALAR_TYPES = (bool, int, float)
+_SCALAR_TYPES = (bool, int, float, complex)
 
 
 # (Python type, x64 flag) -> aval: Python scalars are looked up on every
@@ -135,7 +135,7 @@ def get_aval(x: Any) -> ShapedArray:
     if isinstance(aval, ShapedArray):
         return aval
     t = type(x)
-    if t is float or t is int or t is bool:
+    if t is float or t is int or t is bool or t is complex:
         key = (t, x64_enabled())
         cached = _python_scalar_avals.get(key)
         if cached is None:
@@ -153,8 +153,6 @@ def get_aval(x: Any) -> ShapedArray:
     if isinstance(x, _SCALAR_TYPES):
         dtype = dtypes.dtype(x, canonicalize=True)
         return ShapedArray((), dtype, weak_type=type(x) is not bool)
-    if isinstance(x, complex):
-        dtypes.canonicalize_dtype(np.complex64)  # raises the clear NotImplementedError
     raise TypeError(
         f"Value {x!r} of type {type(x).__name__} is not a valid minijax type: "
         "minijax works on arrays (minijax.Array, numpy.ndarray) and Python scalars. "
@@ -163,7 +161,7 @@ def get_aval(x: Any) -> ShapedArray:
 
 
 def is_array_like(x: Any) -> bool:
-    return isinstance(x, (Tracer, np.ndarray, np.generic, complex) + _SCALAR_TYPES) or (
+    return isinstance(x, (Tracer, np.ndarray, np.generic) + _SCALAR_TYPES) or (
         isinstance(getattr(x, "aval", None), ShapedArray)
     )
 

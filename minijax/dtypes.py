@@ -1,11 +1,10 @@
 """Dtypes, weak types and JAX's type promotion lattice (mirrors ``jax.dtypes``).
 
 Supported dtypes: bool, int8/16/32/64, uint8/16/32/64, float16, bfloat16,
-float32, float64, and ``float0`` (the tangent type of integer and bool values);
+float32, float64, complex64, complex128, and ``float0`` (the tangent type of integer and bool values);
 also ml_dtypes' narrow types JAX exports (``float8_*``, ``float6_*``,
 ``float4_e2m1fn``, ``int1/2/4``, ``uint1/2/4``), which only promote implicitly
 with weak Python scalars (and float8 etc. with integers, through ``f*``).
-Complex dtypes are not supported yet and are refused with NotImplementedError.
 
 Two ideas shape this module:
 
@@ -26,7 +25,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, TypeAlias
 
 import ml_dtypes
 import numpy as np
@@ -40,6 +39,7 @@ __all__ = [
     "bfloat16",
     "canonicalize_dtype",
     "check_user_dtype_supported",
+    "default_complex_dtype",
     "default_float_dtype",
     "default_int_dtype",
     "default_uint_dtype",
@@ -181,6 +181,7 @@ _bool = np.dtype(np.bool_)
 _i8, _i16, _i32, _i64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
 _u8, _u16, _u32, _u64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 _f16, _bf16, _f32, _f64 = (np.dtype(t) for t in (np.float16, bfloat16, np.float32, np.float64))
+_c64, _c128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 _FLOAT8: tuple[np.dtype[Any], ...] = tuple(
     np.dtype(t)
@@ -207,6 +208,7 @@ _SHORT_NAMES: dict[np.dtype[Any], str] = {
     _i8: "i8", _i16: "i16", _i32: "i32", _i64: "i64",
     _u8: "u8", _u16: "u16", _u32: "u32", _u64: "u64",
     _f16: "f16", _bf16: "bf16", _f32: "f32", _f64: "f64",
+    _c64: "c64", _c128: "c128",
     float0: "float0",
     **{d: _narrow_short_name(d) for d in _NARROW_FLOATS + _NARROW_INTS},
 }
@@ -216,9 +218,10 @@ _FROM_SHORT_NAME: dict[str, np.dtype[Any]] = {v: k for k, v in _SHORT_NAMES.item
 _VALID_DTYPES: frozenset[np.dtype[Any]] = frozenset(_SHORT_NAMES)
 
 _FLOATING: frozenset[np.dtype[Any]] = frozenset({_f16, _bf16, _f32, _f64, *_NARROW_FLOATS})
+_COMPLEX: frozenset[np.dtype[Any]] = frozenset({_c64, _c128})
 
 # x64 off: each 64-bit dtype is replaced by its 32-bit counterpart.
-_TO_32_BIT: dict[np.dtype[Any], np.dtype[Any]] = {_i64: _i32, _u64: _u32, _f64: _f32}
+_TO_32_BIT: dict[np.dtype[Any], np.dtype[Any]] = {_i64: _i32, _u64: _u32, _f64: _f32, _c128: _c64}
 
 # dtype -> canonical dtype, one table per x64 setting, so that
 # canonicalize_dtype of an np.dtype is a single dict lookup.
@@ -226,7 +229,7 @@ _CANONICAL_X64: dict[Any, np.dtype[Any]] = {d: d for d in _VALID_DTYPES}
 _CANONICAL_X32: dict[Any, np.dtype[Any]] = {d: _TO_32_BIT.get(d, d) for d in _VALID_DTYPES}
 
 # Python scalar type -> the (uncanonicalized) dtype it stands for.
-python_scalar_dtypes: Mapping[type, np.dtype[Any]] = {bool: _bool, int: _i64, float: _f64}
+python_scalar_dtypes: Mapping[type, np.dtype[Any]] = {bool: _bool, int: _i64, float: _f64, complex: _c128}
 
 
 def supported_dtypes() -> tuple[np.dtype[Any], ...]:
@@ -259,8 +262,6 @@ def dtype_from_short_name(name: str) -> np.dtype[Any]:
     except KeyError:
         if name in _EXTENDED_BY_NAME:
             return _EXTENDED_BY_NAME[name]  # type: ignore[return-value]  # stands in for an np.dtype
-        if name in ("c64", "c128"):
-            _raise_complex(name)
         raise ValueError(
             f"Unknown dtype short name {name!r}; expected one of {sorted(_FROM_SHORT_NAME)}."
         ) from None
@@ -270,17 +271,8 @@ def dtype_from_short_name(name: str) -> np.dtype[Any]:
 # Validation and canonicalization
 
 
-def _raise_complex(what: object) -> NoReturn:
-    raise NotImplementedError(
-        f"minijax does not support complex dtypes yet ({what}). Use a real dtype "
-        "(float32/float64), or keep real and imaginary parts in separate arrays."
-    )
-
-
 def _to_np_dtype(x: DTypeLike) -> np.dtype[Any]:
     """Turn a dtype specifier into an np.dtype that minijax supports, or raise."""
-    if x is complex:
-        _raise_complex("complex")
     if isinstance(x, ExtendedDType):
         return x  # type: ignore[return-value]  # an extended dtype stands in for an np.dtype
     try:
@@ -289,11 +281,10 @@ def _to_np_dtype(x: DTypeLike) -> np.dtype[Any]:
         raise TypeError(f"dtype {x!r} not understood") from e
     if dt in _VALID_DTYPES:
         return dt
-    if dt.kind == "c":
-        _raise_complex(dt.name)
     raise TypeError(
         f"Value '{x}' with dtype {dt} is not a valid JAX array type. minijax supports "
-        "bool, int8/16/32/64, uint8/16/32/64, float16, bfloat16, float32 and float64, "
+        "bool, int8/16/32/64, uint8/16/32/64, float16, bfloat16, float32, float64, complex64 "
+        "and complex128, "
         "and ml_dtypes' float8_*/float6_*/float4_e2m1fn/int1/int2/int4/uint1/uint2/uint4."
     )
 
@@ -301,7 +292,8 @@ def _to_np_dtype(x: DTypeLike) -> np.dtype[Any]:
 def canonicalize_dtype(dtype: DTypeLike, allow_extended_dtype: bool = False) -> np.dtype[Any]:
     """The dtype values of ``dtype`` actually get under the current x64 setting.
 
-    With x64 off, int64 -> int32, uint64 -> uint32, float64 -> float32.
+    With x64 off, int64 -> int32, uint64 -> uint32, float64 -> float32,
+    complex128 -> complex64.
     Accepts anything ``np.dtype`` accepts, including ``int``, ``float``, ``bool``
     and strings; raises TypeError for dtypes JAX does not support.
     """
@@ -327,6 +319,10 @@ def default_uint_dtype() -> np.dtype[Any]:
 
 def default_float_dtype() -> np.dtype[Any]:
     return _f64 if x64_enabled() else _f32
+
+
+def default_complex_dtype() -> np.dtype[Any]:
+    return _c128 if x64_enabled() else _c64
 
 
 def _explicit_dtype(dt: np.dtype[Any], fun_name: str | None, stacklevel: int) -> np.dtype[Any]:
@@ -384,7 +380,7 @@ def check_user_dtype_supported(dtype: DTypeLike, fun_name: str | None = None) ->
 
 
 def is_python_scalar(x: Any) -> bool:
-    """True for Python ``bool``, ``int`` and ``float`` values (not NumPy scalars)."""
+    """True for Python ``bool``, ``int``, ``float`` and ``complex`` values (not NumPy scalars)."""
     return type(x) in python_scalar_dtypes
 
 
@@ -411,6 +407,8 @@ def _python_scalar_dtype(t: type) -> np.dtype[Any]:
         return _bool
     if t is int:
         return default_int_dtype()
+    if t is complex:
+        return default_complex_dtype()
     return default_float_dtype()
 
 
@@ -429,8 +427,6 @@ def dtype(x: Any, *, canonicalize: bool = False) -> np.dtype[Any]:
         return _python_scalar_dtype(t)
     if isinstance(x, type) and x in python_scalar_dtypes:
         return _python_scalar_dtype(x)
-    if t is complex:
-        _raise_complex("a Python complex scalar")
     if isinstance(x, ExtendedDType):
         return x  # type: ignore[return-value]  # stands in for an np.dtype
     if isinstance(x, (str, np.dtype, type)):
@@ -452,7 +448,7 @@ def dtype(x: Any, *, canonicalize: bool = False) -> np.dtype[Any]:
 
 
 def scalar_type_of(x: Any) -> type:
-    """The Python scalar type (bool, int or float) matching ``x``'s dtype."""
+    """The Python scalar type (bool, int, float or complex) matching ``x``'s dtype."""
     dt = dtype(x)
     if dt == _bool:
         return bool
@@ -460,19 +456,22 @@ def scalar_type_of(x: Any) -> type:
         return int
     if dt in _FLOATING:
         return float
+    if dt in _COMPLEX:
+        return complex
     raise TypeError(f"Invalid scalar value {x!r}: dtype {dt} has no Python scalar type.")
 
 
 # ---------------------------------------------------------------------------
 # The promotion lattice
 #
-# Nodes are the short dtype names plus "i*" and "f*", the weak types (Python
-# int and float). Each node lists the nodes directly above it; the promotion
+# Nodes are the short dtype names plus "i*", "f*" and "c*", the weak types
+# (Python int, float and complex). Each node lists the nodes directly above it; the promotion
 # of a set of types is their least upper bound (join).
 
-_WEAK_NODES = frozenset({"i*", "f*"})
+_WEAK_NODES = frozenset({"i*", "f*", "c*"})
 _INT_NODES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
 _FLOAT_NODES = ("bf16", "f16", "f32", "f64")
+_COMPLEX_NODES = ("c64", "c128")
 _NARROW_FLOAT_NODES = tuple(_narrow_short_name(d) for d in _NARROW_FLOATS)
 _NARROW_INT_NODES = tuple(_narrow_short_name(d) for d in _NARROW_INTS)
 
@@ -490,12 +489,15 @@ _STANDARD_EDGES: dict[str, tuple[str, ...]] = {
     "i16": ("i32",),
     "i32": ("i64",),
     "i64": ("f*",),
-    "f*": ("bf16", "f16", *_NARROW_FLOAT_NODES),
+    "f*": ("bf16", "f16", "c*", *_NARROW_FLOAT_NODES),
     **{n: () for n in _NARROW_FLOAT_NODES + _NARROW_INT_NODES},
     "bf16": ("f32",),
     "f16": ("f32",),
-    "f32": ("f64",),
-    "f64": (),
+    "f32": ("f64", "c64"),
+    "f64": ("c128",),
+    "c*": ("c64",),
+    "c64": ("c128",),
+    "c128": (),
 }
 
 # x64 off: u32 joined with a signed integer stops at i32 instead of forming an
@@ -508,8 +510,9 @@ _X32_EDGES = {**_STANDARD_EDGES, "u32": ("u64", "i32")}
 _STRICT_EDGES: dict[str, tuple[str, ...]] = {
     "bool": (),
     "i*": ("f*", *_INT_NODES, *_NARROW_INT_NODES),
-    "f*": (*_FLOAT_NODES, *_NARROW_FLOAT_NODES),
-    **{n: () for n in _INT_NODES + _FLOAT_NODES + _NARROW_INT_NODES + _NARROW_FLOAT_NODES},
+    "f*": ("c*", *_FLOAT_NODES, *_NARROW_FLOAT_NODES),
+    "c*": _COMPLEX_NODES,
+    **{n: () for n in _INT_NODES + _FLOAT_NODES + _COMPLEX_NODES + _NARROW_INT_NODES + _NARROW_FLOAT_NODES},
 }
 
 
@@ -553,7 +556,9 @@ for _dt, _name in _SHORT_NAMES.items():
     if _dt == float0:
         continue
     _NODE[_dt, False] = _name
-    _NODE[_dt, True] = "bool" if _dt == _bool else ("f*" if _dt in _FLOATING else "i*")
+    _NODE[_dt, True] = (
+        "bool" if _dt == _bool else "f*" if _dt in _FLOATING else "c*" if _dt in _COMPLEX else "i*"
+    )
 del _dt, _name
 
 
@@ -572,13 +577,17 @@ def _node_dtype(node: str, x64: bool) -> np.dtype[Any]:
         return _i64 if x64 else _i32
     if node == "f*":
         return _f64 if x64 else _f32
+    if node == "c*":
+        return _c128 if x64 else _c64
     return _FROM_SHORT_NAME[node]
 
 
 def _weak_result_dtype(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
-    """A weak result is only a kind (int/uint/float): it gets that kind's default."""
+    """A weak result is only a kind (int/uint/float/complex): it gets that kind's default."""
     if dt in _FLOATING:
         return _f64 if x64 else _f32
+    if dt in _COMPLEX:
+        return _c128 if x64 else _c64
     if dt.kind == "u":
         return _u64 if x64 else _u32
     if dt.kind == "i":
@@ -642,6 +651,8 @@ def _node_name(node: str) -> str:
         return str(int)
     if node == "f*":
         return str(float)
+    if node == "c*":
+        return str(complex)
     return _FROM_SHORT_NAME[node].name
 
 
@@ -666,13 +677,13 @@ def _dtype_and_weak(x: Any) -> tuple[np.dtype[Any], bool]:
     if aval is not None:
         return aval.dtype, bool(getattr(aval, "weak_type", False))
     t = type(x)
-    if t is int or t is float:
+    if t is int or t is float or t is complex:
         return _python_scalar_dtype(t), True
     if t is bool:
         return _bool, False
     if x is None:  # NumPy's convention: None stands for the default float
         return default_float_dtype(), False
-    if x is int or x is float:  # the types themselves promote like their values
+    if x is int or x is float or x is complex:  # the types themselves promote like their values
         return _python_scalar_dtype(x), True
     if x is bool:
         return _bool, False
@@ -680,8 +691,6 @@ def _dtype_and_weak(x: Any) -> tuple[np.dtype[Any], bool]:
         return canonicalize_dtype(x.dtype), False
     if isinstance(x, (str, np.dtype, type)):
         return _explicit_dtype(_to_np_dtype(x), "result_type", stacklevel=3), False
-    if t is complex:
-        _raise_complex("a Python complex scalar")
     if isinstance(x, ExtendedDType):
         return x, False  # type: ignore[return-value]  # stands in for an np.dtype
     found = getattr(x, "dtype", None)
@@ -791,6 +800,8 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype[Any]:
         return _i64
     if out == "f*":
         return _f64
+    if out == "c*":
+        return _c128
     return _FROM_SHORT_NAME[out]
 
 
@@ -799,6 +810,8 @@ def _promote_types_node(x: DTypeLike) -> str:
         return "i*"
     if x is float:
         return "f*"
+    if x is complex:
+        return "c*"
     dt = _to_np_dtype(x)
     node = _NODE.get((dt, False))
     if node is None:

@@ -192,7 +192,7 @@ def literal_operand(lit: Literal) -> Any:
     val = lit.val
     if lit.aval.weak_type and isinstance(val, np.generic):
         scalar = val.item()
-        if type(scalar) in (bool, int, float) and get_aval(scalar) == lit.aval:
+        if type(scalar) in (bool, int, float, complex) and get_aval(scalar) == lit.aval:
             return scalar
     return val
 
@@ -308,7 +308,7 @@ def format_param_value(value: Any) -> str:
 
 
 def format_literal_value(val: Any, aval: ShapedArray) -> str:
-    """How a scalar constant is written: ``2.0``, ``1e-05``, ``inf``, ``True``, ``3``.
+    """How a scalar constant is written: ``2.0``, ``1e-05``, ``inf``, ``True``, ``3``, ``(2+0j)``.
 
     Floats of every width print as the ``repr`` of their exact float64 value,
     so an f32 ``0.1`` prints ``0.10000000149011612`` as JAX prints it.
@@ -322,6 +322,8 @@ def format_literal_value(val: Any, aval: ShapedArray) -> str:
         return str(bool(x))
     if dtypes.issubdtype(aval.dtype, np.integer):
         return str(int(x))
+    if isinstance(x, complex):  # Python's repr, as JAX prints it: 1j, (2+0j), (nan-infj)
+        return repr(x)
     f = float(x)
     if math.isnan(f):
         return "nan"

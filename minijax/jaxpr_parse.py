@@ -117,7 +117,10 @@ _VAR = re.compile(r"[a-z]+|_")
 _TYPE = re.compile(r"([a-z]+[0-9]*(?:_[a-z0-9]+)?|key<[a-z0-9]+>)\[((?:[0-9]+(?:,[0-9]+)*)?)\]")
 _BINDER = re.compile(r"([a-z]+|_):(" + _TYPE.pattern + ")")
 _NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?)"
-_LITERAL = re.compile(rf"(-?inf|nan|True|False|{_NUMBER}):")
+# A complex literal is Python's repr of a complex: ``1j``, ``(2+0j)``, ``(nan-infj)``.
+_REAL_PART = rf"(?:-?inf|nan|{_NUMBER})"
+_COMPLEX = rf"\({_REAL_PART}[-+](?:inf|nan|[0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?)j\)|{_REAL_PART}j"
+_LITERAL = re.compile(rf"({_COMPLEX}|-?inf|nan|True|False|{_NUMBER}):")
 _INT = re.compile(r"-?[0-9]+")
 _KWARG = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _FLOAT = re.compile(r"-?(?:[0-9]+\.[0-9]*(?:e[+-]?[0-9]+)?|[0-9]+e[+-]?[0-9]+|inf)|nan")
@@ -512,7 +515,7 @@ def _parse_atom(r: _Reader, scope: _Scope) -> Atom:
         try:
             value: Any = {"True": True, "False": False}.get(text)
             if value is None:
-                value = int(text) if _INT.fullmatch(text) else float(text)
+                value = int(text) if _INT.fullmatch(text) else complex(text) if text.endswith(("j", "j)")) else float(text)
             val = literal_value(value, aval)
         except (ValueError, TypeError, OverflowError) as e:  # out of the dtype's range, too many digits
             raise r.error(f"literal {text[:40]}:{aval.str_short()} cannot be read: {e}", lit.start()) from None

@@ -531,6 +531,13 @@ def normal(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any 
 
 @functools.partial(jit, static_argnums=(1, 2))
 def _normal(key: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        # Real and imaginary parts from two keys of a split, each of variance 1/2 (JAX's samples).
+        key_re, key_im = _split(key)
+        parts = np.dtype(np.finfo(dtype).dtype)
+        re = lax.convert_element_type(_normal_real(key_re, shape, parts), dtype)
+        im = lax.convert_element_type(_normal_real(key_im, shape, parts), dtype)
+        return lax.div(lax.add(re, lax.mul(np.array(1j, dtype), im)), np.array(np.sqrt(2), dtype))
     return _normal_real(key, shape, dtype)
 
 

@@ -193,11 +193,13 @@ def test_has_aux_with_a_non_pair_output_raises():
         jax.grad(lambda x: x, has_aux=True)(1.0)
 
 
-def test_holomorphic_is_not_implemented_until_complex_dtypes_exist():
-    with pytest.raises(NotImplementedError, match=r"holomorphic=True\) needs complex dtypes"):
+def test_holomorphic_needs_complex_inputs():
+    # tests/test_complex.py has the rest of holomorphic differentiation.
+    with pytest.raises(TypeError, match=r"grad with holomorphic=True requires inputs with complex dtype, but got float32"):
         jax.grad(lambda x: x, holomorphic=True)(1.0)
-    with pytest.raises(NotImplementedError, match="holomorphic"):
+    with pytest.raises(TypeError, match="jacfwd with holomorphic=True requires inputs with complex dtype"):
         jax.jacfwd(lambda x: x, holomorphic=True)(1.0)
+    assert complex(jax.grad(lambda z: z * z, holomorphic=True)(1.0 + 1j)) == 2 + 2j
 
 
 def test_jvp_argument_errors():

@@ -33,7 +33,7 @@ from minijax import dtypes, tree_util
 from minijax.config import enable_x64
 from minijax.interpreters import ad
 from minijax.testing import check_grads
-from minijax.testing.cases import Case, is_float
+from minijax.testing.cases import Case, is_float, is_inexact
 from minijax.testing.gradients import inner_product
 from minijax.testing.samplers import SAMPLERS, sampled_primitive_names
 from minijax.testing.strategies import seeds
@@ -70,9 +70,17 @@ def run_law(name: str, backend_name: str | None, share: float, law: Law, dtypes_
 
 def _random_like(rng: np.random.Generator, x: Any) -> Any:
     dt = np.dtype(x.dtype)
+    if dt.kind == "c":  # a random complex direction
+        return (rng.standard_normal(np.shape(x)) + 1j * rng.standard_normal(np.shape(x))).astype(dt)
     if not is_float(dt):
         return np.zeros(np.shape(x), dtypes.float0)
     return rng.standard_normal(np.shape(x)).astype(dt)
+
+
+def _wide(x: Any) -> Any:
+    """``x`` in float64 (complex128 for complex values)."""
+    x = np.asarray(x)
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
 
 
 def _outputs(out: Any) -> list[Any]:
@@ -142,7 +150,7 @@ def _check_zero_tangents(case: Case, args: list[Any]) -> None:
 
 
 def _abs(xs: list[Any]) -> list[Any]:
-    return [np.abs(np.asarray(x, np.float64)) for x in xs]
+    return [np.abs(_wide(x)) for x in xs]
 
 
 @pytest.mark.parametrize("name", LINEAR_PRIMS)
@@ -156,10 +164,10 @@ def test_transposition_law(name: str, backend_name: str | None) -> None:
         t = [_random_like(rng, xi) for xi in x]
         out, f_lin = minijax.linearize(f, *x)
         lin_t = _outputs(f_lin(*t))
-        tol = 1e-5 if case.avals[group[0]].dtype == F32 else 1e-12
+        tol = 1e-5 if case.avals[group[0]].dtype in (F32, np.dtype(np.complex64)) else 1e-12
         # f is linear in x, so its linearization is f itself.
         for got, want in zip(lin_t, _outputs(f(*t))):
-            np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=tol, atol=tol,
+            np.testing.assert_allclose(_wide(got), _wide(want), rtol=tol, atol=tol,
                                        err_msg=f"{name}: linearize(f)(t) != f(t) for an f linear in t")  # fmt: skip
         ct = [_random_like(rng, o) for o in _outputs(out)]
         _, pullback = minijax.vjp(f, *x)
@@ -183,13 +191,13 @@ def _scalarized(case: Case, args: list[Any]) -> Callable[..., Any]:
     f = case.restricted(case.differentiable, args)
     rng = np.random.default_rng(3)
     outs = _outputs(case.apply(*args))
-    weights = [rng.standard_normal(np.shape(o)).astype(o.dtype) if is_float(o.dtype) else None for o in outs]
+    weights = [_random_like(rng, o) if is_inexact(o.dtype) else None for o in outs]
 
     def scalar(*x: Any) -> Any:
         total: Any = 0.0
         for o, w in zip(_outputs(f(*x)), weights):
             if w is not None:
-                total = total + jnp.sum(o * w)
+                total = total + jnp.real(jnp.sum(o * w))  # real: grad needs a real scalar
         return total
 
     return scalar

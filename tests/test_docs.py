@@ -43,6 +43,7 @@ PAGES = sorted(DOCS.rglob("*.md"))
 
 # Pages with a Korean translation at docs/ko/<name>.
 TRANSLATED = [
+    "complex.md",  # complex (issue 19)
     "index.md",
     "install.md",
     "first-program.md",

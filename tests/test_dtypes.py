@@ -411,31 +411,25 @@ def test_check_user_dtype_supported_rejects() -> None:
 # Complex dtypes are refused clearly
 
 
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda: dtypes.canonicalize_dtype(np.complex64),
-        lambda: dtypes.canonicalize_dtype("complex128"),
-        lambda: dtypes.canonicalize_dtype(complex),
-        lambda: dtypes.dtype(1j),
-        lambda: dtypes.dtype(np.zeros(2, np.complex64)),
-        lambda: dtypes.result_type(1j),
-        lambda: dtypes.result_type(np.float32, np.complex64),
-        lambda: dtypes.result_type(np.zeros(2, np.complex128)),
-        lambda: dtypes.promote_types(np.complex64, np.float32),
-        lambda: dtypes.check_user_dtype_supported(np.complex64, "zeros"),
-        lambda: dtypes.dtype_from_short_name("c64"),
-        lambda: dtypes.finfo(np.complex64),
-    ],
-)
-def test_complex_is_not_implemented(call: Any) -> None:
-    with pytest.raises(NotImplementedError, match="minijax does not support complex dtypes yet"):
-        call()
-
-
-def test_complex_message_names_the_dtype() -> None:
-    with pytest.raises(NotImplementedError, match=r"\(complex64\)"):
-        dtypes.canonicalize_dtype(np.complex64)
+def test_complex_dtypes_canonicalize_and_promote() -> None:
+    # complex128 exists only with x64; a Python complex is weak (the node c*).
+    c64, c128 = np.dtype(np.complex64), np.dtype(np.complex128)
+    with config_context(jax_enable_x64=False):
+        assert dtypes.canonicalize_dtype(c128) == c64
+        assert dtypes.canonicalize_dtype(complex) == c64
+        assert dtypes.result_type(1j, return_weak_type_flag=True) == (c64, True)
+        assert dtypes.result_type(1j, np.float16) == c64
+    with config_context(jax_enable_x64=True):
+        assert dtypes.canonicalize_dtype(complex) == c128
+        assert dtypes.result_type(np.float64, c64) == c128
+        assert dtypes.result_type(1j, np.float32) == c64
+        assert dtypes.result_type(1.0, 1j, return_weak_type_flag=True) == (c128, True)
+    assert dtypes.promote_types(c64, np.float32) == c64
+    assert dtypes.promote_types(complex, np.float16) == c64
+    assert dtypes.promote_types(complex, int) == c128
+    assert dtypes.dtype_from_short_name("c64") == c64 and dtypes.short_dtype_name(c128) == "c128"
+    assert dtypes.scalar_type_of(np.zeros(2, c64)) is complex
+    assert dtypes.is_weakly_typed(1j)
 
 
 def test_issubdtype_on_complex_is_a_query_not_a_request() -> None:
@@ -470,12 +464,13 @@ def test_dtype_of_values(x64: bool) -> None:
 def test_python_scalar_helpers() -> None:
     assert dtypes.is_python_scalar(1) and dtypes.is_python_scalar(1.0)
     assert dtypes.is_python_scalar(True)
-    assert not dtypes.is_python_scalar(np.float32(1)) and not dtypes.is_python_scalar(1j)
+    assert not dtypes.is_python_scalar(np.float32(1)) and dtypes.is_python_scalar(1j)
+    assert dtypes.python_scalar_dtypes[complex] == np.complex128
     assert dtypes.python_scalar_dtypes[int] == np.int64
     assert dtypes.python_scalar_dtypes[float] == np.float64
     assert dtypes.python_scalar_dtypes[bool] == np.bool_
     for dt in dtypes.supported_dtypes():
-        want = bool if dt == np.bool_ else int if dt.kind in "iu" else float
+        want = bool if dt == np.bool_ else int if dt.kind in "iu" else complex if dt.kind == "c" else float
         assert dtypes.scalar_type_of(dt) is want
         assert dtypes.scalar_type_of(np.zeros((), dt)) is want
     with pytest.raises(TypeError):

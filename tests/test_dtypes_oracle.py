@@ -31,6 +31,7 @@ DTYPES = [
     for t in (
         np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16,
         np.int32, np.int64, mdt.bfloat16, np.float16, np.float32, np.float64,
+        np.complex64, np.complex128,
     )
 ]
 
@@ -80,7 +81,7 @@ def _weak_jax_array(dtype: np.dtype[Any]) -> Any:
 def _inputs() -> list[tuple[str, Any, Any]]:
     """(label, value given to JAX, value given to minijax)."""
     out: list[tuple[str, Any, Any]] = []
-    for value in (True, 1, 1.0, bool, int, float, None):
+    for value in (True, 1, 1.0, 1j, bool, int, float, complex, None):
         out.append((repr(value), value, value))
     out.append(("dtype float0", mdt.float0, mdt.float0))
     out.append(("np.ndarray float0", np.zeros((2,), mdt.float0), np.zeros((2,), mdt.float0)))

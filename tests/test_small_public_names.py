@@ -47,9 +47,11 @@ def test_iscomplexobj_and_isrealobj_on_host_values(x: Any, complex_: bool) -> No
     assert jnp.isrealobj(x) is (not complex_)
 
 
-def test_no_minijax_array_is_complex() -> None:
+def test_iscomplexobj_of_minijax_arrays_is_their_dtype() -> None:
     for x in (jnp.ones(2), jnp.arange(3), jnp.zeros((), bool), jax.random.key(0), jax.random.PRNGKey(0)):
         assert not jnp.iscomplexobj(x) and jnp.isrealobj(x)
+    for x in (jnp.ones(2, jnp.complex64), jnp.array(1j), jnp.zeros(2) + 0j):
+        assert jnp.iscomplexobj(x) and not jnp.isrealobj(x)
     assert jax.jit(lambda x: x * jnp.isrealobj(x))(jnp.ones(2)).shape == (2,)
 
 

@@ -401,9 +401,10 @@ def test_partition_of_unsigned_values_and_along_an_axis():
     np.testing.assert_array_equal(p[:, 0], [0, 0])
 
 
-def test_sort_complex_is_not_supported():
-    with pytest.raises(NotImplementedError, match="complex"):
-        jnp.sort_complex(np.ones(3))
+def test_sort_complex_sorts_by_real_then_imaginary_part():
+    got = jnp.sort_complex(np.array([[1 + 2j, -1j, 1 - 1j], [3, 2, 1]], np.complex64))
+    assert got.tolist() == [[-1j, 1 - 1j, 1 + 2j], [1, 2, 3]]
+    assert jnp.sort_complex(np.float32([2, 1])).dtype == np.complex64
 
 
 # ===========================================================================

@@ -11,7 +11,9 @@ differs, the implementation here says how and why:
 * shifts by an amount outside ``[0, bits)`` give 0 (sign fill for the
   arithmetic right shift) instead of being undefined;
 * ``max``/``min`` propagate NaN and order -0.0 below +0.0;
-* float-to-integer conversion truncates and saturates, NaN becomes 0.
+* float-to-integer conversion truncates and saturates, NaN becomes 0;
+* complex operands: ``max``/``min`` compare (real, imag) lexicographically, and
+  conversion to a real dtype (bool too) keeps the real part, as JAX lowers them.
 
 ``lgamma``, ``digamma``, ``erf``, ``erfc`` and ``erf_inv`` have no NumPy
 function: they are written below as vectorised formulas evaluated in float64
@@ -37,7 +39,9 @@ _F64 = np.dtype(np.float64)
 # The narrow floats (float8_*, ...) are computed in float32 and rounded once too:
 # XLA on CPU upcasts them the same way.
 _LOW_PRECISION = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), *dtypes.narrow_dtypes()[:11]})
-_FULL_PRECISION = frozenset({_F32, _F64})
+_COMPLEX_DTYPES = frozenset({np.dtype(np.complex64), np.dtype(np.complex128)})
+# Computed by NumPy in the operand dtype itself.
+_FULL_PRECISION = frozenset({_F32, _F64}) | _COMPLEX_DTYPES
 # Integer dtypes by width in bytes, to view a value's bits as unsigned or signed.
 _UNSIGNED: dict[int, np.dtype[Any]] = {np.dtype(t).itemsize: np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)}
 _SIGNED: dict[int, np.dtype[Any]] = {np.dtype(t).itemsize: np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64)}
@@ -49,6 +53,9 @@ _FLOAT_DTYPES = frozenset(np.dtype(d) for d in (np.float16, dtypes.bfloat16, np.
 def _is_float(dtype: np.dtype[Any]) -> bool:
     # A set lookup: this runs on every eager arithmetic op.
     return dtype in _FLOAT_DTYPES
+
+
+_INEXACT_DTYPES = _FLOAT_DTYPES | _COMPLEX_DTYPES
 
 
 def _in_float32(fn: Callable[..., Any]) -> Callable[..., Array]:
@@ -152,7 +159,7 @@ def _by_dtype_kind(
         dtype = avals[0].dtype
         if dtype in _FULL_PRECISION:
             return float_fn
-        return int_fn if dtype not in _FLOAT_DTYPES and dtype not in _NARROW_INTS else None
+        return int_fn if dtype not in _INEXACT_DTYPES and dtype not in _NARROW_INTS else None
 
     return specialize
 
@@ -162,7 +169,7 @@ def _float_or_int(float_fn: Callable[..., Any], int_fn: Callable[..., Any]) -> C
     run_int = _in_int32(int_fn)
 
     def run(*xs: Array, **params: Any) -> Array:
-        return run_float(*xs) if xs[0].dtype in _FLOAT_DTYPES else run_int(*xs)
+        return run_float(*xs) if xs[0].dtype in _INEXACT_DTYPES else run_int(*xs)
 
     return run
 
@@ -199,13 +206,23 @@ def _int_rem(x: Array, y: Array) -> Array:
     return np.where(by_zero, x, r)
 
 
+def _complex_picks(x: Array, y: Array, greater: bool) -> Array:
+    """Where (real, imag) of x is lexicographically above (below) y's: JAX's complex max (min)."""
+    cmp = np.greater if greater else np.less
+    return np.asarray(np.where(x.real == y.real, cmp(x.imag, y.imag), cmp(x.real, y.real)))
+
+
 def _float_max(x: Array, y: Array) -> Array:
+    if x.dtype.kind == "c":
+        return np.where(_complex_picks(x, y, True), x, y)
     # np.maximum propagates NaN; between +0.0 and -0.0 it returns either, XLA returns +0.0.
     zeros = (x == 0) & (y == 0)
     return np.where(zeros, np.where(np.signbit(x), y, x), np.maximum(x, y))
 
 
 def _float_min(x: Array, y: Array) -> Array:
+    if x.dtype.kind == "c":
+        return np.where(_complex_picks(x, y, False), x, y)
     zeros = (x == 0) & (y == 0)
     return np.where(zeros, np.where(np.signbit(x), x, y), np.minimum(x, y))
 
@@ -393,6 +410,8 @@ def _convert_element_type(x: Array, *, new_dtype: Any, weak_type: bool, sharding
     new = dtypes.canonicalize_dtype(new_dtype)
     if new == dtypes.float0:
         return np.zeros(x.shape, dtypes.float0)
+    if x.dtype.kind == "c" and new.kind != "c":
+        x = np.asarray(x.real)  # the imaginary part is dropped (NumPy would warn here)
     if new == np.bool_:
         return np.asarray(x != 0)  # NaN is true
     if _is_float(x.dtype) and dtypes.issubdtype(new, np.integer):

@@ -12,6 +12,10 @@ itself follows XLA on CPU:
   signed and float operands only);
 * ``select_n`` with an integer ``which`` is a binary tree of ``select``s on
   ``which < k``, so out-of-range indices clamp to the first/last case;
+* ``max``/``min`` of complex operands compare them lexicographically (real part,
+  then imaginary part), as JAX lowers them;
+* conversion from complex to a real dtype (bool too) keeps the real part, as
+  JAX's lowering does;
 * conversion to bool is ``x != 0`` (``stablehlo.convert`` would truncate an
   integer's low bit); float-to-integer conversion is XLA's ``convert``, which
   on CPU already truncates, saturates and maps NaN to 0 (checked by the tests).
@@ -56,7 +60,7 @@ def _constant(value: Any, dtype: np.dtype[Any], shape: Sequence[int] = ()) -> Va
 
 
 def _compare_type(dtype: np.dtype[Any]) -> str:
-    if dtypes.issubdtype(dtype, np.floating):
+    if dtypes.issubdtype(dtype, np.inexact):  # complex compares as FLOAT too (eq/ne only)
         return "FLOAT"
     if dtypes.issubdtype(dtype, np.signedinteger):
         return "SIGNED"
@@ -105,7 +109,7 @@ _UNARY_OPS: dict[str, Callable[..., Value]] = {
 # Binary primitives that are one op on operands of the result's shape.
 _BINARY_OPS: dict[str, Callable[..., Value]] = {
     "add": hlo.add, "sub": hlo.subtract, "mul": hlo.multiply,
-    "max": hlo.maximum, "min": hlo.minimum, "atan2": hlo.atan2,
+    "atan2": hlo.atan2,
     "nextafter": chlo.next_after, "and": hlo.and_, "or": hlo.or_, "xor": hlo.xor,
     "shift_left": hlo.shift_left, "shift_right_logical": hlo.shift_right_logical,
     "shift_right_arithmetic": hlo.shift_right_arithmetic,
@@ -147,6 +151,29 @@ for _name, _direction in _COMPARISONS.items():
 
 # ---------------------------------------------------------------------------
 # Compositions
+
+
+def complex_minmax(x: Value, y: Value, direction: str, dtype: np.dtype[Any]) -> Value:
+    """max (direction "GT") or min ("LT") of complex values: lexicographic on (real, imag),
+    as JAX lowers it. (The reductions' combiners use it too.)"""
+    part = np.dtype(np.finfo(dtype).dtype)
+    rx, ry = hlo.real(x), hlo.real(y)
+    real_eq = _compare(rx, ry, "EQ", part)
+    which = hlo.select(real_eq, _compare(hlo.imag(x), hlo.imag(y), direction, part), _compare(rx, ry, direction, part))
+    return hlo.select(which, x, y)
+
+
+def _minmax_rule(name: str, op: Callable[..., Value], direction: str) -> None:
+    def rule(ctx: LoweringRuleContext, x: Value, y: Value) -> list[Value]:
+        x, y = _operands_at_result_shape(ctx, [x, y])
+        dtype = ctx.avals_out[0].dtype
+        return [complex_minmax(x, y, direction, dtype) if dtype.kind == "c" else op(x, y)]
+
+    register(name)(rule)
+
+
+_minmax_rule("max", hlo.maximum, "GT")
+_minmax_rule("min", hlo.minimum, "LT")
 
 
 @register("copy")
@@ -290,6 +317,11 @@ def _convert_element_type(
         )
     if new == src.dtype:
         return [x]
+    if src.dtype.kind == "c" and new.kind != "c":  # complex to real: the real part, converted
+        src = ShapedArray(src.shape, np.dtype(np.finfo(src.dtype).dtype))
+        x = hlo.real(x)
+        if new == src.dtype:
+            return [x]
     if new == np.bool_:  # nonzero (NaN included) is true; convert would keep only the low bit
         return [_compare(x, _constant(0, src.dtype, src.shape), "NE", src.dtype)]
     return [hlo.convert(ir_type(ctx.avals_out[0]), x)]

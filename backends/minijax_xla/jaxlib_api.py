@@ -132,6 +132,8 @@ _ELEMENT_TYPES: dict[np.dtype[Any], Callable[[], ir.Type]] = {
     np.dtype(np.float16): lambda: ir.F16Type.get(),
     np.dtype(np.float32): lambda: ir.F32Type.get(),
     np.dtype(np.float64): lambda: ir.F64Type.get(),
+    np.dtype(np.complex64): lambda: ir.ComplexType.get(ir.F32Type.get()),
+    np.dtype(np.complex128): lambda: ir.ComplexType.get(ir.F64Type.get()),
     # float0 (the tangent type of integers) carries no data: booleans on the
     # device, as JAX lowers it; reading one back gives float0 zeros (``get``).
     float0: lambda: ir.IntegerType.get_signless(1),

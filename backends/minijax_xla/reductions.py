@@ -25,6 +25,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax import dtypes
 from minijax.primitives.reductions import Precision, dot_accumulation_dtypes, dot_input_dtype, reduction_identity
+from minijax_xla.elementwise import complex_minmax
 from minijax_xla.jaxlib_api import tensor_type
 from minijax_xla.lowering import LoweringRuleContext, build_combiner, constant, register
 
@@ -79,11 +80,17 @@ def monoid_rule(name: str, combiner: Combiner, widen: bool) -> Callable[..., lis
         acc = _F32 if widen and _is_float(dt) and dt.itemsize == 2 else dt
         x = _convert(x, aval_in.shape, dt, acc)
         init = constant(reduction_identity(name, dt), acc)
-        (result,) = _reduce([x], [init], [acc], aval_out.shape, axes, lambda a, b: [combiner(a[0], b[0])])
+        combine = combiner
+        if dt.kind == "c" and name in _COMPLEX_MINMAX:  # lexicographic, as the elementwise max/min
+            direction = _COMPLEX_MINMAX[name]
+            combine = lambda a, b: complex_minmax(a, b, direction, dt)  # noqa: E731
+        (result,) = _reduce([x], [init], [acc], aval_out.shape, axes, lambda a, b: [combine(a[0], b[0])])
         return [_convert(result, aval_out.shape, acc, aval_out.dtype)]
 
     return rule
 
+
+_COMPLEX_MINMAX = {"reduce_max": "GT", "reduce_min": "LT"}
 
 # name -> (the scalar combiner, whether float16/bfloat16 accumulate in float32).
 _MONOIDS: dict[str, tuple[Combiner, bool]] = {

@@ -63,7 +63,15 @@ def _canonical(x: Value, dt: DType) -> Value:
 def _less_than(lhs: Sequence[Value], rhs: Sequence[Value], key_dtypes: Sequence[DType]) -> Value:
     """Lexicographic ``lhs < rhs`` over the keys (the first key most significant)."""
     result: Value | None = None
-    for a, b, dt in reversed(list(zip(lhs, rhs, key_dtypes))):
+    # A complex key is two float keys: its real part, then its imaginary part (JAX's order).
+    split: list[tuple[Value, Value, DType]] = []
+    for a, b, dt in zip(lhs, rhs, key_dtypes):
+        if dt.kind == "c":
+            part = np.dtype(np.finfo(dt).dtype)
+            split += [(hlo.real(a), hlo.real(b), part), (hlo.imag(a), hlo.imag(b), part)]
+        else:
+            split.append((a, b, dt))
+    for a, b, dt in reversed(split):
         if _is_float(dt):
             a, b = _canonical(a, dt), _canonical(b, dt)
         kind = _compare_kind(dt)

@@ -1,7 +1,9 @@
 """``minijax.lax``: the public wrappers that bind primitives, named as in ``jax.lax``."""
 
+# complex: complex, real, imag, conj (issue 19)
 from minijax.lax import (
     autodiff as _autodiff,
+    complex as _complex,  # noqa: E402
     control_flow as _control_flow,
     conv_wrappers as _conv_wrappers,
     convolution as _convolution,
@@ -17,6 +19,7 @@ from minijax.lax import (
     windowed as _windowed,
 )
 from minijax.lax.autodiff import *  # noqa: F403
+from minijax.lax.complex import *  # noqa: E402, F403
 from minijax.lax.control_flow import *  # noqa: F403
 from minijax.lax.conv_wrappers import *  # noqa: F403
 from minijax.lax.convolution import *  # noqa: F403
@@ -34,3 +37,4 @@ from minijax.lax.windowed import *  # noqa: F403
 from minijax.sharding import with_sharding_constraint as with_sharding_constraint
 
 __all__ = [*_autodiff.__all__, *_control_flow.__all__, *_conv_wrappers.__all__, *_convolution.__all__, *_elementwise.__all__, *_indexing.__all__, *_padding.__all__, *_parallel.__all__, *_reductions.__all__, *_sorting.__all__, *_special.__all__, *_structural.__all__, *_windowed.__all__]
+__all__ += _complex.__all__  # complex (issue 19)

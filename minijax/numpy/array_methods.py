@@ -13,6 +13,7 @@ namespace ``attach`` was given (this module sits below ``minijax.numpy``).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -155,6 +156,16 @@ def astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any
         raise NotImplementedError("astype(device=...) is not supported by minijax")
     # dtype=None means the default floating dtype, as in JAX.
     want = dtypes.canonicalize_dtype(np.float64) if dtype is None else dtypes.check_user_dtype_supported(dtype, "astype")
+    if dtypes.issubdtype(dtypes.dtype(self), np.complexfloating):
+        if want == np.bool_:  # nonzero, as JAX's astype (convert_element_type would read the real part)
+            return lax.ne(self, lax.full_like(self, 0))
+        if want.kind in "iuf" or dtypes.issubdtype(want, np.floating):
+            warnings.warn(
+                "Casting from complex to real dtypes will soon raise a ValueError. Please first use jnp.real or "
+                "jnp.imag to take the real/imaginary component of your input.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
     return util.convert_element_type(self, want)
 
 

@@ -414,7 +414,8 @@ def _linspace(start: Any, stop: Any, num: int, endpoint: bool, retstep: bool, dt
         div = num - 1 if endpoint else num
         delta = _true_divide(lax.sub(*util.promote_args("subtract", stop, start)), div)
         iota_shape = (1,) * axis + (div,) + (1,) * (len(bounds) - axis)
-        step = _true_divide(_reshape(lax.iota(compute, div), iota_shape), div)
+        real = np.dtype(np.finfo(compute).dtype) if compute.kind == "c" else compute  # iota is real
+        step = util.convert_element_type(_true_divide(_reshape(lax.iota(real, div), iota_shape), div), compute)
         out = lax.add(
             lax.mul(_reshape(start_b, with_axis), lax.sub(util.convert_element_type(1, compute), step)),
             lax.mul(_reshape(util.broadcast_to(stop, bounds), with_axis), step),

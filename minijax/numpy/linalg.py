@@ -678,11 +678,16 @@ def det(a: ArrayLike) -> Array:
 # Norms, rank, condition number
 
 
+def _abs_squared(x: Array) -> Array:
+    """|x|^2, real: x * x for real x (the same jaxpr), re(x * conj(x)) for complex x, as JAX's norms."""
+    return ufuncs_math.real(x * ufuncs_math.conj(x))
+
+
 def vector_norm(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, ord: int | str = 2) -> Array:  # noqa: A002
     """The vector p-norm over ``axis`` (all axes by default): ord 2, inf, -inf, 0, 1 or any other number."""
     (x,) = _arrays("jnp.linalg.vector_norm", x)
     if ord is None or ord == 2:
-        return ufuncs_math.sqrt(reductions.sum(x * x, axis=axis, keepdims=keepdims))
+        return ufuncs_math.sqrt(reductions.sum(_abs_squared(x), axis=axis, keepdims=keepdims))
     if ord == np.inf:
         return reductions.max(ufuncs.abs(x), axis=axis, keepdims=keepdims, initial=0)
     if ord == -np.inf:
@@ -710,7 +715,7 @@ def _norm_impl(x: Array, ord: Any, axis: Any, keepdims: bool) -> Array:  # noqa:
     ndim = x.ndim
     if axis is None:
         if ord is None:  # NumPy accepts any rank here: the 2-norm of everything
-            return ufuncs_math.sqrt(reductions.sum(x * x, keepdims=keepdims))
+            return ufuncs_math.sqrt(reductions.sum(_abs_squared(x), keepdims=keepdims))
         axis = tuple(range(ndim))
     elif isinstance(axis, tuple):
         axis = tuple(util.canonicalize_axis(a, ndim) for a in axis)
@@ -725,7 +730,7 @@ def _norm_impl(x: Array, ord: Any, axis: Any, keepdims: bool) -> Array:  # noqa:
         )
     row_axis, col_axis = axis
     if ord is None or ord in ("f", "fro"):
-        return ufuncs_math.sqrt(reductions.sum(x * x, axis=axis, keepdims=keepdims))
+        return ufuncs_math.sqrt(reductions.sum(_abs_squared(x), axis=axis, keepdims=keepdims))
     if ord in (1, -1):  # the largest/smallest column sum
         if not keepdims and col_axis > row_axis:
             col_axis -= 1

@@ -53,6 +53,8 @@ def _nan_to_num(x: Any, nan: Any, posinf: Any, neginf: Any) -> Any:
     dtype = x.dtype
     if not dtypes.issubdtype(dtype, np.inexact):
         return x
+    if dtypes.issubdtype(dtype, np.complexfloating):  # each part on its own, as JAX
+        return lax.complex(_nan_to_num(lax.real(x), nan, posinf, neginf), _nan_to_num(lax.imag(x), nan, posinf, neginf))
     info = dtypes.finfo(dtype)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
@@ -205,7 +207,7 @@ def _cov(m: Any, y: Any, rowvar: bool, bias: bool, ddof: Any, fweights: Any, awe
         f = w_sum - ddof * jnp.sum(w * aweights) / w_sum
     X = X - avg[:, None]  # noqa: N806
     X_T = X.T if w is None else (X * util.broadcast_to_rank(w, X.ndim)).T  # noqa: N806
-    return jnp.true_divide(jnp.dot(X, X_T), f).squeeze()
+    return jnp.true_divide(jnp.dot(X, X_T.conj()), f).squeeze()  # conj: NumPy's (and JAX's) complex covariance
 
 
 _cov_jit = staged("cov", _cov, static_argnames=("rowvar", "bias", "ddof", "dtype"))

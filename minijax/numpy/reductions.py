@@ -283,8 +283,16 @@ def _var_dtypes(a_dtype: np.dtype[Any], dtype: Any) -> tuple[np.dtype[Any], np.d
     """(computation dtype, result dtype) of var/std."""
     if dtype is None:
         result = a_dtype if dtypes.issubdtype(a_dtype, np.inexact) else dtypes.default_float_dtype()
+        if result.kind == "c":  # the variance of complex values is real
+            return _upcast_f16(a_dtype), np.dtype(np.finfo(result).dtype)
     else:
         result = dtypes.check_user_dtype_supported(dtype, "var")
+        if result.kind != "c" and a_dtype.kind == "c":
+            raise ValueError(
+                "jax.numpy.var does not yet support real dtype parameters when computing the variance of an "
+                "array of complex values. The semantics of numpy.var seem unclear in this case. Please comment "
+                "on https://github.com/jax-ml/jax/issues/2283 if this behavior is important to you."
+            )
     return _upcast_f16(dtypes.promote_types(a_dtype, result) if dtypes.issubdtype(result, np.inexact) else result), result
 
 
@@ -299,7 +307,12 @@ def _var(
         mean_value = mean(a, axes, dtype=compute, keepdims=True, where=where)
     else:
         mean_value = util.convert_element_type(mean_value, compute)
-    centered = lax.square(lax.sub(a, mean_value))
+    centered = lax.sub(a, mean_value)
+    if dtypes.issubdtype(compute, np.complexfloating):  # |a - mean|^2, real
+        centered = lax.real(lax.mul(centered, lax.conj(centered)))
+        compute = dtypes.dtype(centered)
+    else:
+        centered = lax.square(centered)
     if where is None:
         normalizer: Any = lax.sub(np.array(_count(a, axes), compute)[()], util.convert_element_type(correction, compute))
     else:
@@ -568,13 +581,22 @@ _RTOL = 1e-05
 _ATOL = 1e-08
 
 
+def _isfinite(x: Any) -> Any:
+    """Both parts finite for complex values (lax.is_finite takes real ones only)."""
+    if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x)
+
+
 def _isclose(a: Any, b: Any, rtol: Any = _RTOL, atol: Any = _ATOL, equal_nan: bool = False) -> Any:
     a, b = util.promote_args_inexact("isclose", a, b)
     dtype = dtypes.dtype(a)
+    if dtype.kind == "c":  # tolerances compare with |a - b|, which is real
+        dtype = np.dtype(np.finfo(dtype).dtype)
     rtol = util.convert_element_type(rtol, dtype)
     atol = util.convert_element_type(atol, dtype)
     both_nan = lax.bitwise_and(lax.ne(a, a), lax.ne(b, b))
-    finite = lax.is_finite(b)
+    finite = _isfinite(b)
     within = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
     # Equal infinities are close; otherwise an infinite b is close to nothing.
     out = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(finite, within))

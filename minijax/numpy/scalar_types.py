@@ -23,7 +23,13 @@ __all__ = [
     "bfloat16",
     "bool_",
     "can_cast",
+    "ComplexWarning",
+    "cdouble",
+    "complex128",
+    "complex64",
+    "complex_",
     "complexfloating",
+    "csingle",
     "dtype",
     "e",
     "euler_gamma",
@@ -123,6 +129,8 @@ float16 = _make_scalar_type(np.float16)
 bfloat16 = _make_scalar_type(dtypes.bfloat16)
 float32 = _make_scalar_type(np.float32)
 float64 = _make_scalar_type(np.float64)
+complex64 = _make_scalar_type(np.complex64)
+complex128 = _make_scalar_type(np.complex128)
 # narrow: ml_dtypes' narrow types, as JAX exports them.
 float8_e3m4 = _make_scalar_type(dtypes.float8_e3m4)
 float8_e4m3 = _make_scalar_type(dtypes.float8_e4m3)
@@ -145,6 +153,12 @@ uint4 = _make_scalar_type(dtypes.uint4)
 float_ = float64
 int_ = int64
 uint = uint64
+complex_ = complex128
+csingle = complex64
+cdouble = complex128
+
+# NumPy's warning for casting complex values to real (JAX re-exports NumPy's).
+ComplexWarning = np.exceptions.ComplexWarning
 
 # The abstract scalar classes are NumPy's own (issubdtype understands them).
 generic = np.generic
@@ -215,9 +229,9 @@ def isscalar(element: Any) -> bool:
 def iscomplexobj(x: Any) -> bool:
     """Whether ``x``'s dtype is complex (its contents do not matter).
 
-    minijax has no complex dtype, so this is False for its arrays; NumPy
-    values and Python ``complex`` are judged by NumPy's dtype for them, as
-    JAX judges them (``jnp.iscomplexobj(1j)`` is True).
+    Arrays and tracers are judged by their dtype; NumPy values and Python
+    ``complex`` by NumPy's dtype for them, as JAX judges them
+    (``jnp.iscomplexobj(1j)`` is True).
     """
     if x is None:
         return False

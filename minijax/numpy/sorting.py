@@ -223,8 +223,13 @@ def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Array:
 
 
 def sort_complex(a: ArrayLike) -> Array:
-    """NumPy's sort_complex returns complex values: minijax has no complex dtypes."""
-    raise NotImplementedError("jnp.sort_complex: minijax has no complex dtypes; use jnp.sort for real arrays.")
+    """``a`` sorted along its last axis (by real part, then imaginary part), as a complex array."""
+    (arr,) = _asarray("sort_complex", a)
+    out = lax.sort(arr, dimension=arr.ndim - 1)
+    parts = _dtype(out) if dtypes.issubdtype(_dtype(out), np.floating) else dtypes.default_float_dtype()
+    if dtypes.issubdtype(_dtype(out), np.complexfloating):
+        return out
+    return lax.convert_element_type(out, np.result_type(parts, np.complex64))
 
 
 def _bottom(arr: Array, count: int, want_indices: bool) -> Array:

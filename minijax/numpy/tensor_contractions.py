@@ -131,6 +131,8 @@ def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_eleme
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """``jnp.vdot``: the dot product of the flattened arrays."""
     check_arraylike("vdot", a, b)
+    if dtypes.issubdtype(dtypes.dtype(a), np.complexfloating):  # the first operand conjugated
+        a = lax.conj(a)
     return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 

@@ -144,10 +144,26 @@ minimum = _binary("minimum", "min", util.promote_args, "Elementwise minimum; NaN
 float_power = _binary("float_power", "pow", util.promote_args_inexact, "``x1 ** x2`` computed in floating point.")
 equal = _binary("equal", "eq", util.promote_args, "Elementwise ``x1 == x2``.")
 not_equal = _binary("not_equal", "ne", util.promote_args, "Elementwise ``x1 != x2``.")
-less = _binary("less", "lt", util.promote_args, "Elementwise ``x1 < x2``.")
-less_equal = _binary("less_equal", "le", util.promote_args, "Elementwise ``x1 <= x2``.")
-greater = _binary("greater", "gt", util.promote_args, "Elementwise ``x1 > x2``.")
-greater_equal = _binary("greater_equal", "ge", util.promote_args, "Elementwise ``x1 >= x2``.")
+
+
+def _comparison(name: str, lax_name: str, doc: str) -> Fn:
+    """An ordered comparison; complex values compare lexicographically, (real, imag), as JAX's do
+    (lax's lt/gt refuse complex operands)."""
+
+    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Any:
+        a, b = util.promote_args(name, x1, x2)
+        op = _lax(lax_name)
+        if dtypes.issubdtype(dtypes.dtype(a), np.complexfloating):
+            return lax.select(lax.eq(lax.real(a), lax.real(b)), op(lax.imag(a), lax.imag(b)), op(lax.real(a), lax.real(b)))
+        return op(a, b)
+
+    return _public(name, fn, doc)
+
+
+less = _comparison("less", "lt", "Elementwise ``x1 < x2``.")
+less_equal = _comparison("less_equal", "le", "Elementwise ``x1 <= x2``.")
+greater = _comparison("greater", "gt", "Elementwise ``x1 > x2``.")
+greater_equal = _comparison("greater_equal", "ge", "Elementwise ``x1 >= x2``.")
 bitwise_and = _binary("bitwise_and", "bitwise_and", util.promote_args, "Elementwise ``x1 & x2`` (integers, bool).")
 bitwise_or = _binary("bitwise_or", "bitwise_or", util.promote_args, "Elementwise ``x1 | x2`` (integers, bool).")
 bitwise_xor = _binary("bitwise_xor", "bitwise_xor", util.promote_args, "Elementwise ``x1 ^ x2`` (integers, bool).")
@@ -270,6 +286,8 @@ _floor_divide_jit = staged("floor_divide", _floor_divide)
 def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Any:
     """Elementwise ``x1 // x2``: the quotient rounded toward minus infinity."""
     util.check_arraylike("floor_divide", x1, x2)
+    if any(dtypes.issubdtype(dtypes.dtype(x), np.complexfloating) for x in (x1, x2)):
+        raise TypeError("floor_divide does not support complex-valued inputs")
     return _floor_divide_jit(x1, x2)
 
 

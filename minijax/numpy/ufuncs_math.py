@@ -19,6 +19,7 @@ from minijax.array import Array
 from minijax.custom_derivatives import custom_jvp
 from minijax.numpy import util
 from minijax.numpy.creation import asarray, full_like, ones_like, zeros_like
+from minijax.numpy.scalar_types import iscomplexobj
 from minijax.numpy.ufuncs import (
     Fn,
     _lax,
@@ -34,6 +35,7 @@ from minijax.primitives.sorting import logaddexp_function
 
 __all__ = [
     "acos",
+    "angle",
     "acosh",
     "arccos",
     "arccosh",
@@ -65,7 +67,9 @@ __all__ = [
     "heaviside",
     "hypot",
     "imag",
+    "iscomplex",
     "isfinite",
+    "isreal",
     "isinf",
     "isneginf",
     "isposinf",
@@ -184,12 +188,21 @@ acosh = arccosh
 def log2(x: ArrayLike, /) -> Any:
     """Elementwise base-2 logarithm: ``log(x) / log(2)``."""
     (a,) = util.promote_args_inexact("log2", x)
+    if dtypes.issubdtype(dtypes.dtype(a), np.complexfloating):  # each part divided by the real log(2)
+        r = lax.log(a)
+        re, im = lax.real(r), lax.imag(r)
+        ln2 = lax.log(const(re, 2))
+        return lax.complex(lax.div(re, ln2), lax.div(im, ln2))
     return lax.div(lax.log(a), lax.log(const(a, 2)))
 
 
 def log10(x: ArrayLike, /) -> Any:
     """Elementwise base-10 logarithm: ``log(x) * (1 / log(10))``."""
     (a,) = util.promote_args_inexact("log10", x)
+    if dtypes.issubdtype(dtypes.dtype(a), np.complexfloating):  # each part times the real 1/log(10)
+        r = lax.log(a)
+        re, im = lax.real(r), lax.imag(r)
+        return lax.complex(lax.mul(re, const(re, 1 / np.log(10))), lax.mul(im, const(im, 1 / np.log(10))))
     return lax.mul(lax.log(a), const(a, 1 / np.log(10)))
 
 
@@ -253,6 +266,8 @@ ceil = _rounding("ceil", "ceil")
 
 def _round(a: Any, decimals: int) -> Any:
     dtype = dtypes.dtype(a)
+    if dtype.kind == "c":  # each part rounded, as NumPy and JAX round complex values
+        return lax.complex(_round(lax.real(a), decimals), _round(lax.imag(a), decimals))
     if is_integer(a) or is_bool(a):
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
@@ -325,12 +340,17 @@ def isfinite(x: ArrayLike, /) -> Any:
     util.check_arraylike("isfinite", x)
     if not dtypes.issubdtype(dtypes.dtype(x), np.inexact):
         return _full_like_bool(x, True)
+    if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):  # both parts finite
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
 
 
 def _isinf(x: Any) -> Any:
     if not dtypes.issubdtype(dtypes.dtype(x), np.inexact):
         return _full_like_bool(x, False)
+    if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):  # either part infinite
+        re, im = lax.real(x), lax.imag(x)
+        return lax.bitwise_or(lax.eq(lax.abs(re), const(re, np.inf)), lax.eq(lax.abs(im), const(im, np.inf)))
     return lax.eq(lax.abs(x), const(x, np.inf))
 
 
@@ -349,6 +369,8 @@ def _isinf_signed(name: str, value: float) -> Fn:
         util.check_no_out(name, out)
         if not dtypes.issubdtype(dtypes.dtype(x), np.inexact):
             return _full_like_bool(x, False)
+        if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):
+            raise ValueError("isposinf/isneginf are not well defined for complex types")
         return lax.eq(x, const(x, value))
 
     return _public(name, fn, f"Elementwise test for {'+' if value > 0 else '-'}inf.")
@@ -424,6 +446,11 @@ _hypot_jit = staged("hypot", _hypot)
 def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Any:
     """Elementwise ``sqrt(x1**2 + x2**2)``, without intermediate overflow."""
     util.check_arraylike("hypot", x1, x2)
+    if any(dtypes.issubdtype(dtypes.dtype(x), np.complexfloating) for x in (x1, x2)):
+        raise ValueError(
+            "jnp.hypot is not well defined for complex-valued inputs. Please convert to real values first, "
+            "such as by using abs(x)"
+        )
     return _hypot_jit(x1, x2)
 
 
@@ -434,6 +461,8 @@ def _logaddexp_with(name: str, exp: Any) -> Fn:
 
     def fn(x1: ArrayLike, x2: ArrayLike, /) -> Any:
         a, b = util.promote_args_inexact(name, x1, x2)
+        if dtypes.issubdtype(dtypes.dtype(a), np.complexfloating):
+            raise NotImplementedError(f"jnp.{name} of complex values is not supported by minijax yet (docs/differences.md)")
         return custom(a, b)
 
     base = "exp" if exp is lax.exp_p else "exp2"
@@ -513,25 +542,57 @@ def sinc(x: ArrayLike, /) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# Complex parts (minijax arrays are real)
+# Complex parts
 
 
 def real(val: ArrayLike, /) -> Any:
-    """The real part: a real array itself."""
+    """The real part (a real array is its own real part)."""
     util.check_arraylike("real", val)
-    return asarray(val)
+    return lax.real(val) if iscomplexobj(val) else asarray(val)
 
 
 def imag(val: ArrayLike, /) -> Any:
-    """The imaginary part: zeros for a real array."""
+    """The imaginary part (zeros of a real array's dtype)."""
     util.check_arraylike("imag", val)
-    return zeros_like(val)
+    return lax.imag(val) if iscomplexobj(val) else zeros_like(val)
 
 
 def conjugate(x: ArrayLike, /) -> Any:
-    """The complex conjugate: a real array itself."""
+    """The complex conjugate (a real array is its own)."""
     util.check_arraylike("conjugate", x)
-    return asarray(x)
+    return lax.conj(x) if iscomplexobj(x) else asarray(x)
 
 
 conj = conjugate
+
+
+def _angle(z: Any, deg: bool) -> Any:
+    re, im = real(z), imag(z)
+    dtype = dtypes.result_type(re, im)
+    # Integers, and real scalars, give the default float (as JAX's angle does).
+    if not dtypes.issubdtype(dtype, np.inexact) or (dtypes.issubdtype(dtypes.dtype(z), np.floating) and np.ndim(z) == 0):
+        dtype = dtypes.default_float_dtype()
+        re, im = lax.convert_element_type(re, dtype), lax.convert_element_type(im, dtype)
+    result = lax.atan2(im, re)
+    return lax.mul(result, np.asarray(180 / np.pi, dtype)) if deg else result
+
+
+_angle_jit = staged("angle", _angle, static_argnames=("deg",))
+
+
+def angle(z: ArrayLike, deg: bool = False) -> Any:
+    """The argument (phase) of complex values, in radians (degrees with ``deg=True``)."""
+    util.check_arraylike("angle", z)
+    return _angle_jit(z, deg=deg)
+
+
+def iscomplex(x: ArrayLike) -> Any:
+    """Elementwise: whether the imaginary part is nonzero (False for real arrays)."""
+    i = imag(x)
+    return lax.ne(i, lax.full_like(i, 0))
+
+
+def isreal(x: ArrayLike) -> Any:
+    """Elementwise: whether the imaginary part is zero (True for real arrays)."""
+    i = imag(x)
+    return lax.eq(i, lax.full_like(i, 0))

@@ -12,6 +12,7 @@ from minijax.primitives import (
     calls as calls,
     checkify as checkify,  # checkify (issue 20): the check primitive
     collectives as collectives,
+    complex as complex,  # complex: complex, real, imag, conj
     cond as cond,
     convolution as convolution,
     elementwise as elementwise,
@@ -33,6 +34,7 @@ FAMILIES = (
     "structural", "elementwise", "indexing", "slicing", "reductions", "convolution", "sorting", "linalg", "random",
     "collectives", "callbacks", "autodiff", "calls", "cond", "scan", "while_loop", "windowed",
     "special",
+    "complex",  # complex: complex, real, imag, conj
     "solves",  # linsolve: custom_linear_solve
     "checkify",  # checkify (issue 20): the check primitive
 )  # fmt: skip

@@ -133,7 +133,7 @@ def nonnegative(prim: str, what: str, values: Shape) -> None:
 
 
 def _numbers(name: str, x: ShapedArray) -> None:
-    if not (dtypes.issubdtype(x.dtype, np.integer) or dtypes.issubdtype(x.dtype, np.floating)):
+    if not (dtypes.issubdtype(x.dtype, np.integer) or dtypes.issubdtype(x.dtype, np.inexact)):
         raise TypeError(f"{name} does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of number.")
 
 

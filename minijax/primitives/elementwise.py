@@ -11,14 +11,17 @@ two rule shapes, stated once in the spec's "Conventions":
 * n-ary ops: C1 dtype class at every position, C2 same dtypes, C3 shapes
   broadcast (``broadcasting_shape``), C4 weak iff every operand is weak.
 
-The error messages follow JAX's wording (without complex dtypes, which
-minijax does not support).
+The error messages follow JAX's wording. Complex operands are accepted where
+JAX accepts them; the primitives that move between a complex dtype and its
+real parts (``complex``, ``real``, ``imag``, ``conj``) are the ``complex``
+family (minijax/primitives/complex.py).
 """
 
 from __future__ import annotations
 
 import enum
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,11 +40,17 @@ Classes = tuple[type, ...]
 
 # Dtype classes, in the order JAX lists them in its error messages.
 INT_FLOAT: Classes = (np.integer, np.floating)
+NUM: Classes = (np.integer, np.floating, np.complexfloating)
 FLOATING: Classes = (np.floating,)
+INEXACT: Classes = (np.floating, np.complexfloating)
+COMPLEX: Classes = (np.complexfloating,)
 INTEGER: Classes = (np.integer,)
 INT_BOOL: Classes = (np.integer, np.bool_)
 FLOAT_SIGNED: Classes = (np.floating, np.signedinteger)
-ANY: Classes = (np.bool_, np.integer, np.floating)
+SIGNED_INEXACT: Classes = (np.floating, np.complexfloating, np.signedinteger)  # abs: JAX's order
+# Ordered comparisons (lt, le, gt, ge) refuse complex operands, as JAX's do.
+ORDERED: Classes = (np.integer, np.floating, np.bool_)
+ANY: Classes = (np.bool_, np.integer, np.floating, np.complexfloating)
 # copy, eq and ne also take PRNG key arrays (of one key type), as JAX's do.
 ANY_OR_KEY: Classes = (*ANY, dtypes.extended)
 
@@ -51,8 +60,21 @@ _CLASS_NAMES: dict[type, str] = {
     np.signedinteger: "signedinteger",
     np.unsignedinteger: "unsignedinteger",
     np.floating: "floating",
+    np.complexfloating: "complexfloating",
+    np.float32: "float32",
+    np.float64: "float64",
     dtypes.extended: "extended",
 }
+
+
+def complex_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The complex dtype whose parts are ``dtype`` (float32 -> complex64; complex stays)."""
+    return np.result_type(dtype, np.complex64)
+
+
+def real_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype of the real part of ``dtype`` (complex64 -> float32; real dtypes stay)."""
+    return np.dtype(np.finfo(dtype).dtype) if dtype.kind == "c" else dtype
 
 
 class RoundingMethod(enum.IntEnum):
@@ -128,8 +150,13 @@ def unop_rule(
     name: str, classes: Classes, result_dtype: Any = None, *, accuracy: bool = False, narrow_ints: bool = True
 ) -> Callable[..., ShapedArray]:
     """The rule of a unary op: checks C1 (and C4 for ops with an ``accuracy`` param),
-    keeps the shape (C2) and the weak type (C3)."""
-    out_dtype = None if result_dtype is None else np.dtype(result_dtype)
+    keeps the shape (C2) and the weak type (C3). ``result_dtype`` is a dtype, or a
+    function of the operand's dtype (``real_dtype`` for abs, real and imag)."""
+    dtype_of: Callable[[np.dtype[Any]], np.dtype[Any]] | None = None
+    if callable(result_dtype) and not isinstance(result_dtype, type):
+        dtype_of, out_dtype = result_dtype, None
+    else:
+        out_dtype = None if result_dtype is None else np.dtype(result_dtype)
 
     def rule(x: ShapedArray, **params: Any) -> ShapedArray:
         check_classes(name, [x], classes)  # unary C1
@@ -144,6 +171,8 @@ def unop_rule(
         if params:
             raise TypeError(f"{name} takes no params {sorted(params)}")
         # unary C2 (shape) and C3 (weak type; kept even when the dtype changes, as JAX does)
+        if dtype_of is not None:
+            return ShapedArray(x.shape, dtype_of(x.dtype), x.weak_type)
         return ShapedArray(x.shape, x.dtype if out_dtype is None else out_dtype, x.weak_type)
 
     return rule
@@ -178,33 +207,33 @@ def _binop(name: str, classes: Classes, result_dtype: Any = None) -> Primitive:
 # ---------------------------------------------------------------------------
 # Unary primitives. Those with accuracy=True carry JAX's ``accuracy`` param (only None).
 
-neg_p = _unop("neg", INT_FLOAT)
-sign_p = _unop("sign", INT_FLOAT)
+neg_p = _unop("neg", NUM)
+sign_p = _unop("sign", NUM)
 floor_p = _unop("floor", FLOATING)
 ceil_p = _unop("ceil", FLOATING)
 is_finite_p = _unop("is_finite", FLOATING, np.bool_)
-exp_p = _unop("exp", FLOATING, accuracy=True)
-exp2_p = _unop("exp2", FLOATING, accuracy=True)
-log_p = _unop("log", FLOATING, accuracy=True)
-log1p_p = _unop("log1p", FLOATING, accuracy=True)
-expm1_p = _unop("expm1", FLOATING, accuracy=True)
-tanh_p = _unop("tanh", FLOATING, accuracy=True)
-logistic_p = _unop("logistic", FLOATING, accuracy=True)
-sin_p = _unop("sin", FLOATING, accuracy=True)
-cos_p = _unop("cos", FLOATING, accuracy=True)
-tan_p = _unop("tan", FLOATING, accuracy=True)
-asin_p = _unop("asin", FLOATING)
-acos_p = _unop("acos", FLOATING)
-atan_p = _unop("atan", FLOATING)
-sinh_p = _unop("sinh", FLOATING)
-cosh_p = _unop("cosh", FLOATING)
-asinh_p = _unop("asinh", FLOATING)
-acosh_p = _unop("acosh", FLOATING)
-atanh_p = _unop("atanh", FLOATING)
-sqrt_p = _unop("sqrt", FLOATING, accuracy=True)
-rsqrt_p = _unop("rsqrt", FLOATING, accuracy=True)
+exp_p = _unop("exp", INEXACT, accuracy=True)
+exp2_p = _unop("exp2", INEXACT, accuracy=True)
+log_p = _unop("log", INEXACT, accuracy=True)
+log1p_p = _unop("log1p", INEXACT, accuracy=True)
+expm1_p = _unop("expm1", INEXACT, accuracy=True)
+tanh_p = _unop("tanh", INEXACT, accuracy=True)
+logistic_p = _unop("logistic", INEXACT, accuracy=True)
+sin_p = _unop("sin", INEXACT, accuracy=True)
+cos_p = _unop("cos", INEXACT, accuracy=True)
+tan_p = _unop("tan", INEXACT, accuracy=True)
+asin_p = _unop("asin", INEXACT)
+acos_p = _unop("acos", INEXACT)
+atan_p = _unop("atan", INEXACT)
+sinh_p = _unop("sinh", INEXACT)
+cosh_p = _unop("cosh", INEXACT)
+asinh_p = _unop("asinh", INEXACT)
+acosh_p = _unop("acosh", INEXACT)
+atanh_p = _unop("atanh", INEXACT)
+sqrt_p = _unop("sqrt", INEXACT, accuracy=True)
+rsqrt_p = _unop("rsqrt", INEXACT, accuracy=True)
 cbrt_p = _unop("cbrt", FLOATING, accuracy=True)
-abs_p = _unop("abs", FLOAT_SIGNED, narrow_ints=False)
+abs_p = _unop("abs", SIGNED_INEXACT, real_dtype, narrow_ints=False)  # |complex| is real
 erf_p = _unop("erf", FLOATING)
 erfc_p = _unop("erfc", FLOATING)
 erf_inv_p = _unop("erf_inv", FLOATING)
@@ -213,7 +242,8 @@ digamma_p = _unop("digamma", FLOATING)
 not_p = _unop("not", INT_BOOL)
 population_count_p = _unop("population_count", INTEGER)
 clz_p = _unop("clz", INTEGER)
-square_p = _unop("square", INT_FLOAT)
+square_p = _unop("square", NUM)
+
 copy_p = _unop("copy", ANY_OR_KEY)
 
 ACCURACY_PRIMITIVES = (
@@ -233,7 +263,7 @@ round_p = standard_primitive("round", _round_rule)
 
 
 def _integer_pow_rule(x: ShapedArray, *, y: Any) -> ShapedArray:
-    check_classes("integer_pow", [x], INT_FLOAT)  # integer_pow C1
+    check_classes("integer_pow", [x], NUM)  # integer_pow C1
     if isinstance(y, bool) or not isinstance(y, (int, float, np.integer)) or int(y) != y:  # integer_pow C4
         raise TypeError(f"integer_pow: the exponent y must be a Python int, got {y!r}. Use lax.pow for other exponents.")
     if y < 0 and dtypes.issubdtype(x.dtype, np.integer):  # integer_pow C5
@@ -264,10 +294,10 @@ reduce_precision_p = standard_primitive("reduce_precision", _reduce_precision_ru
 # ---------------------------------------------------------------------------
 # Binary primitives
 
-add_p = _binop("add", INT_FLOAT)
-sub_p = _binop("sub", INT_FLOAT)
-mul_p = _binop("mul", INT_FLOAT)
-div_p = _binop("div", INT_FLOAT)
+add_p = _binop("add", NUM)
+sub_p = _binop("sub", NUM)
+mul_p = _binop("mul", NUM)
+div_p = _binop("div", NUM)
 rem_p = _binop("rem", INT_FLOAT)
 max_p = _binop("max", ANY)
 min_p = _binop("min", ANY)
@@ -281,21 +311,22 @@ shift_right_logical_p = _binop("shift_right_logical", INTEGER)
 shift_right_arithmetic_p = _binop("shift_right_arithmetic", INTEGER)
 eq_p = _binop("eq", ANY_OR_KEY, np.bool_)
 ne_p = _binop("ne", ANY_OR_KEY, np.bool_)
-lt_p = _binop("lt", ANY, np.bool_)
-le_p = _binop("le", ANY, np.bool_)
-gt_p = _binop("gt", ANY, np.bool_)
-ge_p = _binop("ge", ANY, np.bool_)
+lt_p = _binop("lt", ORDERED, np.bool_)
+le_p = _binop("le", ORDERED, np.bool_)
+gt_p = _binop("gt", ORDERED, np.bool_)
+ge_p = _binop("ge", ORDERED, np.bool_)
+
 
 
 def _pow_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     shape = broadcasting_shape("pow", x, y)  # pow C3
-    check_classes("pow", [x], FLOATING, positional=True)  # pow C1 (position 0)
-    if not accepts(y.dtype, INT_FLOAT):  # pow C1 (position 1)
+    check_classes("pow", [x], INEXACT, positional=True)  # pow C1 (position 0)
+    if not accepts(y.dtype, NUM):  # pow C1 (position 1)
         raise TypeError(
             f"pow does not accept dtype {y.dtype.name} at position 1. "
-            "Accepted dtypes at position 1 are subtypes of integer, floating."
+            "Accepted dtypes at position 1 are subtypes of integer, floating, complexfloating."
         )
-    if dtypes.issubdtype(y.dtype, np.floating) and x.dtype != y.dtype:  # pow C2
+    if dtypes.issubdtype(y.dtype, np.inexact) and x.dtype != y.dtype:  # pow C2
         raise TypeError(
             "the first argument to pow must have an inexact dtype (float or complex), and the second "
             "argument must have an inexact or integer dtype, and two inexact dtypes must match, but got "
@@ -364,7 +395,8 @@ convert_element_type_p = standard_primitive("convert_element_type", _convert_ele
 
 def _bitcast_convert_type_rule(x: ShapedArray, *, new_dtype: Any) -> ShapedArray:
     new = np.dtype(new_dtype)
-    if (x.dtype == np.bool_ or new == np.bool_) and x.dtype != new:  # bitcast_convert_type C1
+    bool_or_complex = x.dtype == np.bool_ or new == np.bool_ or x.dtype.kind == "c" or new.kind == "c"
+    if bool_or_complex and x.dtype != new:  # bitcast_convert_type C1
         raise TypeError(
             "lax.bitcast_convert_type does not support bool or complex values unless the operand and "
             f"destination types match. Got operand dtype={x.dtype.name}, new_dtype={new!r}. "
@@ -437,6 +469,10 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Any:
     (or tracer) to its own dtype stages nothing; a Python scalar still converts
     (it loses its weak type)."""
     new = np.dtype(new_dtype)
+    found = getattr(operand, "aval", operand)  # an Array's or tracer's aval, or a NumPy value
+    old = np.dtype(np.complex128) if type(operand) is complex else getattr(found, "dtype", None)
+    if isinstance(old, np.dtype) and old.kind == "c" and new.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning, stacklevel=3)
     if type(operand) is int:
         # Like JAX, a Python int converts on the host through NumPy, before it is ever
         # a weak int32: 2**31 to int32 wraps around and 2**100 to float32 is fine,
@@ -466,7 +502,7 @@ def _scalar_of(value: Any, dtype: np.dtype[Any], weak: bool) -> Any:
         if aval.dtype == dtype and aval.weak_type == weak:
             return value
         return convert_element_type_p.bind(value, new_dtype=dtype, weak_type=weak, sharding=None)
-    if weak and type(value) in (int, float) and dtypes.dtype(value, canonicalize=True) == dtype:
+    if weak and type(value) in (int, float, complex) and dtypes.dtype(value, canonicalize=True) == dtype:
         return value  # a Python scalar of the target's default dtype is already weakly typed
     return device_put_value(np.asarray(value).astype(dtype), weak_type=weak)
 
@@ -522,7 +558,7 @@ def _const(example: Any, value: float) -> Any:
     """``value`` as a strongly typed rank-0 constant of ``example``'s dtype (JAX's ``_const``).
 
     A Python scalar example gives a Python scalar, which stays weakly typed."""
-    if type(example) in (bool, int, float):
+    if type(example) in (bool, int, float, complex):
         return type(example)(value)
     return np.array(value, get_aval(example).dtype)
 
@@ -537,6 +573,8 @@ def scalar_like(x: Any, value: float) -> Any:
         return float(value)
     if aval.dtype == dtypes.default_int_dtype():
         return int(value)
+    if aval.dtype == dtypes.default_complex_dtype():
+        return complex(value)
     return device_put_value(np.array(value, aval.dtype), weak_type=True)
 
 
@@ -550,7 +588,7 @@ def _full_like(x: Any, value: float) -> Any:
 
 def _convert(x: Any, dtype: np.dtype[Any]) -> Any:
     """``x`` as ``dtype`` (strongly typed); host constants convert on the host, as JAX folds them."""
-    if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
+    if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
         return np.asarray(x, dtype)
     return convert_element_type(x, dtype)
 
@@ -587,6 +625,7 @@ def _result_shape(*xs: Any) -> tuple[int, ...]:
 
 
 def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
+    # Of real operands; minijax/primitives/complex.py extends it to complex ones.
     return _select(_ge(x, scalar_like(x, 0)), g, _neg(g))
 
 

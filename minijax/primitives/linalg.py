@@ -102,7 +102,13 @@ def _split(name: str, avals: Sequence[ShapedArray], ranks: Sequence[int]) -> tup
 
 
 def _check_float(name: str, aval: ShapedArray, position: int) -> None:
-    """TypeError unless the operand is floating point (JAX's message, without complex)."""
+    """TypeError unless the operand is floating point (JAX's message); complex operands, which JAX
+    takes, are not supported yet (NotImplementedError)."""
+    if dtypes.issubdtype(aval.dtype, np.complexfloating):
+        raise NotImplementedError(
+            f"{name} of complex matrices is not supported by minijax yet (complex linear algebra: "
+            "docs/differences.md); got dtype " + aval.dtype.name
+        )
     if not dtypes.issubdtype(aval.dtype, np.floating):
         raise TypeError(
             f"{name} does not accept dtype {aval.dtype.name} at position {position}. "
@@ -454,6 +460,9 @@ def _ormqr_rule(a: ShapedArray, taus: ShapedArray, c: ShapedArray, *, left: bool
     name = "ormqr"
     _, ((m, n), (k,), c_core) = _split(name, [a, taus, c], [2, 1, 2])  # ormqr C1, C2
     _check_floats(name, [a, taus, c])  # ormqr C3
+    for param, value in (("left", left), ("transpose", transpose)):  # ormqr C6
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"ormqr: {param} must be a bool, got {value!r}")
     if left and c_core[0] != m:  # ormqr C4
         raise ValueError(
             "ormqr with left=True expects c to have the same number of rows as the Householder matrix a. "

@@ -58,6 +58,12 @@ def _arg_reduction_rule(name: str) -> Callable[..., ShapedArray]:
             raise ValueError(
                 f"argmin and argmax require non-empty reduced dimension. operand.shape={x.shape} axis={axis}"
             )
+        if x.dtype.kind == "c":  # argmax C6: JAX's reducer compares with gt (lt), which refuses complex
+            compare = "gt" if name == "argmax" else "lt"
+            raise TypeError(
+                f"{compare} does not accept dtype {x.dtype.name} at position 0. "
+                "Accepted dtypes at position 0 are subtypes of integer, floating, bool."
+            )
         shape = x.shape[:axis] + x.shape[axis + 1 :]
         return ShapedArray(shape, dtypes.canonicalize_dtype(index), weak_type=False)  # argmax C5
 
@@ -298,6 +304,8 @@ def reduction_identity(name: str, dtype: np.dtype[Any]) -> Any:
         # A narrow float without infinities (float8_e4m3fn, ...): its extreme finite value.
         limits = dtypes.finfo(dtype)
         return dtype.type(limits.min if name == "reduce_max" else limits.max)
+    if dtype.kind == "c":  # -inf + 0j / inf + 0j, as JAX's (max/min compare complex lexicographically)
+        return np.array(-np.inf if name == "reduce_max" else np.inf, dtype)[()]
     info = dtypes.iinfo(dtype)
     return dtype.type(info.min if name == "reduce_max" else info.max)
 

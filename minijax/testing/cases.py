@@ -137,6 +137,11 @@ def is_float(dt: Any) -> bool:
     return dtypes.issubdtype(np.dtype(dt), np.floating)
 
 
+def is_inexact(dt: Any) -> bool:
+    """Floating or complex: a value with a derivative."""
+    return dtypes.issubdtype(np.dtype(dt), np.inexact)
+
+
 # ---------------------------------------------------------------------------
 # Building cases
 
@@ -162,14 +167,14 @@ def case(
 ) -> Case:
     """A case whose operands are drawn independently (or by ``make_args`` when they depend on each other).
 
-    Only floating operands of a primitive with a floating output count as
-    differentiable or linear; the flags of the others are dropped.
+    Only floating (or complex) operands of a primitive with floating (or complex)
+    outputs count as differentiable or linear; the flags of the others are dropped.
     """
     prim = primitive_registry[name]
     avals = tuple(op.aval for op in operands)
     out = prim.abstract_eval(*avals, **params)
-    floats_out = all(is_float(a.dtype) for a in (out if prim.multiple_results else [out]))
-    smooth = {i for i, op in enumerate(operands) if is_float(op.dtype)} if floats_out else set()
+    floats_out = all(is_inexact(a.dtype) for a in (out if prim.multiple_results else [out]))
+    smooth = {i for i, op in enumerate(operands) if is_inexact(op.dtype)} if floats_out else set()
     diff = tuple(i for i in differentiable if i in smooth)
     lin = tuple(tuple(g) for g in linear if set(g) <= smooth)
 
@@ -306,6 +311,7 @@ __all__ = [
     "distinct",
     "indices",
     "is_float",
+    "is_inexact",
     "magnitude",
     "moderate",
     "off_integers",

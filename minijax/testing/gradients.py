@@ -22,7 +22,12 @@ Where minijax differs (both documented in ``spec/tolerances.md``, section
   the derivative is checked along that same direction. The rounding of the
   step then costs nothing, and the outputs are differenced in float64.
 
-Arguments must be floating point (every argument is perturbed): close over
+Complex arguments and outputs are perturbed and compared as JAX does it: a
+random complex direction, and the pairing ``<x, y> = Re(sum(x * y))`` (without
+conjugation: for it, the vjp is the transpose of the jvp in JAX's convention
+for complex values, where ``mul``'s transpose multiplies by the same factor).
+
+Arguments must be floating point or complex (every argument is perturbed): close over
 integer arguments (``check_grads(lambda x: f(x, n), (x,), 1)``). Outputs of
 integer or boolean dtype are allowed; their tangents must be ``float0``.
 """
@@ -52,6 +57,8 @@ GRADIENT_TOLERANCE: dict[np.dtype[Any], float] = {
     np.dtype(np.float16): 1e-2,
     np.dtype(np.float32): 2e-3,
     np.dtype(np.float64): 1e-5,
+    np.dtype(np.complex64): 2e-3,
+    np.dtype(np.complex128): 1e-5,
 }
 
 # Default finite-difference step by dtype: near the cube root of the dtype's
@@ -64,6 +71,8 @@ DEFAULT_EPS: dict[np.dtype[Any], float] = {
     np.dtype(np.float16): 1e-1,
     np.dtype(np.float32): 2e-3,
     np.dtype(np.float64): 1e-5,
+    np.dtype(np.complex64): 2e-3,
+    np.dtype(np.complex128): 1e-5,
 }
 
 
@@ -82,14 +91,18 @@ def _leaf_dtype(x: Any) -> np.dtype[Any]:
 
 
 def _is_float(dt: np.dtype[Any]) -> bool:
-    return dt != dtypes.float0 and dtypes.issubdtype(dt, np.floating)
+    """Floating or complex: a leaf that has a derivative."""
+    return dt != dtypes.float0 and dtypes.issubdtype(dt, np.inexact)
 
 
 def _like(x: Any, value: NDArray) -> Any:
     """``value`` in the form of ``x``: a Python float stays a Python float (and weakly typed)."""
     if isinstance(x, float):
-        return float(value)
-    return np.asarray(value).astype(_leaf_dtype(x))
+        return float(np.real(value))
+    if isinstance(x, complex):
+        return complex(value)
+    dt = _leaf_dtype(x)
+    return np.asarray(np.real(value) if dt.kind != "c" else value).astype(dt)
 
 
 def _machine_eps(dt: np.dtype[Any]) -> float:
@@ -97,7 +110,9 @@ def _machine_eps(dt: np.dtype[Any]) -> float:
 
 
 def _f64(x: Any) -> NDArray:
-    return np.asarray(x).astype(np.float64)
+    """``x`` in float64 (complex128 for complex values)."""
+    a: NDArray = np.asarray(x)
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def _check_float_args(args: Any, what: str) -> None:
@@ -106,7 +121,7 @@ def _check_float_args(args: Any, what: str) -> None:
         if not _is_float(dt):
             raise TypeError(
                 f"{what}: argument leaf {i} has dtype {dt.name}, but every argument is perturbed, so every "
-                "argument must be floating point. Close over integer and boolean arguments instead, e.g. "
+                "argument must be floating point or complex. Close over integer and boolean arguments instead, e.g. "
                 "check_grads(lambda x: f(x, n), (x,), order=1)."
             )
 
@@ -121,6 +136,8 @@ def _random_like(rng: np.random.Generator, x: Any) -> Any:
     dt = _leaf_dtype(x)
     if not _is_float(dt):  # an integer output's cotangent
         return np.zeros(np.shape(x), dtypes.float0)
+    if dt.kind == "c":
+        return _like(x, rng.standard_normal(np.shape(x)) + 1j * rng.standard_normal(np.shape(x)))
     return _like(x, rng.standard_normal(np.shape(x)))
 
 
@@ -176,12 +193,12 @@ def _difference(out_plus: Any, out_minus: Any, eps: float) -> Any:
 
 
 def inner_product(xs: Any, ys: Any) -> float:
-    """The sum over leaves of <x, y> in float64 (float0 leaves contribute nothing)."""
+    """The sum over leaves of <x, y> = Re(sum(x * y)) in float64 (float0 leaves contribute nothing)."""
     total = 0.0
     for x, y in zip(tree_util.tree_leaves(xs), tree_util.tree_leaves(ys)):
         if _leaf_dtype(x) == dtypes.float0 or _leaf_dtype(y) == dtypes.float0:
             continue
-        total += float(np.dot(_f64(x).ravel(), _f64(y).ravel()))
+        total += float(np.real(np.dot(_f64(x).ravel(), _f64(y).ravel())))
     return total
 
 
