@@ -49,6 +49,8 @@ Records = list[dict[str, Any]]
 
 
 def summary(array: np.ndarray) -> list[float]:
+    if np.iscomplexobj(array):  # the statistics of the real and the imaginary parts together
+        array = np.concatenate([array.real.ravel(), array.imag.ravel()])
     values = array.astype(np.float64)
     if values.size == 0:
         return [0.0] * 5
@@ -85,6 +87,10 @@ class Page:
     different_messages: tuple[tuple[str, str], ...] = ()
     # cell id -> why what the cell prints differs on purpose (a class's name): its output is not compared.
     different_output: tuple[tuple[str, str], ...] = ()
+    # cell id -> the missing minijax feature the cell needs (an open issue): minijax must raise
+    # NotImplementedError there, and the cell is not compared otherwise. Once the feature lands the cell
+    # no longer raises and the test fails until the entry goes.
+    known_gaps: tuple[tuple[str, str], ...] = ()
 
     @property
     def cells(self) -> Path:
@@ -116,12 +122,18 @@ class Page:
         expected: dict[str, Any] = json.loads(self.expected.read_text(encoding="utf-8"))
         return expected
 
-    def assert_same_cells(self, got: Records, want: Records) -> None:
+    def assert_same_cells(self, got: Records, want: Records, *, minijax: bool = True) -> None:
         """Cell by cell: the same output, errors, array kinds/dtypes/shapes and figures."""
         assert [c["id"] for c in got] == [c["id"] for c in want], "the run stopped early or the cells changed"
         exact = ("error", "arrays", "figures") + (("stdout",) if self.print_rtol is None else ())
         differing = dict(self.different_messages)
+        gaps = dict(self.known_gaps) if minijax else {}  # JAX itself has no gaps
         for g, w in zip(got, want):
+            if w["id"] in gaps:
+                assert (g["error"] or "").startswith("NotImplementedError"), (
+                    f"cell {w['id']} was listed as needing {gaps[w['id']]!r}, but it did not raise "
+                    f"NotImplementedError (got {g['error']!r}): remove it from known_gaps")
+                continue
             if w["id"] in dict(self.different_output):
                 g = {**g, "stdout": w["stdout"]}
             if w["id"] in self.unordered_cells:
@@ -145,8 +157,15 @@ class Page:
             assert math.isclose(a, b, rel_tol=rtol, abs_tol=rtol) or (math.isnan(a) and math.isnan(b)), (
                 f"cell {cell}: printed {a} where JAX prints {b}")
 
+    def _without_gaps(self, arrays: dict[str, Any]) -> dict[str, Any]:
+        """``arrays`` (keyed ``CELL_INDEX/NAME``) without those of the cells in ``known_gaps``."""
+        ids = [cell_id for cell_id, _ in self.read_cells()]
+        gap_indices = {str(ids.index(cell_id)) for cell_id, _ in self.known_gaps}
+        return {k: v for k, v in arrays.items() if k.split("/")[0] not in gap_indices}
+
     def assert_close_summaries(self, got: dict[str, list[float]], want: dict[str, list[float]],
                                sizes: dict[str, int]) -> None:
+        got, want = self._without_gaps(got), self._without_gaps(want)
         assert sorted(got) == sorted(want)
         for name, w in want.items():
             # The statistics of n elements each within rtol * max|x| agree within n * rtol * max|x| (sum of
@@ -209,7 +228,7 @@ class Page:
         def test_jax_shows_the_stored_expectation(jax_run: tuple[Records, Any]) -> None:
             records, arrays = jax_run
             want = page.load_expected()
-            page.assert_same_cells(records, want["cells"])
+            page.assert_same_cells(records, want["cells"], minijax=False)
             got = page.expectation(records, arrays)
             # Same program, same XLA: JAX reproduces its own statistics up to summation order in NumPy.
             assert got["summaries"].keys() == want["summaries"].keys()
@@ -221,8 +240,9 @@ class Page:
             want_records, want_arrays = jax_run
             records, arrays = page.run(tmp_path / "out", as_minijax=True, env={"MINIJAX_BACKEND": backend})
             page.assert_same_cells(records, want_records)
-            assert sorted(arrays.files) == sorted(want_arrays.files)
-            for name in want_arrays.files:
+            names = sorted(page._without_gaps(dict.fromkeys(want_arrays.files)))
+            assert sorted(page._without_gaps(dict.fromkeys(arrays.files))) == names
+            for name in names:
                 got, want = arrays[name], want_arrays[name]
                 assert (got.dtype, got.shape) == (want.dtype, want.shape), name
                 if want.dtype.kind == "f" and want.size:
