@@ -217,6 +217,10 @@ def test_symmetric_product_values_and_symmetrized_output():
         LL.symmetric_product(np.ones((3, 2), np.float32), np.ones((2, 2), np.float32))
     with pytest.raises(TypeError, match="Accepted dtypes at position 0 are subtypes of floating."):
         LL.symmetric_product(np.ones((3, 2), np.int32), np.ones((3, 3), np.int32))
+    # A fuzz finding: alpha=None failed inside the NumPy backend (TypeError naming no operation) and gave
+    # NaN on XLA.
+    with pytest.raises(TypeError, match="symmetric_product: alpha must be a real number, got None"):
+        LL.symmetric_product(np.ones((3, 2), np.float32), np.ones((3, 3), np.float32), alpha=None)
 
 
 def test_cholesky_update_is_the_factor_of_the_updated_matrix():

@@ -535,6 +535,9 @@ def _symmetric_product_rule(a: ShapedArray, c: ShapedArray, *, alpha: Any, beta:
             "symmetric_update expects a rectangular matrix of shape (m, n) and a square matrix of shape (n, n). "
             f"Got shapes {a_core} and {c_core}."
         )
+    for param, value in (("alpha", alpha), ("beta", beta)):  # symmetric_product C5
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name}: {param} must be a real number, got {value!r} of type {type(value).__name__}.")
     return ShapedArray(c.shape, c.dtype, _weak(a, c))
 
 
