@@ -174,20 +174,14 @@ def _sizes_text(names: Sequence[str], sizes: Sequence[int]) -> str:
     return ", ".join(f"'{n}': {s}" for n, s in zip(names, sizes))
 
 
-class AbstractMesh:
-    """A mesh's shape, axis names and axis types, without devices (what tracing sees)."""
+class _NamedAxes:
+    """What a mesh, concrete or abstract, tells of its axes: names, sizes, and the two together."""
 
-    def __init__(self, axis_sizes: Sequence[int], axis_names: Sequence[str], axis_types: Any = None,
-                 *, device_kind: str | None = None, platform: str | None = None) -> None:  # fmt: skip
-        self.axis_sizes = tuple(int(s) for s in axis_sizes)
-        self.axis_names = tuple(axis_names)
-        if len(self.axis_sizes) != len(self.axis_names):
-            raise ValueError(
-                f"AbstractMesh: axis_sizes {self.axis_sizes} and axis_names {self.axis_names} must have the same length"
-            )
-        self.axis_types = _axis_types(axis_types, len(self.axis_names), AxisType.Auto)
-        self._device_kind = device_kind
-        self._platform = platform
+    axis_names: tuple[str, ...]
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        raise NotImplementedError
 
     @property
     def shape(self) -> OrderedDict[str, int]:
@@ -200,6 +194,26 @@ class AbstractMesh:
     @property
     def size(self) -> int:
         return math.prod(self.axis_sizes)
+
+
+class AbstractMesh(_NamedAxes):
+    """A mesh's shape, axis names and axis types, without devices (what tracing sees)."""
+
+    def __init__(self, axis_sizes: Sequence[int], axis_names: Sequence[str], axis_types: Any = None,
+                 *, device_kind: str | None = None, platform: str | None = None) -> None:  # fmt: skip
+        self._axis_sizes = tuple(int(s) for s in axis_sizes)
+        self.axis_names = tuple(axis_names)
+        if len(self.axis_sizes) != len(self.axis_names):
+            raise ValueError(
+                f"AbstractMesh: axis_sizes {self.axis_sizes} and axis_names {self.axis_names} must have the same length"
+            )
+        self.axis_types = _axis_types(axis_types, len(self.axis_names), AxisType.Auto)
+        self._device_kind = device_kind
+        self._platform = platform
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        return self._axis_sizes
 
     @property
     def empty(self) -> bool:
@@ -255,7 +269,7 @@ class AbstractMesh:
         self._cm.__exit__(*exc)
 
 
-class Mesh:
+class Mesh(_NamedAxes):
     """Devices in an n-dimensional grid whose axes have names (``jax.sharding.Mesh``).
 
     ``with mesh:`` makes it the current mesh, as ``jax.set_mesh(mesh)`` does.
@@ -290,18 +304,6 @@ class Mesh:
     @property
     def axis_sizes(self) -> tuple[int, ...]:
         return tuple(int(s) for s in self.devices.shape)
-
-    @property
-    def shape(self) -> OrderedDict[str, int]:
-        return OrderedDict(zip(self.axis_names, self.axis_sizes))
-
-    @property
-    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
-        return tuple(zip(self.axis_names, self.axis_sizes))
-
-    @property
-    def size(self) -> int:
-        return int(self.devices.size)
 
     @property
     def empty(self) -> bool:
