@@ -33,6 +33,8 @@ KNOWN_FAILURES = {
     # Real JAX 0.10.2 fails them too: the message they expect ("Dict key mismatch") is not JAX's.
     ".FreezeTest.test_bad_structure_raises": "fails on JAX 0.10.2 too",
     ".SelectiveTransformTest.test_selective_bad_structure": "fails on JAX 0.10.2 too",
+    # Real JAX 0.10.2 fails it too: the clipped block's RMS is 0.9999999 in float32, not 1.0 to 7 places.
+    ".ClippingTest.test_clip_by_block_rms": "fails on JAX 0.10.2 too (float32 rounding)",
     # Chex recognises a jitted function by the names of JAX's internal classes (PjitFunction, ...).
     ".AssertMaxTracesTest.test_incorrect_ordering": "chex matches JAX's internal class names",
 }
@@ -46,9 +48,9 @@ CHEX = ["asserts_test.py", "dataclass_test.py", "variants_test.py", "fake_test.p
 # (library, test files or folders under it, the passes measured on minijax)
 SUITES = {
     "optax_transform_test": ("optax", ["_src/transform_test.py"], 23),
-    "optax_alias_test": ("optax", ["_src/alias_test.py"], 444),
-    "optax_broad": ("optax", OPTAX_BROAD, 601),
-    "chex": ("chex", [f"_src/{name}" for name in CHEX], 467),
+    "optax_alias_test": ("optax", ["_src/alias_test.py"], 551),
+    "optax_broad": ("optax", OPTAX_BROAD, 637),
+    "chex": ("chex", [f"_src/{name}" for name in CHEX], 507),
 }
 
 
