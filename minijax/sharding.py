@@ -127,6 +127,15 @@ def _block_shape(index: tuple[slice, ...], shape: Sequence[int]) -> tuple[int, .
     return tuple(len(range(*s.indices(n))) for s, n in zip(index, shape))
 
 
+def _assemble(shape: tuple[int, ...], sharding: Sharding, blocks: list[tuple[tuple[slice, ...], Any]]) -> Array:
+    """The array of ``shape`` laid out by ``sharding`` whose block at each index is the given one (every
+    device's block, already checked against its index's shape; a sharding has at least one device)."""
+    whole = np.empty(shape, blocks[0][1].dtype)
+    for index, block in blocks:
+        whole[index] = block
+    return put_sharded(whole, sharding)  # type: ignore[no-any-return]
+
+
 def make_array_from_callback(
     shape: Sequence[int], sharding: Sharding, data_callback: Callable[[tuple[slice, ...]], Any],
     dtype: Any = None,
@@ -135,20 +144,16 @@ def make_array_from_callback(
     shape = tuple(int(d) for d in shape)
     if isinstance(sharding, NamedSharding):
         sharding.check_compatible(shape)
-    indices = sharding.devices_indices_map(shape)
-    whole: np.ndarray[Any, Any] | None = None
-    for index in indices.values():
+    blocks = []
+    for index in sharding.devices_indices_map(shape).values():
         block = np.asarray(data_callback(index), dtype=dtype)
         if block.shape != _block_shape(index, shape):
             raise ValueError(
                 f"make_array_from_callback: the callback returned an array of shape {block.shape} for index {index}, "
                 f"but the sharding's block there has shape {_block_shape(index, shape)}"
             )
-        if whole is None:
-            whole = np.empty(shape, block.dtype)
-        whole[index] = block
-    assert whole is not None  # a sharding has at least one device
-    return put_sharded(whole, sharding)  # type: ignore[no-any-return]
+        blocks.append((index, block))
+    return _assemble(shape, sharding, blocks)
 
 
 def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Sharding, arrays: Sequence[Any], *,
@@ -162,7 +167,7 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Shardin
             f"but {len(arrays)} arrays were given; pass one array per device, in the order of "
             "sharding.addressable_devices_indices_map(shape)."
         )
-    whole: np.ndarray[Any, Any] | None = None
+    blocks = []
     for (device, index), array in zip(indices.items(), arrays):
         if isinstance(array, Array) and array._device is not device:
             raise ValueError(
@@ -175,8 +180,5 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Shardin
                 f"make_array_from_single_device_arrays: expected an array of shape {_block_shape(index, shape)} "
                 f"for {device!r} (index {index}), got {block.shape}"
             )
-        if whole is None:
-            whole = np.empty(shape, block.dtype)
-        whole[index] = block
-    assert whole is not None
-    return put_sharded(whole, sharding)  # type: ignore[no-any-return]
+        blocks.append((index, block))
+    return _assemble(shape, sharding, blocks)
