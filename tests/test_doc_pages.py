@@ -47,6 +47,7 @@ PAGES = [
     # The same finite differences as automatic_differentiation's.
     Page("autodiff_cookbook", cell_count=35, rtol=5e-3, print_rtol=5e-3,
          known_gaps=(("WrDHHfKI8bgM", "cholesky of a complex matrix (issue 19: complex linear algebra)"),)),
+    Page("tracing", cell_count=10, rtol=1e-5, print_rtol=1e-5),
     Page("debugging", cell_count=12, rtol=1e-5, print_rtol=1e-6, unordered_cells=("c3",)),
 ]
 BY_NAME = {page.name: page for page in PAGES}

@@ -104,6 +104,24 @@ def test_reshape_errors(shape, new, message):
         jnp.reshape(dev(np.zeros((2, 3), np.float32)), shape)
 
 
+@pytest.mark.parametrize(
+    "reshape, shown",
+    [
+        (lambda x, n: x.reshape(n), r"\[JitTracer\(int32\[\]\)\]"),  # a lone dimension shows as a list
+        (lambda x, n: x.reshape(n, 1), r"\(JitTracer\(int32\[\]\), 1\)"),
+        (lambda x, n: jnp.reshape(x, [n, 1]), r"\[JitTracer\(int32\[\]\), 1\]"),
+        (lambda x, n: jnp.broadcast_to(x, (n, 2, 3)), r"\(JitTracer\(int32\[\]\), 2, 3\)"),
+    ],
+)
+def test_a_traced_dimension_is_jaxs_shape_type_error(reshape, shown):
+    # JAX's tracing page: reshaping by a traced size is a TypeError about shapes, not a
+    # ConcretizationTypeError, and shows the shape as it was given.
+    f = jax.jit(lambda x: reshape(x, jnp.array(x.shape).prod()))
+    with pytest.raises(TypeError, match="Shapes must be 1D sequences of concrete values of integer type, got "
+                       + shown + r"\.\nIf using `jit`, try using `static_argnums`"):
+        f(dev(np.ones((2, 3), np.float32)))
+
+
 def test_reshape_bad_order_and_lists():
     x = dev(np.zeros((2, 3), np.float32))
     with pytest.raises(ValueError, match="Unexpected value for 'order' argument: K"):

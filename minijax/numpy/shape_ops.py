@@ -62,14 +62,28 @@ def _named_jit(name: str, fun: Callable[..., Any], **jit_kwargs: Any) -> Any:
     return jit(fun, **jit_kwargs)
 
 
-def _static_ints(values: Any, what: str) -> tuple[int, ...]:
-    """A static shape-like argument (an int or a sequence of ints) as a tuple."""
+def _static_ints(values: Any, what: str, *, is_shape: bool = False) -> tuple[int, ...]:
+    """A static shape-like argument (an int or a sequence of ints) as a tuple.
+
+    ``is_shape``: a traced dimension is JAX's ``TypeError`` about shapes (as
+    ``reshape`` and ``broadcast_to`` raise it, showing the sequence as given,
+    a lone dimension as a list) rather than a ``ConcretizationTypeError``.
+    """
     seq = values if isinstance(values, (tuple, list, np.ndarray)) else (values,)
+    shown = (values if isinstance(values, (tuple, list)) else list(seq)) if is_shape else tuple(seq)
+    if is_shape:
+        for v in seq:
+            if isinstance(v, core.Tracer) and v.to_concrete_value() is None:
+                raise TypeError(
+                    f"Shapes must be 1D sequences of concrete values of integer type, got {shown}.\n"
+                    "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions.\n"
+                    + v._origin_msg()
+                )
     concrete = [core.concrete_or_error(v, f"The {what} must be static (a Python int or a tuple of them).") for v in seq]
     try:
         return tuple(operator.index(v) for v in concrete)
     except TypeError:
-        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(seq)}.") from None
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shown}.") from None
 
 
 def _axis_tuple(axis: int | Sequence[int], ndim: int) -> tuple[int, ...]:
@@ -134,7 +148,7 @@ def reshape(a: ArrayLike, shape: int | Sequence[int], order: str = "C", *, copy:
     """``jnp.reshape``: the same elements in a new shape (one ``-1`` is inferred)."""
     check_arraylike("reshape", a)
     old = _shape_of(a)
-    new = _resolve_shape(old, _static_ints(shape, "new shape"))
+    new = _resolve_shape(old, _static_ints(shape, "new shape", is_shape=True))
     if order not in ("C", "F"):
         if order == "A":
             raise NotImplementedError("np.reshape order=A is not implemented.")
@@ -248,7 +262,7 @@ def broadcast_shapes(*shapes: int | Sequence[int]) -> Shape:
 def broadcast_to(array: ArrayLike, shape: int | Sequence[int], *, out_sharding: Any = None) -> Any:
     """``jnp.broadcast_to``: ``array`` repeated along new leading and length-1 axes."""
     check_arraylike("broadcast_to", array)
-    target = _static_ints(shape, "shape")
+    target = _static_ints(shape, "shape", is_shape=True)
     aval = core.get_aval(array)
     if aval.shape == target:
         return _asarray(array)
