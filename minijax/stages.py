@@ -743,7 +743,9 @@ class Jitted(Wrapped):
         entry, flat, device, _ = self._entry(args, kwargs)
         dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
         in_tree = tree_util.tree_structure((dyn_args, dyn_kwargs))
-        return Traced(self, entry, in_tree, self._donated_leaves(args, kwargs), device)
+        stage = Traced(self, entry, in_tree, self._donated_leaves(args, kwargs), device)
+        stage._arg_names = tuple(self._dynamic_arg_names(args, kwargs))
+        return stage
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         return self.trace(*args, **kwargs).lower()
@@ -774,6 +776,8 @@ class _Stage:
         self._in_tree = in_tree
         self._donated = list(donated)
         self._device = device
+        # The traced call's names of the non-static leaves, for a Compiled's type errors.
+        self._arg_names: tuple[str, ...] = ()
 
     @property
     def fun_name(self) -> str:
@@ -832,7 +836,9 @@ class Traced(_Stage):
                 f"minijax lowers for the platform it runs on ({platform!r}); lowering_platforms={lowering_platforms!r} "
                 "(cross-platform lowering) is not supported"
             )
-        return Lowered(self._jitted, self._entry, self._in_tree, self._donated, self._device)
+        lowered = Lowered(self._jitted, self._entry, self._in_tree, self._donated, self._device)
+        lowered._arg_names = self._arg_names
+        return lowered
 
 
 def _check_dialect(dialect: str | None) -> None:
@@ -872,7 +878,9 @@ class Lowered(_Stage):
         if compiler_options:
             raise NotImplementedError("Lowered.compile(compiler_options=...) is not supported by minijax yet")
         executable = self._entry.executable(self._device)
-        return Compiled(self._jitted, self._entry, self._in_tree, self._donated, self._device, executable)
+        compiled = Compiled(self._jitted, self._entry, self._in_tree, self._donated, self._device, executable)
+        compiled._arg_names = self._arg_names
+        return compiled
 
 
 def _pytree_mismatch(compiled: tree_util.PyTreeDef, called: tree_util.PyTreeDef) -> str:
@@ -917,19 +925,19 @@ class Compiled(_Stage):
         return self._executable
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # The static arguments are part of the program: a Compiled takes the others only.
         jitted = self._jitted
-        dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
-        flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        names = list(self._arg_names)
+        flat, in_tree = tree_util.tree_flatten((args, kwargs))
         if in_tree != self._in_tree:
             raise TypeError(_pytree_mismatch(self._in_tree, in_tree))
-        avals = abstractify_flat(flat, jitted.fun, lambda: jitted._dynamic_arg_names(args, kwargs))
+        avals = abstractify_flat(flat, jitted.fun, lambda: names)
         expected = self._entry.closed.in_avals[len(self._entry.tracer_consts):]
         mismatches = [
             (i, old, new) for i, (old, new) in enumerate(zip(expected, avals))
             if (old.shape, old.dtype) != (new.shape, new.dtype)
         ]
         if mismatches:
-            names = jitted._dynamic_arg_names(args, kwargs)
             lines = [
                 f"Argument '{names[i] if i < len(names) else f'args[{i}]'}' compiled with "
                 f"{old.str_short(short_dtypes=False)} and called with {new.str_short(short_dtypes=False)}"

@@ -75,6 +75,22 @@ def test_compiled_rejects_other_argument_types_with_jaxs_error(backend_name: str
         compiled(jnp.ones((2, 3)))
 
 
+def test_compiled_takes_only_the_non_static_arguments(backend_name: str) -> None:
+    # JAX's ahead-of-time page: the static argument is part of the program, so the
+    # compiled function is called with the others only (the static ones are refused).
+    def f(x, y):
+        return 2 * x + y
+
+    compiled = jax.jit(f, static_argnums=0).trace(7, 8).lower().compile()
+    assert repr(compiled(5)) == "Array(19, dtype=int32, weak_type=True)"
+    with pytest.raises(TypeError, match="seen tuple of length 1 but now given tuple of length 2"):
+        compiled(7, 5)
+    with pytest.raises(TypeError, match=r"Argument 'y' compiled with int32\[\] and called with float32\[\]"):
+        compiled(5.0)
+    by_name = jax.jit(f, static_argnames="x").trace(x=7, y=8).lower().compile()
+    assert int(by_name(y=5)) == 19
+
+
 def test_lowered_text_and_analyses_per_backend(backend_name: str) -> None:
     lowered = jax.jit(lambda x: jnp.dot(x, x)).lower(jnp.ones((4, 4)))
     with pytest.raises(ValueError, match="unknown dialect: foo"):
