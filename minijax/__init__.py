@@ -82,7 +82,18 @@ from minijax.autodiff import (
 )
 from minijax.backend import Device as Device
 from minijax.callbacks import effects_barrier as effects_barrier, pure_callback as pure_callback
-from minijax.config import config as config
+
+# config: JAX's flags as context managers too (``with jax.enable_checks(True):``), beside api.py's.
+from minijax.config import (
+    allow_f16_reductions as allow_f16_reductions,
+    check_tracer_leaks as check_tracer_leaks,
+    config as config,
+    enable_checks as enable_checks,
+    jax2tf_associative_scan_reductions as jax2tf_associative_scan_reductions,
+    no_tracing as no_tracing,
+    softmax_custom_jvp as softmax_custom_jvp,
+    thread_guard as thread_guard,
+)
 from minijax.custom_derivatives import (
     closure_convert as closure_convert,
     custom_gradient as custom_gradient,
@@ -92,6 +103,12 @@ from minijax.custom_derivatives import (
 from minijax.dtypes import float0 as float0
 from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap
+from minijax.prng import (
+    default_prng_impl_flag as default_prng_impl,
+    enable_custom_prng as enable_custom_prng,
+    legacy_prng_key as legacy_prng_key,
+    threefry_partitionable as threefry_partitionable,
+)
 from minijax.shard_map import shard_map as shard_map  # noqa: E402
 from minijax.sharding import (  # noqa: E402
     NamedSharding as NamedSharding,

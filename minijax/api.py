@@ -26,7 +26,14 @@ from minijax.config import (  # checking_leaks() etc.: the flags as context mana
     numpy_rank_promotion as numpy_rank_promotion,
 )
 from minijax.interpreters.batching import extend_axis_env
-from minijax.interpreters.tracing import DebugInfo, abstractify_flat, arg_names_of, fun_name, trace_to_jaxpr
+from minijax.interpreters.tracing import (
+    DebugInfo,
+    abstractify_flat,
+    arg_names_of,
+    fun_name,
+    refuse_tracing_if_asked,
+    trace_to_jaxpr,
+)
 from minijax.jaxpr import ClosedJaxpr
 from minijax.mesh import ShardedAval
 from minijax.placement import device_put as device_put
@@ -106,6 +113,7 @@ def make_jaxpr(
 
         # JAX stages make_jaxpr through jit, and its messages say "for jit".
         info = DebugInfo(fun, arg_names_of(fun, args, kwargs), "jit")
+        refuse_tracing_if_asked(fun)
         with extend_axis_env(axis_env or ()):
             closed, _ = trace_to_jaxpr(flat_fun, avals, info)
         if return_shape:

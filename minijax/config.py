@@ -29,6 +29,7 @@ from typing import Any, Generic, TypeVar
 __all__ = [
     "Config",
     "Flag",
+    "allow_f16_reductions",
     "check_tracer_leaks",
     "compilation_cache_dir",
     "config",
@@ -37,6 +38,7 @@ __all__ = [
     "debug_nans",
     "default_device",
     "disable_jit",
+    "enable_checks",
     "enable_compilation_cache",
     "enable_x64",
     "executable_cache_size",
@@ -44,7 +46,9 @@ __all__ = [
     "generation",
     "global_value",
     "invalidate_derived",
+    "jax2tf_associative_scan_reductions",
     "minijax_backend",
+    "no_tracing",
     "num_cpu_devices",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
@@ -56,6 +60,8 @@ __all__ = [
     "raise_persistent_cache_errors",
     "read",
     "register_listener",
+    "softmax_custom_jvp",
+    "thread_guard",
     "trace_cache_size",
     "x64_enabled",
 ]
@@ -272,7 +278,10 @@ def global_value(name: str) -> Any:
 # precision): jit's caches key on their values, as JAX's trace context does,
 # so a function traced outside ``with jax.numpy_dtype_promotion("strict")``
 # is traced again inside it.
-TRACE_CONTEXT_FLAGS = ("jax_enable_x64", "jax_numpy_dtype_promotion", "jax_numpy_rank_promotion", "jax_default_matmul_precision")
+TRACE_CONTEXT_FLAGS = (
+    "jax_enable_x64", "jax_numpy_dtype_promotion", "jax_numpy_rank_promotion", "jax_default_matmul_precision",
+    "jax_allow_f16_reductions", "jax_softmax_custom_jvp",
+)
 
 
 # Moves when update() changes a global trace-context flag: a thread's cached
@@ -467,6 +476,37 @@ explain_cache_misses: Flag[bool] = _define(
     "When a jit-compiled function is traced again, log at WARNING level (logger "
     "'minijax.stages') why its cached traces did not fit: a function never seen, "
     "or how the arguments differ from the closest earlier call's.",
+)
+
+enable_checks: Flag[bool] = _define(
+    "jax_enable_checks", False, _parse_bool,
+    "Type-check every jaxpr as it is traced (minijax.jaxpr_check): slower, for "
+    "debugging minijax itself or a custom rule. Context manager: minijax.enable_checks().",
+)
+no_tracing: Flag[bool] = _define(
+    "jax_no_tracing", False, _parse_bool,
+    "Refuse to trace a function for jit or make_jaxpr (RuntimeError): a way to "
+    "prove a loop reuses its compiled programs. Context manager: minijax.no_tracing().",
+)
+allow_f16_reductions: Flag[bool] = _define(
+    "jax_allow_f16_reductions", True, _parse_bool,
+    "When False, lax.reduce_sum of a float16 or bfloat16 operand over an axis longer "
+    "than 1 raises ValueError (jnp.sum accumulates those in float32 and is unaffected).",
+)
+softmax_custom_jvp: Flag[bool] = _define(
+    "jax_softmax_custom_jvp", False, _parse_bool,
+    "jax.nn.softmax as a custom_jvp function with the rule y * (dx - sum(y * dx)) "
+    "(True) or as its formula with the maximum under stop_gradient (False, JAX 0.10's default).",
+)
+jax2tf_associative_scan_reductions: Flag[bool] = _define(
+    "jax2tf_associative_scan_reductions", False, _parse_bool,
+    "Read by JAX's jax2tf only (how it converts cumulative reductions); minijax has "
+    "no jax2tf, so the flag changes nothing here.",
+)
+thread_guard: Flag[bool] = _define(
+    "jax_thread_guard", False, _parse_bool,
+    "In JAX, multi-process operations called from another thread than the one that "
+    "set the guard raise. minijax runs in one process, so there are no such operations.",
 )
 
 

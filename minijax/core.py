@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex
 import numpy as np
 
 from minijax import dtypes
-from minijax.config import x64_enabled
+from minijax.config import trace_context, x64_enabled
 from minijax.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -286,7 +286,8 @@ class Primitive:
         try:
             # A param's type is part of the key, its elements' types too: 1 == True and
             # (1, 0) == (True, False) hash alike, but a rule may accept one and reject the other.
-            key = (self, *avals, *params.items(), *map(param_type_key, params.values()))
+            # The flags that change tracing are too: a rule may read one (jax_allow_f16_reductions).
+            key = (self, trace_context(), *avals, *params.items(), *map(param_type_key, params.values()))
             out = _abstract_eval_cache.get(key)
         except TypeError:  # unhashable param value
             return self.abstract_eval(*avals, **params)

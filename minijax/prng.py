@@ -166,6 +166,11 @@ legacy_prng_key = config_module._define(
     "What to do when a raw uint32 key is passed to a jax.random function: "
     "'allow', 'warn' or 'error'.",
 )
+enable_custom_prng = config_module._define(
+    "jax_enable_custom_prng", False, _parse_bool,
+    "A raw uint32 key passed to a jax.random function warns (FutureWarning) and "
+    "split/fold_in of it return typed key arrays rather than raw keys.",
+)
 use_high_dynamic_range_gumbel = config_module._define(
     "jax_use_high_dynamic_range_gumbel", False, _parse_bool,
     "Default mode of random.gumbel (and choice/categorical): 'high' when True, else 'low'.",

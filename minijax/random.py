@@ -134,6 +134,13 @@ def _check_prng_key(name: str, key: Any, *, allow_batched: bool = False) -> tupl
             raise ValueError(message)
         if mode == "warn":
             warnings.warn(message, stacklevel=3)
+        elif prng.enable_custom_prng.value:
+            warnings.warn(
+                "Raw arrays as random keys to jax.random functions are deprecated. "
+                "Assuming valid threefry2x32 key for now.",
+                FutureWarning,
+                stacklevel=3,
+            )
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)}")
     if not allow_batched and typed.ndim:
@@ -145,7 +152,10 @@ def _check_prng_key(name: str, key: Any, *, allow_batched: bool = False) -> tupl
 
 
 def _return_prng_keys(was_wrapped: bool, keys: Any) -> Any:
-    return random_prims.random_unwrap(keys) if was_wrapped else keys
+    # With jax_enable_custom_prng, keys made from raw keys stay typed.
+    if not was_wrapped or prng.enable_custom_prng.value:
+        return keys
+    return random_prims.random_unwrap(keys)
 
 
 def _user_float_dtype(name: str, dtype: Any, kind: Any = np.floating, what: str = "a float dtype") -> np.dtype[Any]:
@@ -229,8 +239,9 @@ def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> KeyArray:
 
 
 def PRNGKey(seed: Any, *, impl: Any = None) -> Any:
-    """A raw (legacy) PRNG key: the uint32[2] data of a key, from an integer seed."""
-    return random_prims.random_unwrap(_key("PRNGKey", seed, impl))
+    """A raw (legacy) PRNG key: the uint32[2] data of a key, from an integer seed
+    (a typed key with ``jax_enable_custom_prng``)."""
+    return _return_prng_keys(True, _key("PRNGKey", seed, impl))
 
 
 def key_data(keys: Any) -> Any:

@@ -49,6 +49,7 @@ from minijax.interpreters.tracing import (
     arg_names_of,
     fun_name,
     hoist_tracer_consts,
+    refuse_tracing_if_asked,
     trace_to_jaxpr,
 )
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
@@ -602,6 +603,7 @@ class Jitted(Wrapped):
             return out_flat
 
         info = DebugInfo(self.fun, self._dynamic_arg_names(args, kwargs), traced_for)
+        refuse_tracing_if_asked(self.fun, info.func_src)
         start = time.perf_counter()
         closed, _ = trace_to_jaxpr(flat_fun, avals, info)
         level = compile_log_level()

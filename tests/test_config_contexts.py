@@ -100,3 +100,95 @@ def test_typeof_float0_and_the_environment() -> None:
     lines = text.splitlines()
     assert [line.split(":")[0] for line in lines] == ["jax", "jaxlib", "numpy", "python", "device info", "process_count", "platform"]
     assert lines[2] == f"numpy:  {np.__version__}"
+
+
+# --- the debugging flags as context managers (jax.enable_checks, jax.no_tracing, ...) ---
+
+def test_every_flag_context_sets_its_flag_inside_only() -> None:
+    for context, name in [(jax.enable_checks, "jax_enable_checks"), (jax.no_tracing, "jax_no_tracing"),
+                          (jax.check_tracer_leaks, "jax_check_tracer_leaks"),
+                          (jax.softmax_custom_jvp, "jax_softmax_custom_jvp"),
+                          (jax.enable_custom_prng, "jax_enable_custom_prng"), (jax.thread_guard, "jax_thread_guard"),
+                          (jax.jax2tf_associative_scan_reductions, "jax2tf_associative_scan_reductions")]:
+        assert context.value is False
+        with context(True):
+            assert context.value is True and jax.config.read(name) is True
+        assert context.value is False
+    with jax.allow_f16_reductions(False):
+        assert jax.config.jax_allow_f16_reductions is False
+    with jax.legacy_prng_key("error"), pytest.raises(ValueError, match="Legacy uint32 key array"):
+        jax.random.split(np.zeros(2, np.uint32))
+    with jax.default_prng_impl("threefry2x32"):
+        assert jax.config.jax_default_prng_impl == "threefry2x32"
+
+
+def test_enable_checks_type_checks_each_traced_jaxpr() -> None:
+    # A primitive whose abstract evaluation changes between calls gives a jaxpr that does not
+    # typecheck: only the checker, re-running the rule, sees it.
+    from minijax.extend.core import Primitive
+
+    calls = []
+    drifting = Primitive("drifting")
+    drifting.def_impl(lambda x: x)
+
+    def abstract(x):  # type: ignore[no-untyped-def]
+        calls.append(x)
+        return x if len(calls) % 2 else jax.core.ShapedArray((7,), x.dtype)
+
+    drifting.def_abstract_eval(abstract)
+    jax.make_jaxpr(drifting.bind)(np.ones(3, np.float32))  # no check: traced without complaint
+    with jax.enable_checks(True), pytest.raises(Exception, match="drifting"):
+        jax.make_jaxpr(drifting.bind)(np.ones(3, np.float32))
+
+
+def test_no_tracing_refuses_a_new_trace_and_keeps_the_cached_ones() -> None:
+    def g(x):  # type: ignore[no-untyped-def]
+        return x * 2
+
+    f = jax.jit(g)
+    assert float(f(1.0)) == 2.0
+    with jax.no_tracing():
+        assert float(f(3.0)) == 6.0  # same types: the cached program
+        with pytest.raises(RuntimeError, match=r"re-tracing function g at .*test_config_contexts.py:\d+ for `jit`, "
+                                               r"but 'no_tracing' is set"):
+            f(np.ones(3, np.float32))
+        with pytest.raises(RuntimeError, match=r"re-tracing function <function .*g at 0x"):
+            jax.make_jaxpr(g)(1.0)
+    assert f(np.ones(3, np.float32)).shape == (3,)
+
+
+@pytest.mark.parametrize("dtype", [jnp.float16, jnp.bfloat16])
+def test_allow_f16_reductions_false_refuses_half_precision_sums(dtype: object) -> None:
+    x = jnp.ones((4, 1), dtype)
+    total = jax.jit(lambda v: lax.reduce_sum(v, (0,)))
+    assert float(total(x)[0]) == 4.0
+    with jax.allow_f16_reductions(False):
+        with pytest.raises(ValueError, match=r"reduce_sum on operand \w+16\[4,1\] is not allowed when "
+                                             r"jax_allow_f16_reductions=False"):
+            total(x)  # the flag is part of jit's key: traced again, and refused
+        assert float(lax.reduce_sum(x, (1,))[0]) == 1.0  # summing one element is allowed
+        assert float(jnp.sum(x)) == 4.0  # jnp.sum accumulates in float32
+        assert float(lax.reduce_sum(jnp.ones(4), (0,))) == 4.0
+
+
+def test_softmax_custom_jvp_switches_to_the_rule_with_the_same_values() -> None:
+    x = jnp.array([0.5, -1.0, 2.0])
+    plain_jaxpr = str(jax.make_jaxpr(jax.nn.softmax)(x))
+    plain_grad = jax.grad(lambda v: jax.nn.softmax(v)[0])(x)
+    with jax.softmax_custom_jvp(True):
+        ruled_jaxpr = str(jax.make_jaxpr(jax.nn.softmax)(x))
+        ruled_grad = jax.grad(lambda v: jax.nn.softmax(v)[0])(x)
+    assert "custom_jvp_call" not in plain_jaxpr and "stop_gradient" in plain_jaxpr
+    assert "custom_jvp_call" in ruled_jaxpr and "jvp=_softmax_jvp" in ruled_jaxpr
+    np.testing.assert_allclose(np.asarray(ruled_grad), np.asarray(plain_grad), rtol=1e-6)
+
+
+def test_enable_custom_prng_keeps_keys_typed_and_warns_of_raw_ones() -> None:
+    raw = jax.random.PRNGKey(0)
+    assert jax.random.split(raw).dtype == jnp.uint32
+    with jax.enable_custom_prng(True):
+        assert jax.dtypes.issubdtype(jax.random.PRNGKey(0).dtype, jax.dtypes.prng_key)
+        with pytest.warns(FutureWarning, match="Raw arrays as random keys to jax.random functions are deprecated"):
+            keys = jax.random.split(raw)
+    assert jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key)
+    np.testing.assert_array_equal(np.asarray(jax.random.key_data(keys)), np.asarray(jax.random.split(raw)))

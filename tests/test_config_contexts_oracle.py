@@ -50,3 +50,38 @@ def test_promotion_contexts_raise_as_jax_does() -> None:
             add(jnp.float32(1), jnp.int32(1))
         with lib.numpy_rank_promotion("raise"), pytest.raises(ValueError):
             add(jnp.ones(3), jnp.ones((2, 1)))
+
+
+def test_the_debugging_flag_contexts_act_as_in_jax() -> None:
+    def program(lib, jnp):  # type: ignore[no-untyped-def]
+        seen = []
+        x = jnp.ones((4, 1), jnp.float16)
+        with lib.allow_f16_reductions(False):
+            try:
+                lib.lax.reduce_sum(x, (0,))
+            except ValueError as e:
+                seen.append(str(e))
+            seen.append(str(jnp.sum(x)))
+        with lib.softmax_custom_jvp(True):
+            seen.append(str(lib.make_jaxpr(lib.nn.softmax)(np.ones(3, np.float32))))
+            seen.append(str(lib.make_jaxpr(lib.grad(lambda v: lib.nn.softmax(v)[0]))(np.ones(3, np.float32))))
+        f = lib.jit(lambda v: v * 2)
+        f(np.float32(1))
+        with lib.no_tracing():
+            seen.append(str(f(np.float32(2))))
+            try:
+                f(np.ones(2, np.float32))
+            except RuntimeError as e:
+                seen.append(str(e).split(" at ")[0] + " ... " + str(e).split(" for ")[-1])
+        with lib.enable_custom_prng(True):
+            import warnings
+
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                keys = lib.random.split(np.zeros(2, np.uint32))
+            seen.append(str(keys.dtype))
+            seen.append(str(lib.random.PRNGKey(0).dtype))
+            seen.append([str(w.message) for w in caught if w.category is FutureWarning][0])
+        return seen
+
+    assert program(minijax, mjnp) == program(jax, jjnp)

@@ -27,6 +27,7 @@ from minijax.core import (
 )
 from minijax.debug_checks import check_for_leaks, leak_checks_enabled
 from minijax.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, literal_value
+from minijax.jaxpr_check import check_jaxpr
 
 
 class DynamicJaxprTracer(Tracer):
@@ -248,7 +249,20 @@ def trace_to_jaxpr(
         trace.invalidate()
     if leak_checks_enabled():
         check_for_leaks(trace, tracers, outs)
+    if config.read("jax_enable_checks"):
+        check_jaxpr(closed)
     return closed, outs
+
+
+def refuse_tracing_if_asked(fun: Callable[..., Any], described: str | None = None) -> None:
+    """``jax_no_tracing``: jit and make_jaxpr refuse to trace ``fun`` (JAX's RuntimeError).
+
+    ``described``: how the message names ``fun`` (jit gives its name and source
+    position, make_jaxpr its repr, as JAX does).
+    """
+    if config.read("jax_no_tracing"):
+        name = repr(fun) if described is None else described
+        raise RuntimeError(f"re-tracing function {name} for `jit`, but 'no_tracing' is set")
 
 
 def hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes
+from minijax import config, dtypes
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
 
 Shape = tuple[int, ...]
@@ -158,6 +158,17 @@ _REDUCTION_DTYPES: dict[str, Callable[[str, ShapedArray], None]] = {
 }
 
 
+def _check_half_precision_sum(x: ShapedArray, axes: tuple[int, ...]) -> None:
+    """``jax_allow_f16_reductions=False`` refuses a float16/bfloat16 sum of more than one element per
+    output (it would accumulate in 16 bits), as JAX does."""
+    if x.dtype in (np.float16, dtypes.bfloat16) and any(x.shape[a] != 1 for a in axes):
+        if not config.read("jax_allow_f16_reductions"):
+            raise ValueError(
+                f"reduce_sum on operand {x.str_short(short_dtypes=True)} is not allowed when "
+                "jax_allow_f16_reductions=False."
+            )
+
+
 def reduction_rule(name: str) -> Callable[..., ShapedArray]:
     """The shape rule of the monoid reduction ``name`` (``reduce`` C1-C4 in spec/primitives/reductions.md)."""
     check_dtype = _REDUCTION_DTYPES[name]
@@ -170,6 +181,8 @@ def reduction_rule(name: str) -> Callable[..., ShapedArray]:
         if len(set(axes)) != len(axes):  # reduce C2
             raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {axes}")
         check_dtype(name, x)  # reduce C3
+        if name == "reduce_sum":
+            _check_half_precision_sum(x, axes)
         shape = tuple(n for i, n in enumerate(x.shape) if i not in axes)
         return ShapedArray(shape, x.dtype, x.weak_type)  # reduce C4
 
