@@ -104,7 +104,7 @@ from minijax.dtypes import float0 as float0
 from minijax.jaxpr_graph import jaxpr_graph as jaxpr_graph
 from minijax.pmap import pmap as pmap
 from minijax.prng import (
-    default_prng_impl_flag as default_prng_impl,
+    default_prng_impl_flag as default_prng_impl,  # noqa: F401  (jax.default_prng_impl)
     enable_custom_prng as enable_custom_prng,
     legacy_prng_key as legacy_prng_key,
     threefry_partitionable as threefry_partitionable,
