@@ -20,6 +20,7 @@ from minijax import (
     flatten_util as flatten_util,
     image as image,
     lax as lax,
+    monitoring as monitoring,  # jax.monitoring
     nn as nn,
     numpy as numpy,
     ops as ops,

@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from minijax import core
+from minijax import core, monitoring
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, default_device_of
 from minijax.caching import BoundedCache
@@ -211,10 +211,11 @@ def compiled_for(
         # result is unused never runs, on every backend alike (XLA would drop it itself; the reference
         # interpreter would not).
         program_for_backend = dce_closed_jaxpr(program_for_backend)
-        if device is backend.devices()[0]:
-            executable = backend.compile(program_for_backend, donated_invars=donation)
-        else:
-            executable = backend.compile(program_for_backend, donated_invars=donation, device=device)  # type: ignore[call-arg]
+        with monitoring.timed_event(monitoring.BACKEND_COMPILE_EVENT, program):
+            if device is backend.devices()[0]:
+                executable = backend.compile(program_for_backend, donated_invars=donation)
+            else:
+                executable = backend.compile(program_for_backend, donated_invars=donation, device=device)  # type: ignore[call-arg]
         if logger.isEnabledFor(level):
             logger.log(level, "Finished %s compilation of %s in %.9f sec", backend.name, program, time.perf_counter() - start)
         return weakref.ref(closed, lambda _: _compiled.discard(key)), executable

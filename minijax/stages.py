@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from minijax import config as config_module, core, tree_util
+from minijax import config as config_module, core, monitoring, tree_util
 from minijax.api import ShapeDtypeStruct
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, get_backend
@@ -605,7 +605,8 @@ class Jitted(Wrapped):
         info = DebugInfo(self.fun, self._dynamic_arg_names(args, kwargs), traced_for)
         refuse_tracing_if_asked(self.fun, info.func_src)
         start = time.perf_counter()
-        closed, _ = trace_to_jaxpr(flat_fun, avals, info)
+        with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, fun_name(self.fun)):
+            closed, _ = trace_to_jaxpr(flat_fun, avals, info)
         level = compile_log_level()
         if logger.isEnabledFor(level):
             logger.log(level, "Finished tracing %s for %s in %.9f sec", fun_name(self.fun), traced_for, time.perf_counter() - start)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from minijax import monitoring
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable
 from minijax.caching import BoundedCache
@@ -343,13 +344,19 @@ class XlaBackend(Backend):
         if directory is None:
             self._count("compiles")
             return jaxlib_api.compile_module(client, module, pjrt)
+        monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
         path = os.path.join(directory, f"minijax-{cache_key(jaxlib_api.module_bytes(module), pjrt)}")
         if os.path.exists(path):
             try:
+                start = time.monotonic()
                 with open(path, "rb") as f:
                     executable = jaxlib_api.deserialize_executable(client, f.read(), pjrt)
                 self._count("cache_hits")
                 logger.debug("persistent compilation cache hit: %s", path)
+                monitoring.record_event("/jax/compilation_cache/cache_hits")
+                monitoring.record_event_duration_secs(
+                    "/jax/compilation_cache/cache_retrieval_time_sec", time.monotonic() - start
+                )
                 return executable
             except Exception as e:
                 _cache_problem("reading", path, e)
@@ -366,6 +373,7 @@ class XlaBackend(Backend):
             if len(blob) >= int(read_flag("jax_persistent_cache_min_entry_size_bytes")):
                 _write_atomically(path, blob)
                 self._count("cache_writes")
+                monitoring.record_event("/jax/compilation_cache/cache_misses")  # JAX counts a written miss
                 logger.debug("persistent compilation cache write: %s (%d bytes)", path, len(blob))
         except Exception as e:
             _cache_problem("writing", path, e)
