@@ -1,4 +1,5 @@
-"""Lowerings of the primitives autodiff adds: add_any, stop_gradient and custom_lin.
+"""Lowerings of the primitives autodiff adds: add_any, stop_gradient and custom_lin; and of
+the identities name and optimization_barrier.
 
 (The call-like primitives of custom derivatives and checkpointing --
 custom_jvp_call, custom_vjp_call, remat2 -- are in ``calls.py``, with jit.)
@@ -27,6 +28,11 @@ def _stop_gradient(ctx: LoweringRuleContext, x: ir.Value[Any]) -> list[ir.Value[
 @register("name")
 def _name(ctx: LoweringRuleContext, x: ir.Value[Any], *, name: str) -> list[ir.Value[Any]]:
     return [x]  # checkpoint_name: the identity when it runs
+
+
+@register("optimization_barrier")
+def _optimization_barrier(ctx: LoweringRuleContext, *operands: ir.Value[Any]) -> list[ir.Value[Any]]:
+    return list(hlo.OptimizationBarrierOp(list(operands)).results)
 
 
 @register("custom_lin")

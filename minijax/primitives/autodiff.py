@@ -1,4 +1,5 @@
-"""The primitives of differentiation itself: ``add_any``, ``custom_lin`` and ``stop_gradient``.
+"""The primitives of differentiation itself: ``add_any``, ``custom_lin`` and ``stop_gradient``,
+and the identities that only a compiler or a checkpoint reads: ``name`` and ``optimization_barrier``.
 
 ``add_any`` is the sum of two tangents (or cotangents) of one type, and
 ``custom_lin`` the tangent side of a ``custom_vjp`` function under
@@ -140,4 +141,30 @@ ad.primitive_jvps[name_p] = _name_jvp
 batching.defvectorized(name_p)
 
 
-__all__ = ["add_any_p", "custom_lin_p", "name_p", "stop_gradient_p"]
+# ---------------------------------------------------------------------------
+# optimization_barrier: the identity on any number of operands, which XLA may
+# not look through (no fusion, no common-subexpression elimination across it).
+
+
+def _optimization_barrier_rule(*avals: ShapedArray) -> list[ShapedArray]:
+    return list(avals)
+
+
+optimization_barrier_p = standard_primitive("optimization_barrier", _optimization_barrier_rule, multiple_results=True)
+
+
+def _optimization_barrier_transpose(cts: Sequence[Any], *operands: Any) -> list[Any]:
+    # The identity's transpose, behind a barrier of its own (as JAX's is).
+    return list(optimization_barrier_p.bind(*(ad.instantiate_zeros(ct) for ct in cts)))
+
+
+def _optimization_barrier_batcher(vals: Sequence[Any], dims: Sequence[batching.BatchDim]) -> tuple[Any, Any]:
+    return optimization_barrier_p.bind(*vals), list(dims)
+
+
+# Linear in every operand: the tangents pass through a barrier of their own.
+ad.deflinear(optimization_barrier_p, _optimization_barrier_transpose)
+batching.primitive_batchers[optimization_barrier_p] = _optimization_barrier_batcher
+
+
+__all__ = ["add_any_p", "custom_lin_p", "name_p", "optimization_barrier_p", "stop_gradient_p"]

@@ -258,6 +258,13 @@ def _name(draw: Draw, dtype: np.dtype[Any]) -> Case:
     return case("name", {"name": "h"}, [Operand(shape(draw), dtype, moderate())], (0,), [])
 
 
+def _optimization_barrier(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    # The identity on 1-3 operands of their own shapes: linear in all of them together.
+    operands = [Operand(shape(draw), dtype, moderate()) for _ in range(draw(st.integers(1, 3)))]
+    positions = tuple(range(len(operands)))
+    return case("optimization_barrier", {}, operands, positions, [positions])
+
+
 def _convert_element_type(draw: Draw, dtype: np.dtype[Any]) -> Case:
     # Floating targets at least as precise as the operand (a narrowing conversion
     # rounds away what finite differences measure), or int32 / bool.
@@ -311,6 +318,7 @@ SAMPLERS: dict[str, Sampler] = {
     "select_n": Sampler("select_n", _select_n, ANY, linear=True),
     "add_any": Sampler("add_any", _add_any, FLOAT, linear=True),
     "name": Sampler("name", _name, ANY),
+    "optimization_barrier": Sampler("optimization_barrier", _optimization_barrier, ANY, linear=True),
     "convert_element_type": Sampler("convert_element_type", _convert_element_type, ANY, linear=True),
     "bitcast_convert_type": Sampler("bitcast_convert_type", _bitcast_convert_type, NUMBER, differentiable=False),
     "reduce_precision": Sampler("reduce_precision", _reduce_precision, FLOAT, linear=True),
