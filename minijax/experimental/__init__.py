@@ -8,4 +8,5 @@ from minijax.experimental import shard_map as shard_map
 __all__ = ["io_callback"]
 
 # checkify (issue 20): jax.experimental.checkify
-from minijax.experimental import checkify as checkify  # noqa: E402
+# jax.experimental.ode: odeint
+from minijax.experimental import checkify as checkify, ode as ode  # noqa: E402
