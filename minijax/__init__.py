@@ -41,6 +41,7 @@ from minijax.api import (
     ShapeDtypeStruct as ShapeDtypeStruct,
     block_until_ready as block_until_ready,
     checking_leaks as checking_leaks,
+    copy_to_host_async as copy_to_host_async,
     debug_infs as debug_infs,
     debug_nans as debug_nans,
     default_backend as default_backend,
@@ -55,6 +56,9 @@ from minijax.api import (
     ensure_compile_time_eval as ensure_compile_time_eval,
     eval_shape as eval_shape,
     explain_cache_misses as explain_cache_misses,
+    host_count as host_count,
+    host_id as host_id,
+    host_ids as host_ids,
     local_device_count as local_device_count,
     local_devices as local_devices,
     log_compiles as log_compiles,
@@ -66,9 +70,10 @@ from minijax.api import (
     print_environment_info as print_environment_info,
     process_count as process_count,
     process_index as process_index,
+    process_indices as process_indices,
     typeof as typeof,
 )
-from minijax.array import Array as Array, live_arrays as live_arrays  # live_arrays: stagesx (issue 20)
+from minijax.array import Array as Array, Shard as Shard, live_arrays as live_arrays  # live_arrays: stagesx (issue 20)
 from minijax.autodiff import (
     grad as grad,
     hessian as hessian,

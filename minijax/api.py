@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -175,12 +176,52 @@ def default_backend() -> str:
     return get_backend().platform
 
 
-def process_index() -> int:
+def process_index(backend: Any = None) -> int:
+    """This process's index among the processes of the computation: minijax runs in one process, 0."""
     return 0
 
 
-def process_count() -> int:
+def process_count(backend: Any = None) -> int:
+    """How many processes the computation spans: one (minijax has no multi-process runtime)."""
     return 1
+
+
+def process_indices(backend: Any = None) -> list[int]:
+    """The indices of all processes: ``[0]``."""
+    return list(range(process_count(backend)))
+
+
+def _renamed(old: str, new: str) -> None:
+    warnings.warn(f"jax.{old} has been renamed to jax.{new}. This alias will eventually be removed; please "
+                  "update your code.", UserWarning, stacklevel=3)
+
+
+def host_count(backend: Any = None) -> int:
+    """The old name of ``process_count`` (warns)."""
+    _renamed("host_count", "process_count")
+    return process_count(backend)
+
+
+def host_id(backend: Any = None) -> int:
+    """The old name of ``process_index`` (warns)."""
+    _renamed("host_id", "process_index")
+    return process_index(backend)
+
+
+def host_ids(backend: Any = None) -> list[int]:
+    """The old name of ``process_indices`` (warns)."""
+    _renamed("host_ids", "process_indices")
+    return process_indices(backend)
+
+
+def copy_to_host_async(x: Any) -> Any:
+    """Start copying every array leaf of ``x`` to the host (what has a ``copy_to_host_async``
+    method); returns ``x``."""
+    for leaf in tree_util.tree_leaves(x):
+        start = getattr(leaf, "copy_to_host_async", None)
+        if start is not None:
+            start()
+    return x
 
 
 __all__ = [
@@ -192,6 +233,7 @@ __all__ = [
     "ShapeDtypeStruct",
     "block_until_ready",
     "checking_leaks",
+    "copy_to_host_async",
     "debug_infs",
     "debug_nans",
     "default_backend",
@@ -206,6 +248,9 @@ __all__ = [
     "ensure_compile_time_eval",
     "eval_shape",
     "explain_cache_misses",
+    "host_count",
+    "host_id",
+    "host_ids",
     "local_device_count",
     "local_devices",
     "log_compiles",
@@ -213,6 +258,9 @@ __all__ = [
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
     "print_environment_info",
+    "process_count",
+    "process_index",
+    "process_indices",
     "typeof",
 ]
 

@@ -68,6 +68,7 @@ __all__ = [
     "uint2",
     "uint4",
     "iinfo",
+    "itemsize_bits",
     "is_python_scalar",
     "is_weakly_typed",
     "issubdtype",
@@ -860,6 +861,22 @@ def finfo(dtype: DTypeLike) -> np.finfo[Any]:
     """Machine limits of a floating dtype; unlike np.finfo, knows bfloat16."""
     result: np.finfo[Any] = _ml_finfo(_to_np_dtype(dtype))
     return result
+
+
+def itemsize_bits(dtype: DTypeLike) -> int:
+    """Bits per element of ``dtype``: 4 for int4 (``np.dtype.itemsize`` says a whole byte), 8 for bool
+    (a byte each), twice the parts' width for a complex type."""
+    if dtype is None:
+        raise ValueError("dtype cannot be None.")
+    if np.dtype(dtype) == np.dtype(bool):  # np.dtype: JAX's message for what is not a dtype
+        return 8
+    if issubdtype(dtype, np.integer):
+        return int(iinfo(dtype).bits)
+    if issubdtype(dtype, np.floating):
+        return int(finfo(dtype).bits)
+    if issubdtype(dtype, np.complexfloating):
+        return 2 * int(finfo(dtype).bits)
+    raise ValueError(f"unexpected input: {dtype=}")
 
 
 # ml_dtypes' iinfo also knows int1/int2/int4 and their unsigned twins.

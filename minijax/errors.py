@@ -129,6 +129,11 @@ class JaxRuntimeError(RuntimeError):
     ``block_until_ready``), as JAX raises its ``jax.errors.JaxRuntimeError``."""
 
 
+class JaxprTypeError(TypeError):
+    """A jaxpr is ill formed or ill typed (``minijax.jaxpr_check``); the message names the equation
+    and the mismatch."""
+
+
 class InconclusiveDimensionOperation(Exception):
     """A shape computation could not be decided (symbolic shapes; not supported)."""
 
@@ -140,6 +145,7 @@ __all__ = [
     "JAXIndexError",
     "JAXTypeError",
     "JaxRuntimeError",
+    "JaxprTypeError",
     "KeyReuseError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from minijax.core import ShapedArray, get_aval, shape_size
+from minijax.errors import JaxprTypeError
 from minijax.jaxpr import (
     Atom,
     ClosedJaxpr,
@@ -46,10 +47,6 @@ __all__ = [
     "check_result_sizes",
     "result_bytes",
 ]
-
-
-class JaxprTypeError(TypeError):
-    """A jaxpr is ill formed or ill typed; the message names the equation and the mismatch."""
 
 
 def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:

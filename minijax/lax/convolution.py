@@ -23,6 +23,7 @@ from minijax.primitives import convolution as _conv
 from minijax.primitives.convolution import (
     ConvDimensionNumbers,
     conv_dimension_numbers,
+    conv_general_dilated_p,
     conv_general_permutations,
     conv_output_shape,
     dilate_dim,
@@ -34,6 +35,7 @@ __all__ = [
     "ConvGeneralDilatedDimensionNumbers",
     "conv_dimension_numbers",
     "conv_general_dilated",
+    "conv_general_dilated_p",
     "conv_general_permutations",
     "conv_general_shape_tuple",
     "conv_shape_tuple",

@@ -266,6 +266,11 @@ def integer_pow(x: ArrayLike, y: int) -> Array:
     return integer_pow_p.bind(x, y=y)
 
 
+def reciprocal(x: ArrayLike) -> Array:
+    """1 / x, as JAX stages it: ``integer_pow`` with exponent -1."""
+    return integer_pow_p.bind(x, y=-1)
+
+
 def exp(x: ArrayLike, *, accuracy: Any = None) -> Array:
     if accuracy is not None:  # checked inline: eager hot path
         _accuracy_ok("exp", accuracy)
@@ -452,7 +457,7 @@ __all__ = [
     "cbrt", "ceil", "clamp", "clz", "convert_element_type", "cos", "cosh", "digamma", "div",
     "eq", "erf", "erf_inv", "erfc", "exp", "exp2", "expm1", "floor", "ge", "gt",
     "integer_pow", "is_finite", "le", "lgamma", "log", "log1p", "logistic", "lt", "max",
-    "min", "mul", "ne", "neg", "nextafter", "population_count", "pow", "reduce_precision",
+    "min", "mul", "ne", "neg", "nextafter", "population_count", "pow", "reciprocal", "reduce_precision",
     "rem", "round", "rsqrt", "select", "select_n", "shift_left", "shift_right_arithmetic",
     "shift_right_logical", "sign", "sin", "sinh", "sqrt", "square", "sub", "tan", "tanh",
     # primitives

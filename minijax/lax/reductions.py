@@ -7,7 +7,7 @@ JAX's primitives carry, then bind.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -146,7 +146,10 @@ def argmin(operand: ArrayLike, axis: int, index_dtype: Any) -> Array:
 # Contractions
 
 
+# Type aliases JAX exports for annotations: a precision (None, a name, a Precision, or a pair of
+# them), and dot_general's ((lhs contracting, rhs contracting), (lhs batch, rhs batch)).
 PrecisionLike = Any
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
 
 
 def dot_general(
@@ -198,7 +201,7 @@ def batch_matmul(lhs: Array, rhs: Array, precision: PrecisionLike = None) -> Arr
 
 
 __all__ = [
-    "Precision", "argmax", "canonicalize_precision", "argmax_p", "argmin", "argmin_p", "batch_matmul", "dot", "dot_general",
+    "DotDimensionNumbers", "Precision", "PrecisionLike", "argmax", "canonicalize_precision", "argmax_p", "argmin", "argmin_p", "batch_matmul", "dot", "dot_general",
     "dot_general_p", "reduce", "reduce_and", "reduce_and_p", "reduce_max", "reduce_max_p", "reduce_min",
     "reduce_min_p", "reduce_or", "reduce_or_p", "reduce_prod", "reduce_prod_p", "reduce_sum", "reduce_sum_p",
     "reduce_xor", "reduce_xor_p",

@@ -120,6 +120,13 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
 
 __all__ = [
     "associative_scan",
+    "cumlogsumexp_p",
+    "cummax_p",
+    "cummin_p",
+    "cumprod_p",
+    "cumsum_p",
+    "sort_p",
+    "top_k_p",
     "cumlogsumexp",
     "cummax",
     "cummin",

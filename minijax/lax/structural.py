@@ -118,6 +118,20 @@ def broadcast_in_dim(operand: ArrayLike, shape: Ints, broadcast_dimensions: Ints
     return sp.broadcast_in_dim(operand, shape, dims)
 
 
+def dtype(x: Any) -> np.dtype[Any]:
+    """The (canonical) dtype of a value or a type: ``lax.dtype(1.0)`` is float32 unless x64 is on."""
+    return dtypes.dtype(x, canonicalize=True)
+
+
+def broadcast_like(arr: ArrayLike, like_arr: ArrayLike) -> Array:
+    """``arr`` broadcast to ``like_arr``'s shape, its axes aligned with the trailing ones (as NumPy does)."""
+    shape, own = get_aval(like_arr).shape, get_aval(arr).shape
+    lead = len(shape) - len(own)
+    if lead < 0 or any(n not in (1, m) for n, m in zip(own, shape[lead:])):
+        raise ValueError(f"broadcast_like: cannot broadcast an array of shape {own} to the shape {shape} of like_arr")
+    return sp.broadcast_in_dim(arr, shape, tuple(range(lead, len(shape))))
+
+
 def broadcast(operand: ArrayLike, sizes: Ints, *, out_sharding: Any = None) -> Array:
     """Add leading dimensions of the given ``sizes``."""
     _no_sharding("broadcast", out_sharding)
@@ -452,7 +466,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 
 
 __all__ = [
-    "broadcast", "broadcast_in_dim", "broadcast_in_dim_p", "broadcast_shapes", "broadcast_to_rank", "broadcasted_iota",
+    "broadcast", "broadcast_in_dim", "broadcast_in_dim_p", "broadcast_like", "broadcast_shapes", "broadcast_to_rank",
+    "broadcasted_iota", "dtype",
     "collapse", "concatenate", "concatenate_p", "dynamic_index_in_dim", "dynamic_slice",
     "dynamic_slice_in_dim", "dynamic_slice_p", "dynamic_update_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_slice_p", "expand_dims", "full", "full_like",
