@@ -142,9 +142,12 @@ def _annotate(module: ir.Module, n_devices: int, arg_hlos: Sequence[Any], out_hl
         main.attributes["res_attrs"] = attrs(out_hlos)
 
 
-def compile_options(pjrt_devices: Sequence[Any]) -> Any:
-    """One replica partitioned over the devices, by XLA's SPMD partitioner."""
+def compile_options(pjrt_devices: Sequence[Any], out_given: Sequence[bool]) -> Any:
+    """One replica partitioned over the devices, by XLA's SPMD partitioner; the layouts of
+    the results not ``out_given`` are the partitioner's to choose (as in JAX: propagated
+    from the arguments' through the program)."""
     options = xc.CompileOptions()
+    options.executable_build_options.allow_spmd_sharding_propagation_to_output = [not g for g in out_given]
     options.num_replicas = 1
     options.num_partitions = len(pjrt_devices)
     options.executable_build_options.use_spmd_partitioning = True
@@ -188,7 +191,7 @@ class SpmdProgram:
         self.module = module
         client = jaxlib_api.device_client(pjrt_devices[0])
         jaxlib_api.check_module(module, n_host_callbacks=0)
-        self.executable = client.compile_and_load(module, xc.DeviceList(tuple(pjrt_devices)), compile_options(pjrt_devices))
+        self.executable = client.compile_and_load(module, xc.DeviceList(tuple(pjrt_devices)), compile_options(pjrt_devices, [h is not None for h in out_hlos]))
         self.out_hlos = [xc.HloSharding.from_proto(s) for s in self.executable.get_output_shardings()]
         handlers = [_result_handler(a, pjrt_devices, h) for a, h in zip(closed.out_avals, self.out_hlos)]
         consts = [put_replicated(closed.consts[i], a) for i, a in zip(hoisted, const_avals)]
