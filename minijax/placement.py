@@ -31,7 +31,7 @@ from minijax.mesh import (
     get_mesh,
 )
 
-__all__ = ["deleted_error", "device_put", "lay_out", "placement", "put_sharded", "resolve_sharding", "to_device"]
+__all__ = ["deleted_error", "device_put", "holds_shards", "lay_out", "placement", "put_sharded", "resolve_sharding", "to_device"]
 
 
 def deleted_error(x: Array) -> RuntimeError:
@@ -191,7 +191,7 @@ def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
     first = sharding._device_assignment[0]
     if type(x) is Array and x._deleted:
         raise deleted_error(x)
-    if isinstance(sharding, NamedSharding) and _holds_shards(sharding, aval):
+    if isinstance(sharding, NamedSharding) and holds_shards(sharding, aval):
         return _put_shards(x, aval, sharding, donate)
     if type(x) is Array:
         buf = x._buf if x._device is first else put_on(first, np.asarray(x._value))
@@ -205,7 +205,7 @@ def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
     return out
 
 
-def _holds_shards(sharding: NamedSharding, aval: core.ShapedArray) -> bool:
+def holds_shards(sharding: NamedSharding, aval: core.ShapedArray) -> bool:
     """Whether an array of ``aval`` laid out by ``sharding`` gets one buffer per device: the
     backend holds such arrays, the dtype is a plain one, and the mesh axes divide the shape."""
     if not isinstance(aval.dtype, np.dtype) or aval.dtype == dtypes.float0:
