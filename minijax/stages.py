@@ -39,10 +39,16 @@ from minijax.api import ShapeDtypeStruct
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, get_backend
 from minijax.caching import BoundedCache, clear_all, on_clear_all
-from minijax.config import GLOBAL_TRACE_CONTEXT, global_values as global_flag_values, thread_overrides, trace_cache_size
+from minijax.config import (
+    GLOBAL_TRACE_CONTEXT,
+    executable_cache_size,
+    global_values as global_flag_values,
+    thread_overrides,
+    trace_cache_size,
+)
 from minijax.core import ShapedArray
 from minijax.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
-from minijax.dispatch import aval_key, compile_log_level, compiled_for, install_compile_rewrite
+from minijax.dispatch import aval_key, compile_log_level, compiled_for, install_compile_rewrite, install_sharded_eager
 from minijax.interpreters.batching import current_axis_env
 from minijax.interpreters.impl_inline import expand_impl_primitives
 from minijax.interpreters.tracing import (
@@ -1105,3 +1111,26 @@ def _lay_out_args(args: tuple[Any, ...], shardings: Any, static: tuple[int, ...]
 
 # compat (issue 24): a library's primitives defined by an impl alone run under jit (see impl_inline).
 install_compile_rewrite(expand_impl_primitives)
+
+
+# issue 17: (primitive, params) -> the jitted program of that one operation, for eager operations on
+# arrays laid out over several devices (dispatch.install_sharded_eager).
+_sharded_eager: BoundedCache[tuple[Any, ...], Jitted] = BoundedCache("sharded eager operations", executable_cache_size)
+
+
+def _eager_on_shards(prim: core.Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """An eager operation on arrays of per-device buffers, run as the one-operation jitted program:
+    each device computes its part, and the result keeps the layout XLA gives it (as in JAX)."""
+
+    def make() -> Jitted:
+        return Jitted(lambda *a: prim.bind(*a, **params), (), (), (), (), None)
+
+    try:
+        key: tuple[Any, ...] = (prim, *params.items(), *map(core.param_type_key, params.values()))
+        hash(key)
+    except TypeError:  # a param that is not hashable: traced each time
+        return make()(*args)
+    return _sharded_eager.get_or_make(key, make)(*args)
+
+
+install_sharded_eager(_eager_on_shards)

@@ -191,3 +191,17 @@ def test_shard_map_runs_each_block_on_its_device(devices: list[Device]) -> None:
     ring = jax.shard_map(lambda b: jax.lax.ppermute(b, "y", [(i, (i + 1) % 4) for i in range(4)]),
                          mesh=mesh, in_specs=P(None, "y"), out_specs=P(None, "y"))  # fmt: skip
     np.testing.assert_array_equal(np.asarray(ring(X)), np.roll(X, 1, axis=1))
+
+
+def test_eager_operations_on_sharded_arrays_keep_their_layout(devices: list[Device]) -> None:
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devices)
+    x = jax.device_put(X, NamedSharding(mesh, P("x", "y")))
+    y = jnp.sin(x) + 1
+    assert y.sharding == x.sharding
+    assert str(jax.typeof(y)) == "float32[16@x,4@y]"
+    assert held_blocks(y) == held_blocks(y)
+    np.testing.assert_allclose(np.asarray(y), np.sin(X) + 1, rtol=1e-6, atol=1e-6)
+    total = x.sum()
+    assert float(total) == X.sum()
+    a, b = jnp.split(x, 2)
+    np.testing.assert_array_equal(np.asarray(b), X[8:])
