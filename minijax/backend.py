@@ -205,7 +205,8 @@ class Backend(abc.ABC):
     ) -> tuple[Callable[[list[Any]], list[Any]], list[Any]]:
         """One program for all the devices of the arguments' shardings (NamedShardings over
         one mesh): a runner on their ``put_shards`` buffers, and each result's NamedSharding
-        (``out_shardings``' where given, else the compiler's choice)."""
+        (``out_shardings``' where given, else the compiler's choice). NotImplementedError for
+        a program that cannot run so (the caller then runs it on one device)."""
         raise NotImplementedError(f"the {self.name} backend compiles no SPMD programs")
 
 

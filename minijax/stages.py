@@ -93,7 +93,8 @@ class _CacheEntry:
         self.tracer_consts: list[Any] = []
         # (devices, argument shardings, result shardings) -> (runner of the SPMD program
         # for those devices, each result's sharding): see ``run_spmd``.
-        self.spmd: dict[tuple[Any, ...], tuple[Callable[[list[Any]], list[Any]], list[Any]]] = {}
+        # None: the program cannot run so (it calls back into Python) and runs on one device.
+        self.spmd: dict[tuple[Any, ...], tuple[Callable[[list[Any]], list[Any]], list[Any]] | None] = {}
 
     def executable(self, device: Device) -> Executable:
         executable = self.executables.get(device)
@@ -140,7 +141,8 @@ class _CacheEntry:
         (``Array._shards``): each device computes its part, on its own buffers, and the
         results come back laid out as the compiler chose (or as ``out_shardings`` says).
         The other arguments are replicated first. None when the program cannot run so
-        (a dtype without per-device buffers): the caller runs it on one device."""
+        (a dtype without per-device buffers, a call back into Python): the caller runs it
+        on one device."""
         sharded = [x for x in flat if type(x) is Array and x._shards is not None]
         layout = sharded[0]._sharding
         assert isinstance(layout, NamedSharding)  # (only those hold per-device buffers)
@@ -165,10 +167,15 @@ class _CacheEntry:
             for s in (out_shardings or [None] * len(self.out_avals))
         ]
         key = (devices, tuple(a._sharding for a in arrays), tuple(outs_given))
-        program = self.spmd.get(key)
-        if program is None:
+        if key not in self.spmd:
             backend = devices[0].backend
-            program = self.spmd[key] = backend.compile_spmd(self.closed, [a._sharding for a in arrays], outs_given)
+            try:
+                self.spmd[key] = backend.compile_spmd(self.closed, [a._sharding for a in arrays], outs_given)
+            except NotImplementedError:  # (a program calling back into Python): on one device
+                self.spmd[key] = None
+        program = self.spmd[key]
+        if program is None:
+            return None
         run, result_shardings = program
         bufs = run([a._shards for a in arrays])
         backend = devices[0].backend

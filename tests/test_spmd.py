@@ -205,3 +205,16 @@ def test_eager_operations_on_sharded_arrays_keep_their_layout(devices: list[Devi
     assert float(total) == X.sum()
     a, b = jnp.split(x, 2)
     np.testing.assert_array_equal(np.asarray(b), X[8:])
+
+
+def test_a_program_calling_back_into_python_runs_on_one_device(devices: list[Device], capsys: Any) -> None:
+    mesh = jax.make_mesh((8,), ("x",), devices=devices)
+    x = jax.device_put(X, NamedSharding(mesh, P("x")))
+
+    def f(a: Any) -> Any:
+        jax.debug.print("total {}", a.sum())
+        return a * 2
+
+    np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), X * 2)
+    jax.effects_barrier()
+    assert f"total {X.sum()}" in capsys.readouterr().out

@@ -182,8 +182,7 @@ class SpmdProgram:
         module, hoisted = lower_jaxpr(closed, "main", {}, host_callbacks, jaxlib_api.device_platform(pjrt_devices[0]))
         if host_callbacks:
             raise NotImplementedError(
-                "minijax: a jitted function over arrays sharded across several devices cannot call back into Python "
-                "(debug.print, pure_callback, ...) yet; move the arrays to one device first (jax.device_put(x, device))."
+                "minijax: an SPMD program cannot call back into Python (debug.print, pure_callback, ...) yet"
             )
         const_avals = [closed.jaxpr.constvars[i].aval for i in hoisted]
         replicated = xc.HloSharding.replicate()
