@@ -117,12 +117,15 @@ def _one_slice_per_device(args: list[Any], axes: Any, devices: Sequence[Any]) ->
         leaves = tree_util.tree_leaves(x)
         if any(isinstance(leaf, core.Tracer) for leaf in leaves):
             return args
-        if axis is None:
-            spec = PartitionSpec()
-        else:
-            ndim = max((core.get_aval(leaf).ndim for leaf in leaves), default=0)
-            spec = PartitionSpec(*([None] * (axis % max(ndim, 1))), "pmap")
-        out.append(tree_util.tree_map(lambda leaf, spec=spec: put_sharded(leaf, NamedSharding(mesh, spec)), x))
+
+        def lay_out(leaf: Any, axis: int | None = axis) -> Any:
+            ndim = core.get_aval(leaf).ndim
+            if axis is not None and not -ndim <= axis < ndim:
+                return leaf  # (vmap reports the bad axis)
+            spec = PartitionSpec() if axis is None else PartitionSpec(*([None] * (axis % ndim)), "pmap")
+            return put_sharded(leaf, NamedSharding(mesh, spec))
+
+        out.append(tree_util.tree_map(lay_out, x))
     return out
 
 

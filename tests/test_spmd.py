@@ -218,3 +218,12 @@ def test_a_program_calling_back_into_python_runs_on_one_device(devices: list[Dev
     np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), X * 2)
     jax.effects_barrier()
     assert f"total {X.sum()}" in capsys.readouterr().out
+
+
+def test_pmap_over_another_axis_and_broadcast_arguments(devices: list[Device]) -> None:
+    x = X[:4].T.copy()  # (4, 4): mapped over axis 1
+    f = jax.pmap(lambda col, scale: col * scale + jax.lax.axis_index("i"), axis_name="i", in_axes=(1, None),
+                 devices=devices[:4])  # fmt: skip
+    y = f(x, np.float32(2))
+    np.testing.assert_array_equal(np.asarray(y), (x * 2).T + np.arange(4, dtype=np.float32)[:, None])
+    assert {s.device for s in y.addressable_shards} == set(devices[:4])
