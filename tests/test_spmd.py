@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import minijax as jax
 import minijax.numpy as jnp
@@ -227,3 +228,44 @@ def test_pmap_over_another_axis_and_broadcast_arguments(devices: list[Device]) -
     y = f(x, np.float32(2))
     np.testing.assert_array_equal(np.asarray(y), (x * 2).T + np.arange(4, dtype=np.float32)[:, None])
     assert {s.device for s in y.addressable_shards} == set(devices[:4])
+
+
+MESHES = [((1,), ("a",)), ((2,), ("a",)), ((4,), ("a",)), ((8,), ("a",)), ((2, 4), ("a", "b")), ((4, 2), ("a", "b")),
+          ((2, 2), ("a", "b"))]  # fmt: skip
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.data())
+def test_sharded_programs_agree_with_the_simulation(data: Any) -> None:
+    # Random meshes of 1-8 devices and random specs: the xla backend's SPMD program gives the
+    # values, and each device holds the block, that the NumPy backend's simulation gives.
+    from minijax_numpy.backend import NumpyBackend
+
+    shape, names = data.draw(st.sampled_from(MESHES))
+    entries = [data.draw(st.sampled_from([None, *names]), label=f"dim {d}") for d in range(2)]
+    if entries[0] is not None and entries[0] == entries[1]:
+        entries[1] = None
+    spec = P(*entries)
+    x = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
+    outs = {}
+    for backend, devs in (("xla", eight_cpus().devices()), ("numpy", _numpy_eight())):
+        size = int(np.prod(shape))
+        mesh = jax.make_mesh(shape, names, devices=devs[:size])
+        placed = jax.device_put(x, NamedSharding(mesh, spec))
+        for shard in placed.addressable_shards:
+            np.testing.assert_array_equal(np.asarray(shard.data), x[shard.index])
+        out = jax.jit(lambda a: jnp.sin(a) @ a.T + a.sum(0))(placed)
+        outs[backend] = np.asarray(out)
+        assert isinstance(devs[0].backend, NumpyBackend) == (backend == "numpy")
+    np.testing.assert_allclose(outs["xla"], outs["numpy"], rtol=1e-5, atol=1e-6)
+
+
+_numpy_made: list[Any] = []
+
+
+def _numpy_eight() -> list[Device]:
+    if not _numpy_made:
+        from minijax_numpy.backend import NumpyBackend
+
+        _numpy_made.append(NumpyBackend(num_devices=8))
+    return list(_numpy_made[0].devices())
