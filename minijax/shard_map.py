@@ -51,8 +51,9 @@ def shard_map(
     if not callable(f):
         raise TypeError(f"shard_map requires a callable for its first argument, but got {f} of type {type(f)}.")
 
-    # mesh -> the jitted SPMD program of this shard_map over it (see _on_every_device).
-    programs: dict[Mesh, Any] = {}
+    # (mesh, in_specs when inferred) -> the jitted SPMD program of this shard_map over it
+    # (see _laid_out_per_device).
+    programs: dict[tuple[Any, ...], Any] = {}
 
     @functools.wraps(f)
     def mapped(*args: Any) -> Any:
@@ -62,16 +63,23 @@ def shard_map(
         if unknown:
             raise ValueError(f"shard_map axis_names {unknown} are not axes of the mesh {the_mesh.axis_names}")
         smap = _ShardMap(f, the_mesh, manual, check_vma)
-        if isinstance(the_mesh, Mesh) and in_specs is not None:
-            laid_out = _laid_out_per_device(smap, the_mesh, args, in_specs)
+        specs, key = in_specs, (the_mesh,)
+        if in_specs is None:  # the arguments' own layouts over this mesh, when they all have one
+            flat, in_tree = tree_util.tree_flatten(args)
+            inferred = [x._sharding.spec for x in flat
+                        if type(x) is Array and isinstance(x._sharding, NamedSharding) and x._sharding.mesh == the_mesh]  # fmt: skip
+            if flat and len(inferred) == len(flat):
+                specs, key = tree_util.tree_unflatten(in_tree, inferred), (the_mesh, in_tree, *inferred)
+        if isinstance(the_mesh, Mesh) and specs is not None:
+            laid_out = _laid_out_per_device(smap, the_mesh, args, specs)
             if laid_out is not None:
-                program = programs.get(the_mesh)
+                program = programs.get(key)
                 if program is None:
                     out_shardings = tree_util.tree_map(
                         lambda s: NamedSharding(the_mesh, PartitionSpec() if s is None else s), out_specs,
                         is_leaf=lambda s: s is None or isinstance(s, PartitionSpec))  # fmt: skip
-                    program = programs[the_mesh] = jit(
-                        lambda *a: _ShardMap(f, the_mesh, manual, check_vma).run(a, in_specs, out_specs),
+                    program = programs[key] = jit(
+                        lambda *a, specs=specs: _ShardMap(f, the_mesh, manual, check_vma).run(a, specs, out_specs),
                         out_shardings=out_shardings,
                     )
                 return program(*laid_out)

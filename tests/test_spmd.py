@@ -269,3 +269,13 @@ def _numpy_eight() -> list[Device]:
 
         _numpy_made.append(NumpyBackend(num_devices=8))
     return list(_numpy_made[0].devices())
+
+
+def test_shard_map_infers_in_specs_from_sharded_arguments(devices: list[Device]) -> None:
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devices)
+    placed = jax.device_put(X, NamedSharding(mesh, P("x", "y")))
+    total = jax.shard_map(lambda b: jax.lax.psum(b.sum(), ("x", "y")), mesh=mesh, out_specs=P())
+    out = total(placed)
+    assert float(out) == X.sum()
+    assert held_blocks(out) == held_blocks(out)
+    assert len(set(held_blocks(out))) == 8  # the sum, on every device
