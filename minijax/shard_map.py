@@ -63,7 +63,8 @@ def shard_map(
         if unknown:
             raise ValueError(f"shard_map axis_names {unknown} are not axes of the mesh {the_mesh.axis_names}")
         smap = _ShardMap(f, the_mesh, manual, check_vma)
-        specs, key = in_specs, (the_mesh,)
+        specs = in_specs
+        key: tuple[Any, ...] = (the_mesh,)
         if in_specs is None:  # the arguments' own layouts over this mesh, when they all have one
             flat, in_tree = tree_util.tree_flatten(args)
             inferred = [x._sharding.spec for x in flat
