@@ -35,9 +35,14 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
     # computed from such an array, so computations on it run there (JAX's
     # "computation follows data"); uncommitted arrays move to the default device.
     # ``_sharding``: a multi-device sharding (a NamedSharding) when the array was
-    # placed with one, else None (the whole array on ``_device``). The value stays
-    # whole on ``_device`` either way: shards are derived from it (minijax.mesh).
-    __slots__ = ("_buf", "aval", "_backend", "_device", "_committed", "_sharding", "__weakref__")
+    # placed with one, else None (the whole array on ``_device``). On a backend that
+    # holds per-device buffers (``Backend.holds_shards``: XLA over several devices)
+    # such an array has ``_shards`` (one buffer per device, as the backend's one
+    # object) and ``_buf is None``, so that every single-device path passes it to
+    # ``placement.to_device``, which hands out its whole value on ``_device``
+    # (assembled once, kept in ``_whole``). Elsewhere ``_shards`` is None and the
+    # value stays whole on ``_device``: shards are derived from it (minijax.mesh).
+    __slots__ = ("_buf", "aval", "_backend", "_device", "_committed", "_sharding", "_shards", "_whole", "__weakref__")
     aval: ShapedArray
     __array_priority__ = 100
 
@@ -50,14 +55,32 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         self._device = device if device is not None else backend.devices()[0]
         self._committed = committed
         self._sharding: Sharding | None = None
+        self._shards: Any = None
+        self._whole: Any = None
 
     @property
     def _deleted(self) -> bool:
-        return self._buf is None
+        return self._buf is None and self._shards is None
+
+    def _whole_buffer(self) -> Any:
+        """The buffer holding the whole value on ``_device``: ``_buf``, or for an array of
+        per-device buffers their value put together there (once)."""
+        if self._buf is not None:
+            return self._buf
+        if self._shards is None:
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
+        if self._whole is None:
+            self._whole = put_on(self._device, self._value)
+        return self._whole
 
     # --- data access -------------------------------------------------------
     @property
     def _value(self) -> np.ndarray[Any, Any]:
+        if self._shards is not None:
+            if transfers.active:
+                transfers.check_device_to_host(self.aval, self._device)
+            assert self._sharding is not None  # (an array of shards has its sharding)
+            return self._backend.get_shards(self._shards, self._sharding, self.aval.shape, self.aval.dtype)
         if self._buf is None:
             raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
         if transfers.active:
@@ -91,7 +114,7 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         prefix = "Array("
         weak = ", weak_type=True" if self.aval.weak_type else ""
         dtype_part = f"dtype={self.aval.dtype.name}{weak})"
-        if self._buf is None:
+        if self._deleted:
             return f"{prefix}<deleted>, shape={self.aval.shape}, {dtype_part}"
         if self.aval.size == 0:
             body = f"[], shape={self.aval.shape}"
@@ -114,7 +137,7 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         # JAX's form for key arrays: the key data under a header, as both repr and str.
         dtype = self.aval.dtype
         assert isinstance(dtype, dtypes.ExtendedDType)
-        data = dtype.host_repr_data(self._value) if self._buf is not None else "<deleted>"
+        data = dtype.host_repr_data(self._value) if not self._deleted else "<deleted>"
         return f"Array({self.aval.shape}, dtype={dtype.name}) overlaying:\n{data}"
 
     def _printable(self) -> np.ndarray[Any, Any]:
@@ -287,7 +310,7 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
 
     # --- placement and readiness ---------------------------------------------
     def block_until_ready(self) -> Array:
-        buf = self._buf
+        buf = self._buf if self._shards is None else self._shards
         if buf is None:
             raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
         try:
@@ -302,9 +325,10 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         return self
 
     def is_ready(self) -> bool:
-        if self._buf is None:
+        buf = self._buf if self._shards is None else self._shards
+        if buf is None:
             raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
-        return self._backend.is_ready(self._buf)
+        return self._backend.is_ready(buf)
 
     def devices(self) -> set[Device]:
         return {self._device} if self._sharding is None else self._sharding.device_set
@@ -331,6 +355,13 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         shape = self.aval.shape
         indices = self._sharding.devices_indices_map(shape)
         replicas = self._sharding.replica_ids(shape)
+        if self._shards is not None:  # each device's own buffer
+            blocks = self._backend.shard_buffers(self._shards, self._sharding, shape)
+            shard_aval = self.aval.update(shape=self._sharding.shard_shape(shape))
+            return [
+                Shard(device, indices[device], replicas[device], Array(block, shard_aval, self._backend, device, True))
+                for device, block in zip(self._sharding._device_assignment, blocks)
+            ]
         host = self._value
         return [
             Shard(device, index, replicas[device], _block_on(self, host, index, device))
@@ -362,6 +393,8 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
 
     def delete(self) -> None:
         self._buf = None
+        self._shards = None
+        self._whole = None
 
     def is_deleted(self) -> bool:
         return self._deleted
@@ -427,7 +460,7 @@ def live_arrays(platform: str | None = None) -> list[Array]:
     Found by walking the objects the garbage collector tracks, so making an
     Array costs nothing extra; this call takes time in proportion to the
     process's objects (a debugging tool, as in JAX)."""
-    arrays = [a for a in gc.get_objects() if type(a) is Array and a._buf is not None]
+    arrays = [a for a in gc.get_objects() if type(a) is Array and not a._deleted]
     if platform is None:
         backend = default_device().backend
         return [a for a in arrays if a._backend is backend]

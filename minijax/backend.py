@@ -178,6 +178,37 @@ class Backend(abc.ABC):
         accessed, ...); None where the backend has none."""
         return None
 
+    # --- arrays over several devices (issue 17) -------------------------------------------
+    # A backend that holds a sharded array as one buffer per device, and compiles one
+    # program for all of a mesh's devices (the xla backend, over N CPU devices). Elsewhere
+    # a sharded array keeps its whole value on its first device (minijax.placement).
+
+    def holds_shards(self, devices: Sequence[Device]) -> bool:
+        """Whether an array laid out over ``devices`` (more than one, all this backend's)
+        holds one buffer per device here."""
+        return False
+
+    def put_shards(self, value: np.ndarray[Any, Any], sharding: Any) -> Any:
+        """``value`` laid out by ``sharding`` (a NamedSharding): one buffer per device, as one object."""
+        raise NotImplementedError(f"the {self.name} backend holds no per-device buffers")
+
+    def get_shards(self, buffer: Any, sharding: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
+        """The whole value of what ``put_shards`` (or an SPMD program) made, on the host."""
+        raise NotImplementedError(f"the {self.name} backend holds no per-device buffers")
+
+    def shard_buffers(self, buffer: Any, sharding: Any, shape: tuple[int, ...]) -> list[Any]:
+        """The per-device buffers of what ``put_shards`` made, in the sharding's device order."""
+        raise NotImplementedError(f"the {self.name} backend holds no per-device buffers")
+
+    def compile_spmd(
+        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None]
+    ) -> tuple[Callable[[list[Any]], list[Any]], list[Any]]:
+        """One program for all the devices of the arguments' shardings (NamedShardings over
+        one mesh): a runner on their ``put_shards`` buffers, and each result's NamedSharding
+        (``out_shardings``' where given, else the compiler's choice). NotImplementedError for
+        a program that cannot run so (the caller then runs it on one device)."""
+        raise NotImplementedError(f"the {self.name} backend compiles no SPMD programs")
+
 
 _registry_lock = threading.Lock()
 _factories: dict[str, Callable[[], Backend]] = {}

@@ -74,6 +74,8 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
     for x in args:
         if isinstance(x, core.Tracer):  # nothing is being traced here: it escaped its transformation
             core.raise_leaked_tracer(x)
+    if _on_shards and prim not in eager_rules and any(type(x) is Array and x._shards is not None for x in args):
+        return _on_shards[0](prim, args, params)
     device, committed = placement(args, prim.name, lambda: [f"args[{i}]" for i in range(len(args))])
     arrays = [to_device(x, device) for x in args]
     if prim in eager_rules:
@@ -174,6 +176,17 @@ def _aval_repr(aval: ShapedArray) -> str:
 # (minijax.interpreters.impl_inline expands the primitives a library defined by an impl alone, which no
 # backend knows). Each is ``rewrite(closed, backend) -> closed``.
 _compile_rewrites: list[Callable[[ClosedJaxpr, Backend], ClosedJaxpr]] = []
+
+
+# issue 17: how an eager operation on arrays of per-device buffers (``Array._shards``) runs, installed
+# by minijax.stages: as a jitted program, so that it runs on every device and keeps their layout (as
+# JAX runs it). ``run(prim, args, params)`` -> what ``apply_primitive`` returns.
+_on_shards: list[Callable[[Primitive, Sequence[Any], dict[str, Any]], Any]] = []
+
+
+def install_sharded_eager(run: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any]) -> None:
+    """Run eager operations on arrays laid out over several devices with ``run``."""
+    _on_shards[:] = [run]
 
 
 def install_compile_rewrite(rewrite: Callable[[ClosedJaxpr, Backend], ClosedJaxpr]) -> None:

@@ -11,12 +11,13 @@ Results are committed when any operand was.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from minijax import core, transfers, tree_util
+from minijax import core, dtypes, transfers, tree_util
 from minijax.array import Array, device_put_value, put_on
 from minijax.backend import Backend, Device, default_device, default_device_of, resolve_device
 from minijax.mesh import (
@@ -30,7 +31,7 @@ from minijax.mesh import (
     get_mesh,
 )
 
-__all__ = ["deleted_error", "device_put", "lay_out", "placement", "put_sharded", "resolve_sharding", "to_device"]
+__all__ = ["deleted_error", "device_put", "holds_shards", "lay_out", "placement", "put_sharded", "resolve_sharding", "to_device"]
 
 
 def deleted_error(x: Array) -> RuntimeError:
@@ -41,7 +42,11 @@ def to_device(x: Any, device: Device, committed: bool = False) -> Array:
     """``x`` (an Array anywhere, or a host value) as an Array on ``device``."""
     if type(x) is Array:
         if x._buf is None:
-            raise deleted_error(x)
+            if x._shards is None:
+                raise deleted_error(x)
+            # Per-device buffers: the whole value, on its first device (assembled once).
+            whole = Array(x._whole_buffer(), x.aval, x._backend, x._device, x._committed)
+            return whole if x._device is device else to_device(whole, device, committed)
         if x._device is device and (x._committed or not committed):
             return x
         if x._device is device:  # same buffer, now committed
@@ -123,12 +128,12 @@ def device_put(
         if isinstance(leaf, core.Tracer):
             return leaf
         if type(leaf) is Array:
-            if leaf._buf is None:
+            if leaf._deleted:
                 raise deleted_error(leaf)
             if target is None and may_alias is not False:
                 return leaf
             where = leaf._device if target is None else target
-            if may_alias is False:
+            if may_alias is False or leaf._buf is None:
                 out = Array(put_on(where, np.array(leaf._value)), leaf.aval, where.backend, where, target is not None)
             else:
                 out = to_device(leaf, where, committed=target is not None)
@@ -184,9 +189,11 @@ def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
                 ) from None
             raise
     first = sharding._device_assignment[0]
+    if type(x) is Array and x._deleted:
+        raise deleted_error(x)
+    if isinstance(sharding, NamedSharding) and holds_shards(sharding, aval):
+        return _put_shards(x, aval, sharding, donate)
     if type(x) is Array:
-        if x._buf is None:
-            raise deleted_error(x)
         buf = x._buf if x._device is first else put_on(first, np.asarray(x._value))
         out = Array(buf, x.aval, first.backend, first, True)
         if donate and out._buf is not x._buf:
@@ -195,6 +202,43 @@ def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
         out = device_put_value(x, device=first)
         out._committed = True
     out._sharding = sharding
+    return out
+
+
+def holds_shards(sharding: NamedSharding, aval: core.ShapedArray) -> bool:
+    """Whether an array of ``aval`` laid out by ``sharding`` gets one buffer per device: the
+    backend holds such arrays, the dtype is a plain one, and the mesh axes divide the shape."""
+    if not isinstance(aval.dtype, np.dtype) or aval.dtype == dtypes.float0:
+        return False
+    devices = sharding._device_assignment
+    if not devices[0].backend.holds_shards(devices):
+        return False
+    sizes = sharding.mesh.shape
+    for dim, n in enumerate(aval.shape):
+        entry = sharding.spec[dim] if dim < len(sharding.spec) else None
+        if entry is None:
+            continue
+        if not isinstance(entry, (str, tuple)):  # P.UNCONSTRAINED: no layout of its own
+            return False
+        axes = (entry,) if isinstance(entry, str) else entry
+        if n % math.prod(sizes[a] for a in axes):
+            return False
+    return True
+
+
+def _put_shards(x: Any, aval: core.ShapedArray, sharding: NamedSharding, donate: bool) -> Array:
+    """``x`` laid out by ``sharding`` as one buffer per device (``_holds_shards``)."""
+    if type(x) is Array and x._shards is not None and x._sharding == sharding:
+        return x
+    first = sharding._device_assignment[0]
+    host = np.asarray(x._value) if type(x) is Array else np.asarray(x, dtype=aval.dtype)
+    if transfers.active and type(x) is not Array:
+        transfers.check_host_to_device(aval, first)
+    out = Array(None, aval, first.backend, first, True)
+    out._shards = first.backend.put_shards(host, sharding)
+    out._sharding = sharding
+    if donate and type(x) is Array:
+        x.delete()
     return out
 
 

@@ -1,10 +1,12 @@
 """``pmap``: map a function over a leading axis, one slice per device, as ``jax.pmap``.
 
-minijax has no SPMD partitioner, so a pmapped function is compiled once as
-``jit(vmap(fun, axis_name=...))`` and runs on one device: the values, the
-collectives over ``axis_name`` (``psum``, ``all_gather``, ...), buffer
-donation and the jaxpr's math are JAX's; what differs is placement (JAX puts
-slice ``i`` on device ``i``). As in JAX, the mapped axis may not be longer
+A pmapped function is compiled once as ``jit(vmap(fun, axis_name=...))``.
+On a backend that holds arrays as per-device buffers (XLA over several
+devices) the mapped arguments are first laid out one slice per device, so the
+program is an SPMD one: slice ``i`` is computed on device ``i``, and the
+collectives over ``axis_name`` (``psum``, ``all_gather``, ...) become XLA's
+cross-device ones. Elsewhere (the NumPy backend) it runs on one device with
+the same values. As in JAX, the mapped axis may not be longer
 than the number of devices: ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
 (or the ``jax_num_cpu_devices`` flag) gives the XLA backend N CPU devices.
 """
@@ -16,7 +18,11 @@ import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from minijax import api, core, tree_util
+from minijax.mesh import Mesh, NamedSharding, PartitionSpec
+from minijax.placement import put_sharded
 from minijax.stages import jit
 from minijax.vectorization import vmap
 
@@ -90,9 +96,37 @@ def pmap(
             run = jit(vmap(body, in_axes=axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size),
                       donate_argnums=dyn_donated, backend=backend)
             compiled[key] = run
+        if size is not None and size > 1 and not kwargs and not donated:
+            dynamic = _one_slice_per_device(dynamic, axes, available[:size])
         return run(*dynamic, **kwargs)
 
     return pmapped
+
+
+def _one_slice_per_device(args: list[Any], axes: Any, devices: Sequence[Any]) -> list[Any]:
+    """``args`` with each mapped array laid out one slice of its mapped axis per device (the
+    others replicated), where the devices' backend holds per-device buffers; else as they are."""
+    if not devices[0].backend.holds_shards(devices):
+        return args
+    per_arg = axes if isinstance(axes, (tuple, list)) else [axes] * len(args)
+    if not all(a is None or isinstance(a, int) for a in per_arg):
+        return args  # (pytree in_axes: left to the one-device path)
+    mesh = Mesh(np.array(devices, dtype=object), ("pmap",))
+    out = []
+    for x, axis in zip(args, per_arg):
+        leaves = tree_util.tree_leaves(x)
+        if any(isinstance(leaf, core.Tracer) for leaf in leaves):
+            return args
+
+        def lay_out(leaf: Any, axis: int | None = axis) -> Any:
+            ndim = core.get_aval(leaf).ndim
+            if axis is not None and not -ndim <= axis < ndim:
+                return leaf  # (vmap reports the bad axis)
+            spec = PartitionSpec() if axis is None else PartitionSpec(*([None] * (axis % ndim)), "pmap")
+            return put_sharded(leaf, NamedSharding(mesh, spec))
+
+        out.append(tree_util.tree_map(lay_out, x))
+    return out
 
 
 def _mapped_size(args: Sequence[Any], kwargs: dict[str, Any], in_axes: Any, axis_size: int | None) -> int | None:

@@ -28,7 +28,8 @@ from minijax.interpreters import batching
 from minijax.interpreters.tracing import arg_names_of, fun_name
 from minijax.lax.structural import index_in_dim, reshape, transpose
 from minijax.mesh import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec, get_abstract_mesh, get_mesh
-from minijax.placement import put_sharded
+from minijax.placement import holds_shards, put_sharded
+from minijax.stages import jit
 
 __all__ = ["shard_map"]
 
@@ -50,6 +51,10 @@ def shard_map(
     if not callable(f):
         raise TypeError(f"shard_map requires a callable for its first argument, but got {f} of type {type(f)}.")
 
+    # (mesh, in_specs when inferred) -> the jitted SPMD program of this shard_map over it
+    # (see _laid_out_per_device).
+    programs: dict[tuple[Any, ...], Any] = {}
+
     @functools.wraps(f)
     def mapped(*args: Any) -> Any:
         the_mesh = _current_mesh(mesh)
@@ -57,9 +62,63 @@ def shard_map(
         unknown = sorted(set(axis_names) - set(the_mesh.axis_names))
         if unknown:
             raise ValueError(f"shard_map axis_names {unknown} are not axes of the mesh {the_mesh.axis_names}")
-        return _ShardMap(f, the_mesh, manual, check_vma).run(args, in_specs, out_specs)
+        smap = _ShardMap(f, the_mesh, manual, check_vma)
+        specs = in_specs
+        key: tuple[Any, ...] = (the_mesh,)
+        if in_specs is None:  # the arguments' own layouts over this mesh, when they all have one
+            flat, in_tree = tree_util.tree_flatten(args)
+            inferred = [x._sharding.spec for x in flat
+                        if type(x) is Array and isinstance(x._sharding, NamedSharding) and x._sharding.mesh == the_mesh]  # fmt: skip
+            if flat and len(inferred) == len(flat):
+                specs, key = tree_util.tree_unflatten(in_tree, inferred), (the_mesh, in_tree, *inferred)
+        if isinstance(the_mesh, Mesh) and specs is not None:
+            laid_out = _laid_out_per_device(smap, the_mesh, args, specs)
+            if laid_out is not None:
+                program = programs.get(key)
+                if program is None:
+                    out_shardings = tree_util.tree_map(
+                        lambda s: NamedSharding(the_mesh, PartitionSpec() if s is None else s), out_specs,
+                        is_leaf=lambda s: s is None or isinstance(s, PartitionSpec))  # fmt: skip
+                    program = programs[key] = jit(
+                        lambda *a, specs=specs: _ShardMap(f, the_mesh, manual, check_vma).run(a, specs, out_specs),
+                        out_shardings=out_shardings,
+                    )
+                return program(*laid_out)
+        return smap.run(args, in_specs, out_specs)
 
     return mapped
+
+
+def _laid_out_per_device(smap: _ShardMap, mesh: Mesh, args: tuple[Any, ...], in_specs: Any) -> tuple[Any, ...] | None:
+    """``args`` laid out over ``mesh`` by ``in_specs`` as per-device buffers, when the mesh's
+    backend holds them (XLA over several devices), no argument is traced and every spec
+    divides its argument: then the shard_map runs as one SPMD program, each device computing
+    its blocks and the collectives crossing devices. None otherwise (and where a spec is
+    wrong, so that ``run`` reports it)."""
+    devices = tuple(mesh.devices.flat)
+    if len(set(devices)) < 2 or not devices[0].backend.holds_shards(devices):
+        return None
+    flat, in_tree = tree_util.tree_flatten(args)
+    if not flat or any(isinstance(x, core.Tracer) or not core.is_array_like(x) for x in flat):
+        return None
+    try:
+        specs = _broadcast_specs("shard_map in_specs", in_specs, args)
+    except (TypeError, ValueError):
+        return None
+    placed = []
+    for x, spec in zip(flat, specs):
+        aval = core.get_aval(x)
+        if len(spec) > aval.ndim or any(name not in mesh.axis_names for name in spec.axis_names()):
+            return None
+        try:
+            sharding = NamedSharding(mesh, spec)
+        except Exception:
+            return None
+        if not holds_shards(sharding, aval):
+            return None
+        smap._check_explicit(x, spec)
+        placed.append(put_sharded(x, sharding))
+    return tuple(tree_util.tree_unflatten(in_tree, placed))
 
 
 def _current_mesh(mesh: Mesh | AbstractMesh | None) -> Mesh | AbstractMesh:

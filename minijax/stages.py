@@ -32,15 +32,23 @@ import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from minijax import config as config_module, core, monitoring, tree_util
+import numpy as np
+
+from minijax import config as config_module, core, dtypes, monitoring, tree_util
 from minijax.api import ShapeDtypeStruct
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, get_backend
 from minijax.caching import BoundedCache, clear_all, on_clear_all
-from minijax.config import GLOBAL_TRACE_CONTEXT, global_values as global_flag_values, thread_overrides, trace_cache_size
+from minijax.config import (
+    GLOBAL_TRACE_CONTEXT,
+    executable_cache_size,
+    global_values as global_flag_values,
+    thread_overrides,
+    trace_cache_size,
+)
 from minijax.core import ShapedArray
 from minijax.debug_checks import check_call_outputs, fp_checks_enabled, fp_switch
-from minijax.dispatch import aval_key, compile_log_level, compiled_for, install_compile_rewrite
+from minijax.dispatch import aval_key, compile_log_level, compiled_for, install_compile_rewrite, install_sharded_eager
 from minijax.interpreters.batching import current_axis_env
 from minijax.interpreters.impl_inline import expand_impl_primitives
 from minijax.interpreters.tracing import (
@@ -53,8 +61,8 @@ from minijax.interpreters.tracing import (
     trace_to_jaxpr,
 )
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
-from minijax.mesh import PartitionSpec, Sharding
-from minijax.placement import lay_out, placement, to_device
+from minijax.mesh import NamedSharding, PartitionSpec, Sharding
+from minijax.placement import lay_out, placement, put_sharded, resolve_sharding, to_device
 from minijax.primitives.calls import jit_p
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Jitted", "Lowered", "Traced", "Wrapped", "clear_caches", "jit"]
@@ -64,7 +72,7 @@ logger = logging.getLogger(__name__)
 
 class _CacheEntry:
     __slots__ = ("name", "closed", "out_avals", "out_tree", "single_output", "backend", "executables", "runners",
-                 "consumed", "tracer_consts")
+                 "consumed", "tracer_consts", "spmd")
 
     def __init__(
         self, name: str, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
@@ -84,6 +92,10 @@ class _CacheEntry:
         # the jaxpr takes them as leading inputs (so that the enclosing
         # transformation sees them as operands), and the entry is not cached.
         self.tracer_consts: list[Any] = []
+        # (devices, argument shardings, result shardings) -> (runner of the SPMD program
+        # for those devices, each result's sharding): see ``run_spmd``.
+        # None: the program cannot run so (it calls back into Python) and runs on one device.
+        self.spmd: dict[tuple[Any, ...], tuple[Callable[[list[Any]], list[Any]], list[Any]] | None] = {}
 
     def executable(self, device: Device) -> Executable:
         executable = self.executables.get(device)
@@ -123,6 +135,56 @@ class _CacheEntry:
             closed = self.closed
             rerun = None if self.consumed else (lambda: eval_jaxpr(closed.jaxpr, closed.consts, *arrays))
             check_call_outputs(f"jit({self.name})", outs, rerun)
+        return outs
+
+    def run_spmd(self, flat: Sequence[Any], out_shardings: Sequence[Any] | None) -> list[Array] | None:
+        """Run as one SPMD program over the devices of the arguments laid out over several
+        (``Array._shards``): each device computes its part, on its own buffers, and the
+        results come back laid out as the compiler chose (or as ``out_shardings`` says).
+        The other arguments are replicated first. None when the program cannot run so
+        (a dtype without per-device buffers, a call back into Python): the caller runs it
+        on one device."""
+        sharded = [x for x in flat if type(x) is Array and x._shards is not None]
+        layout = sharded[0]._sharding
+        assert isinstance(layout, NamedSharding)  # (only those hold per-device buffers)
+        devices = layout._device_assignment
+        for x in sharded:
+            assert x._sharding is not None
+            if x._sharding._device_assignment != devices:
+                raise ValueError(
+                    f"Received incompatible devices for jitted computation {self.name}: arguments are laid out over "
+                    f"the devices {[d.id for d in devices]} and {[d.id for d in x._sharding._device_assignment]}. "
+                    "Lay every argument out over one mesh (jax.device_put(x, NamedSharding(mesh, spec)))."
+                )
+        if any(not isinstance(a.dtype, np.dtype) or a.dtype == dtypes.float0
+               for a in [*self.closed.in_avals, *self.out_avals]):  # fmt: skip
+            return None
+        replicated = NamedSharding(layout.mesh, PartitionSpec())
+        arrays = [x if type(x) is Array and x._shards is not None else put_sharded(x, replicated) for x in flat]
+        if any(a._shards is None for a in arrays):
+            return None
+        outs_given = [
+            s if isinstance(s, NamedSharding) and s._device_assignment == devices else None
+            for s in (out_shardings or [None] * len(self.out_avals))
+        ]
+        key = (devices, tuple(a._sharding for a in arrays), tuple(outs_given))
+        if key not in self.spmd:
+            backend = devices[0].backend
+            try:
+                self.spmd[key] = backend.compile_spmd(self.closed, [a._sharding for a in arrays], outs_given)
+            except NotImplementedError:  # (a program calling back into Python): on one device
+                self.spmd[key] = None
+        program = self.spmd[key]
+        if program is None:
+            return None
+        run, result_shardings = program
+        bufs = run([a._shards for a in arrays])
+        backend = devices[0].backend
+        outs = []
+        for buf, aval, sharding in zip(bufs, self.out_avals, result_shardings):
+            out = Array(None, aval, backend, devices[0], True)
+            out._shards, out._sharding = buf, sharding
+            outs.append(out)
         return outs
 
     def _check_donations(self, arrays: Sequence[Array]) -> None:
@@ -673,6 +735,10 @@ class Jitted(Wrapped):
             return tree_util.tree_unflatten(entry.out_tree, outs)
         if self._fast_ok and args and not kwargs:
             self._remember_fast(args, entry, device)
+        if any(type(x) is Array and x._shards is not None for x in flat):  # laid out over several devices
+            spmd_outs = entry.run_spmd(flat, self._flat_out_shardings(entry))
+            if spmd_outs is not None:
+                return tree_util.tree_unflatten(entry.out_tree, spmd_outs)
         outs = entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
@@ -728,6 +794,10 @@ class Jitted(Wrapped):
             backend = device.backend
             outs = [Array(b, aval, backend, device, committed) for b, aval in zip(hot(bufs), entry.out_avals)]
         return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _flat_out_shardings(self, entry: _CacheEntry) -> list[Any] | None:
+        """One sharding (or None) per flat result: ``out_shardings`` (``_ShardedJitted``)."""
+        return None
 
     def _remember_fast(self, args: tuple[Any, ...], entry: _CacheEntry, device: Device) -> None:
         """Enter ``entry`` in the hot path's cache when ``args`` are what that path takes:
@@ -1019,6 +1089,18 @@ class _ShardedJitted(Jitted):
     _in_shardings: Any = None
     _out_shardings: Any = None
 
+    def _flat_out_shardings(self, entry: _CacheEntry) -> list[Any] | None:
+        given = self._out_shardings
+        if given is None:
+            return None
+        specs, tree = tree_util.tree_flatten(given, is_leaf=lambda s: s is None or isinstance(s, (Sharding, PartitionSpec)))
+        try:
+            per_leaf = [spec for spec, sub in zip(specs, tree.flatten_up_to(tree_util.tree_unflatten(entry.out_tree,
+                        [0] * entry.out_tree.num_leaves))) for _ in tree_util.tree_leaves(sub)]  # fmt: skip
+        except Exception:
+            return None  # (lay_out reports the mismatch after the call)
+        return [None if s is None else resolve_sharding(s, "jit out_shardings") for s in per_leaf]
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._in_shardings is not None:
             args = _lay_out_args(args, self._in_shardings, self.static_argnums)
@@ -1047,3 +1129,26 @@ def _lay_out_args(args: tuple[Any, ...], shardings: Any, static: tuple[int, ...]
 
 # compat (issue 24): a library's primitives defined by an impl alone run under jit (see impl_inline).
 install_compile_rewrite(expand_impl_primitives)
+
+
+# issue 17: (primitive, params) -> the jitted program of that one operation, for eager operations on
+# arrays laid out over several devices (dispatch.install_sharded_eager).
+_sharded_eager: BoundedCache[tuple[Any, ...], Jitted] = BoundedCache("sharded eager operations", executable_cache_size)
+
+
+def _eager_on_shards(prim: core.Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """An eager operation on arrays of per-device buffers, run as the one-operation jitted program:
+    each device computes its part, and the result keeps the layout XLA gives it (as in JAX)."""
+
+    def make() -> Jitted:
+        return Jitted(lambda *a: prim.bind(*a, **params), (), (), (), (), None)
+
+    try:
+        key: tuple[Any, ...] = (prim, *params.items(), *map(core.param_type_key, params.values()))
+        hash(key)
+    except TypeError:  # a param that is not hashable: traced each time
+        return make()(*args)
+    return _sharded_eager.get_or_make(key, make)(*args)
+
+
+install_sharded_eager(_eager_on_shards)

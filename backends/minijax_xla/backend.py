@@ -40,8 +40,9 @@ from minijax.caching import BoundedCache
 from minijax.config import executable_cache_size, read as read_flag, x64_enabled
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from minijax.mesh import NamedSharding, PartitionSpec
 from minijax.primitives import FAMILIES
-from minijax_xla import jaxlib_api
+from minijax_xla import jaxlib_api, spmd
 from minijax_xla.lowering import LOWERINGS, lower_jaxpr, module_text
 from minijax_xla.profiler import XlaProfiler
 
@@ -260,6 +261,58 @@ class XlaBackend(Backend):
             if not any(client is c for c in clients):
                 clients.append(client)
         return clients
+
+    # --- arrays over several devices (minijax_xla.spmd) ----------------------------------
+    def holds_shards(self, devices: Sequence[Device]) -> bool:
+        pjrt = [self._pjrt_of.get(d) for d in devices]
+        if any(p is None for p in pjrt) or len(set(map(id, pjrt))) < 2:
+            return False
+        client = jaxlib_api.device_client(pjrt[0])
+        return all(jaxlib_api.device_client(p) is client for p in pjrt)
+
+    def put_shards(self, value: np.ndarray[Any, Any], sharding: Any) -> Any:
+        devices = sharding._device_assignment
+        indices = sharding.devices_indices_map(value.shape)
+        return spmd.put_shards(value, sharding, [self._pjrt_of[d] for d in devices], [indices[d] for d in devices])
+
+    def get_shards(self, buffer: Any, sharding: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
+        indices = sharding.devices_indices_map(shape)
+        devices = sharding._device_assignment
+        return spmd.to_host(buffer, [self._pjrt_of[d] for d in devices], shape, dtype, [indices[d] for d in devices])
+
+    def shard_buffers(self, buffer: Any, sharding: Any, shape: tuple[int, ...]) -> list[Any]:
+        pjrt = [self._pjrt_of[d] for d in sharding._device_assignment]
+        return spmd.shard_buffers(buffer, pjrt, sharding.shard_shape(shape))
+
+    def compile_spmd(
+        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None]
+    ) -> tuple[Callable[[list[Any]], list[Any]], list[Any]]:
+        mesh = in_shardings[0].mesh
+        devices = in_shardings[0]._device_assignment
+        pjrt = [self._pjrt_of[d] for d in devices]
+        in_hlos = [spmd.hlo_sharding(s, a.ndim) for s, a in zip(in_shardings, closed.in_avals)]
+        out_hlos = [None if s is None else spmd.hlo_sharding(s, a.ndim) for s, a in zip(out_shardings, closed.out_avals)]
+        replicated = NamedSharding(mesh, PartitionSpec())
+
+        def put_replicated(value: Any, aval: ShapedArray) -> Any:
+            return self.put_shards(np.asarray(value, dtype=aval.dtype), replicated)
+
+        self._count("compiles")
+        program = spmd.SpmdProgram(closed, pjrt, in_hlos, out_hlos, put_replicated)
+        hints = [s.spec for s in in_shardings] + [s.spec for s in out_shardings if s is not None]
+        results = []
+        for given, hlo, aval in zip(out_shardings, program.out_hlos, closed.out_avals):
+            if given is not None:
+                results.append(given)
+                continue
+            spec = spmd.spec_for(hlo, mesh, aval.ndim, hints)
+            if spec is None:  # a layout no PartitionSpec names: laid out anew, replicated
+                raise NotImplementedError(
+                    f"minijax: XLA laid a result of the SPMD program out as {hlo}, which no PartitionSpec over "
+                    f"{mesh} names; give jit out_shardings= for it."
+                )
+            results.append(NamedSharding(mesh, spec))
+        return program.run, results
 
     # --- eager ---------------------------------------------------------------------
     def execute(

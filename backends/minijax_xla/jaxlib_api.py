@@ -269,7 +269,7 @@ class _Sharding(xc.SingleDeviceSharding):  # type: ignore[misc]
 _put_shardings: dict[PjrtDevice, Any] = {}
 
 
-def _put_sharding(device: PjrtDevice) -> Any:
+def put_sharding(device: PjrtDevice) -> Any:
     sharding = _put_shardings.get(device)
     if sharding is None:
         sharding = _put_shardings[device] = _Sharding(device)
@@ -309,7 +309,7 @@ def put(value: np.ndarray[Any, Any], device: PjrtDevice) -> Buffer:
     aval = ShapedArray(value.shape, value.dtype)
     buffer = xc.batched_device_put(
         aval,
-        _put_sharding(device),
+        put_sharding(device),
         [value],
         [device],
         True,

@@ -1,0 +1,210 @@
+"""Arrays over several devices and SPMD programs (issue 17).
+
+A sharded array is one jaxlib global array: one buffer per device of its
+mesh, each holding that device's block, under a ``GSPMDSharding`` (the
+mesh's devices, and the ``HloSharding`` that says which block each holds).
+A jitted program over sharded arrays is compiled once for all of the mesh's
+devices (``num_partitions=N``, XLA's SPMD partitioner) with each argument's
+and result's layout as an ``mhlo.sharding`` attribute; it runs on every
+device at once, on the arrays' own buffers, and its results come back laid
+out as the compiled program says (``get_output_shardings``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import xla_client as xc
+from jaxlib.mlir import ir
+
+from minijax.core import ShapedArray
+from minijax.jaxpr import ClosedJaxpr
+from minijax.mesh import Mesh, NamedSharding, PartitionSpec
+from minijax_xla import jaxlib_api
+from minijax_xla.lowering import lower_jaxpr
+
+Buffer = Any
+
+
+def hlo_sharding(sharding: NamedSharding, ndim: int) -> Any:
+    """XLA's form of ``sharding`` for an array of rank ``ndim``, over the mesh's
+    devices in their flat order (positions in the executable's device list)."""
+    mesh = sharding.mesh
+    sizes = dict(mesh.shape)
+    names = list(mesh.axis_names)
+    tiles: list[int] = []
+    order: list[int] = []
+    for dim in range(ndim):
+        entry = sharding.spec[dim] if dim < len(sharding.spec) else None
+        axes = () if entry is None else ((entry,) if isinstance(entry, str) else tuple(entry))
+        tiles.append(math.prod(sizes[a] for a in axes))
+        order += [names.index(a) for a in axes]
+    unused = [i for i in range(len(names)) if i not in order]
+    replication = math.prod(mesh.axis_sizes[i] for i in unused)
+    if math.prod(tiles) == 1:
+        return xc.HloSharding.replicate()
+    subgroups = []
+    if replication > 1:
+        tiles.append(replication)
+        subgroups = [xc.OpSharding.Type.REPLICATED]
+    return xc.HloSharding.iota_tile(tiles, list(mesh.axis_sizes), order + unused, subgroups)
+
+
+def spec_for(hlo: Any, mesh: Mesh, ndim: int, hints: Sequence[PartitionSpec] = ()) -> PartitionSpec | None:
+    """The PartitionSpec over ``mesh`` whose layout is ``hlo``, or None if no spec gives it.
+
+    XLA reports layouts as HloShardings; JAX's arrays carry NamedShardings.
+    The ``hints`` (the arguments' specs) are tried first, then every spec
+    that maps each mesh axis to at most one dimension (a mesh has a few axes,
+    an array a few dimensions: a small search)."""
+    if hlo.is_replicated():
+        return PartitionSpec()
+    names = list(mesh.axis_names)
+    for spec in hints:
+        if len(spec) <= ndim and hlo_sharding(NamedSharding(mesh, spec), ndim) == hlo:
+            return spec
+    for placement in itertools.product(range(ndim + 1), repeat=len(names)):  # ndim: the axis unused
+        per_dim: list[list[str]] = [[] for _ in range(ndim)]
+        for name, dim in zip(names, placement):
+            if dim < ndim:
+                per_dim[dim].append(name)
+        for orders in itertools.product(*[list(itertools.permutations(axes)) for axes in per_dim]):
+            entries = [None if not o else (o[0] if len(o) == 1 else tuple(o)) for o in orders]
+            while entries and entries[-1] is None:
+                entries.pop()
+            spec = PartitionSpec(*entries)
+            if hlo_sharding(NamedSharding(mesh, spec), ndim) == hlo:
+                return spec
+    return None
+
+
+def _gspmd(pjrt_devices: Sequence[Any], hlo: Any) -> Any:
+    return xc.GSPMDSharding(xc.DeviceList(tuple(pjrt_devices)), hlo)
+
+
+def put_shards(
+    host: np.ndarray[Any, Any], sharding: NamedSharding, pjrt_devices: Sequence[Any], indices: Sequence[Any]
+) -> Buffer:
+    """``host`` laid out by ``sharding``: each device's block copied to it, as one global array.
+    ``pjrt_devices`` and ``indices`` (each device's index into ``host``) are in the mesh's flat order."""
+    blocks = [jaxlib_api.put(jaxlib_api.c_contiguous(np.asarray(host[index])), d)
+              for d, index in zip(pjrt_devices, indices)]  # fmt: skip
+    return assemble(ShapedArray(host.shape, host.dtype), hlo_sharding(sharding, host.ndim), pjrt_devices, blocks)
+
+
+def assemble(aval: ShapedArray, hlo: Any, pjrt_devices: Sequence[Any], blocks: Sequence[Buffer]) -> Buffer:
+    """The global array made of ``blocks`` (one per device, in the device list's order)."""
+    return xc.ArrayImpl(ShapedArray(aval.shape, aval.dtype), _gspmd(pjrt_devices, hlo), list(blocks), True,
+                        _skip_checks=True)  # fmt: skip
+
+
+def shard_buffers(buffer: Buffer, pjrt_devices: Sequence[Any], shard_shape: tuple[int, ...]) -> list[Buffer]:
+    """The per-device buffers of a global array, in its device list's order, each labelled
+    with its own aval and device as ``jaxlib_api.put``'s buffers are (an executable's
+    results come without: jaxlib fills those in from jax, which minijax does not import)."""
+    blocks = list(buffer._arrays)
+    aval = ShapedArray(shard_shape, buffer.aval.dtype)
+    return [b if b.aval is not None else b._rewrap_with_aval_and_sharding(aval, jaxlib_api.put_sharding(d))
+            for b, d in zip(blocks, pjrt_devices)]  # fmt: skip
+
+
+def to_host(
+    buffer: Buffer, pjrt_devices: Sequence[Any], shape: tuple[int, ...], dtype: Any, indices: Sequence[Any]
+) -> np.ndarray[Any, Any]:
+    """The whole value of a global array, put together on the host from its blocks."""
+    whole = np.empty(shape, dtype)
+    shard_shape = tuple(len(range(*s.indices(n))) for s, n in zip(indices[0], shape)) if indices else shape
+    for block, index in zip(shard_buffers(buffer, pjrt_devices, shard_shape), indices):
+        whole[index] = jaxlib_api.get(block)
+    whole.flags.writeable = False
+    return whole
+
+
+def _annotate(module: ir.Module, n_devices: int, arg_hlos: Sequence[Any], out_hlos: Sequence[Any | None]) -> None:
+    """Give ``module``'s @main its arguments' and results' layouts and the partition count."""
+    with jaxlib_api.context_lock, module.context, ir.Location.unknown():
+        i32 = ir.IntegerType.get_signless(32)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, n_devices)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
+        main = next(op for op in module.body.operations if ir.StringAttr(op.attributes["sym_name"]).value == "main")
+
+        def attrs(hlos: Sequence[Any | None]) -> Any:
+            # (lower_jaxpr gave @main no attributes of its own: it was lowered without donations.)
+            return ir.ArrayAttr.get([
+                ir.DictAttr.get({} if hlo is None else {"mhlo.sharding": ir.StringAttr.get(str(hlo))}) for hlo in hlos
+            ])
+
+        main.attributes["arg_attrs"] = attrs(arg_hlos)
+        main.attributes["res_attrs"] = attrs(out_hlos)
+
+
+def compile_options(pjrt_devices: Sequence[Any], out_given: Sequence[bool]) -> Any:
+    """One replica partitioned over the devices, by XLA's SPMD partitioner; the layouts of
+    the results not ``out_given`` are the partitioner's to choose (as in JAX: propagated
+    from the arguments' through the program)."""
+    options = xc.CompileOptions()
+    options.executable_build_options.allow_spmd_sharding_propagation_to_output = [not g for g in out_given]
+    options.num_replicas = 1
+    options.num_partitions = len(pjrt_devices)
+    options.executable_build_options.use_spmd_partitioning = True
+    options.device_assignment = xc.DeviceAssignment.create(
+        np.array([[d.id for d in pjrt_devices]], dtype=np.int32)
+    )
+    options.executable_build_options.memory_fitting_level = jaxlib_api.MEMORY_FITTING_O2
+    return options
+
+
+def _result_handler(aval: ShapedArray, pjrt_devices: Sequence[Any], hlo: Any) -> Any:
+    sharding = _gspmd(pjrt_devices, hlo)
+    try:
+        return xc.array_result_handler(ShapedArray(aval.shape, aval.dtype), sharding, True, _skip_checks=True)
+    except TypeError:  # jaxlib 0.11+
+        return xc.array_result_handler(ShapedArray(aval.shape, aval.dtype), sharding, True)
+
+
+class SpmdProgram:
+    """A jaxpr compiled for all of a mesh's devices: ``run(global arrays) -> global arrays``,
+    and the layout XLA gave each result (``out_hlos``)."""
+
+    def __init__(
+        self,
+        closed: ClosedJaxpr,
+        pjrt_devices: Sequence[Any],
+        in_hlos: Sequence[Any],
+        out_hlos: Sequence[Any | None],
+        put_replicated: Callable[[Any, ShapedArray], Buffer],
+    ) -> None:
+        host_callbacks: list[Callable[..., Any]] = []
+        module, hoisted = lower_jaxpr(closed, "main", {}, host_callbacks, jaxlib_api.device_platform(pjrt_devices[0]))
+        if host_callbacks:
+            raise NotImplementedError(
+                "minijax: an SPMD program cannot call back into Python (debug.print, pure_callback, ...) yet"
+            )
+        const_avals = [closed.jaxpr.constvars[i].aval for i in hoisted]
+        replicated = xc.HloSharding.replicate()
+        _annotate(module, len(pjrt_devices), [replicated] * len(hoisted) + list(in_hlos), out_hlos)
+        self.module = module
+        client = jaxlib_api.device_client(pjrt_devices[0])
+        jaxlib_api.check_module(module, n_host_callbacks=0)
+        self.executable = client.compile_and_load(module, xc.DeviceList(tuple(pjrt_devices)), compile_options(pjrt_devices, [h is not None for h in out_hlos]))
+        self.out_hlos = [xc.HloSharding.from_proto(s) for s in self.executable.get_output_shardings()]
+        handlers = [_result_handler(a, pjrt_devices, h) for a, h in zip(closed.out_avals, self.out_hlos)]
+        consts = [put_replicated(closed.consts[i], a) for i, a in zip(hoisted, const_avals)]
+        execute_sharded = self.executable.execute_sharded
+
+        def run(args: list[Buffer]) -> list[Buffer]:
+            try:
+                outs: list[Buffer] = execute_sharded([*consts, *args]).consume_with_handlers(handlers)
+            except Exception as e:
+                raise jaxlib_api.runtime_error(e) from e
+            jaxlib_api.collect_garbage()
+            return outs
+
+        self.run = run
+
+
+__all__ = ["SpmdProgram", "assemble", "hlo_sharding", "put_shards", "shard_buffers", "spec_for", "to_host"]
