@@ -155,6 +155,10 @@ def compile_options(pjrt_devices: Sequence[Any], out_given: Sequence[bool]) -> A
         np.array([[d.id for d in pjrt_devices]], dtype=np.int32)
     )
     options.executable_build_options.memory_fitting_level = jaxlib_api.MEMORY_FITTING_O2
+    # XLA's CPU collectives abort the process when a device thread waits 40 s for the others;
+    # on a loaded machine (a test run on 2 cores with 8 simulated devices) that is a scheduling
+    # delay, not a deadlock. Wait longer before calling it one.
+    options.env_option_overrides = [("xla_cpu_collective_call_terminate_timeout_seconds", "600")]
     return options
 
 
