@@ -14,7 +14,13 @@ import numpy as np
 from minijax import core, dtypes, lax as lax
 from minijax.numpy import ufuncs, util
 from minijax.numpy.shape_ops import Shape, _is_identity, _shape_of, ravel
-from minijax.numpy.util import canonicalize_axis, check_arraylike, compiled_when_eager, convert_element_type, promote_dtypes
+from minijax.numpy.util import (
+    canonicalize_axis,
+    check_arraylike,
+    compiled_when_eager,
+    convert_element_type,
+    promote_dtypes,
+)
 
 __all__ = ["dot", "inner", "matmul", "outer", "tensordot", "vdot"]
 
