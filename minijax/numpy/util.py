@@ -21,7 +21,7 @@ import functools
 import operator
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias, overload
+from typing import Any, TypeAlias, TypeVar, cast, overload
 
 import numpy as np
 
@@ -59,7 +59,10 @@ _PYTHON_SCALARS = (bool, int, float)
 # =====================================================================================
 
 
-def compiled_when_eager(fun: Callable[..., Any]) -> Callable[..., Any]:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def compiled_when_eager(fun: _F) -> _F:
     """``fun``, run as a cached ``jit`` of itself when called eagerly on Arrays only."""
     jitted = jit(fun)
 
@@ -73,7 +76,7 @@ def compiled_when_eager(fun: Callable[..., Any]) -> Callable[..., Any]:
         return fun(*args, **kwargs)
 
     wrapper.plain = fun  # type: ignore[attr-defined]  # (the plain path, for tests)
-    return wrapper
+    return cast(_F, wrapper)
 
 
 def is_arraylike(x: Any) -> bool:
