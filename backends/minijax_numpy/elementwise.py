@@ -566,7 +566,7 @@ def _erf_inv(x: Array) -> Array:
     if far.any():  # ~1e-3 -> ~1e-9 -> ~1e-27: one more step where Winitzki's guess started
         y[far] = _halley_step(y[far], t[far], near_one[far])
     y = np.where(inside, y, np.where(np.abs(x) == 1, np.inf, np.nan))
-    return np.copysign(y, x)
+    return np.asarray(np.copysign(y, x))
 
 
 def _shift_up(z: Array, to: float, steps: int) -> tuple[Array, Array, Array]:
