@@ -67,6 +67,13 @@ TARGETS: dict[str, tuple[str, float]] = {
     "percentile_1e6": ("latency", 1.1),
     # issue 21 (jnpshape: jax.ops)
     "segment_sum_1e6": ("latency", 1.1),
+    # issue 23 (speed): eager jnp calls and a jit call on pytree arguments, at most JAX's time on XLA
+    "eager_dot": ("latency", 1.0),
+    "eager_matmul": ("latency", 1.0),
+    "eager_einsum": ("latency", 1.0),
+    "eager_sum": ("latency", 1.0),
+    "eager_index": ("latency", 1.0),
+    "jit_pytree": ("latency", 1.0),
 }
 
 

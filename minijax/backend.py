@@ -11,14 +11,16 @@ from __future__ import annotations
 import abc
 import threading
 from collections.abc import Callable, Sequence
-from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from minijax.config import generation, invalidate_derived, overridden_anywhere, read as read_flag
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 ENTRY_POINT_GROUP = "minijax.backends"
 
@@ -260,6 +262,10 @@ def _discover() -> None:
     with _registry_lock:
         if _discovered:
             return
+        # (imported here: importlib.metadata costs ~5% of ``import minijax``, and backends are
+        # discovered at the first use of one, not at import)
+        from importlib import metadata
+
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             _factories.setdefault(ep.name, _entry_point_factory(ep))
         for name, spec in _BUNDLED.items():

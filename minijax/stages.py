@@ -538,6 +538,38 @@ class Wrapped:
         raise NotImplementedError
 
 
+def _array_tree_structure(tree: Any, leaves: list[Any]) -> Hashable | None:
+    """For the call fast path: the structure of ``tree`` if it is made of plain
+    tuples, lists and dicts (keys sorted, as ``tree_flatten`` orders them) with
+    Arrays at the leaves, which are appended to ``leaves`` in flattening order;
+    None for anything else (the call then takes the plain path)."""
+    t = type(tree)
+    if t is Array:
+        leaves.append(tree)
+        return 0
+    if t is tuple or t is list:
+        parts: list[Any] = [t]
+        for x in tree:
+            sub = _array_tree_structure(x, leaves)
+            if sub is None:
+                return None
+            parts.append(sub)
+        return tuple(parts)
+    if t is dict:
+        try:
+            keys = sorted(tree)
+        except TypeError:
+            return None
+        parts = [dict, tuple(keys)]
+        for k in keys:
+            sub = _array_tree_structure(tree[k], leaves)
+            if sub is None:
+                return None
+            parts.append(sub)
+        return tuple(parts)
+    return None
+
+
 class Jitted(Wrapped):
     """What ``jit(f)`` returns: callable, with ``lower``, ``trace`` and ``eval_shape``."""
 
@@ -748,7 +780,9 @@ class Jitted(Wrapped):
     # live Arrays on one device that is committed or the default one, outside
     # any transformation, with an entry cached by an earlier call -- and does
     # its work flat, reading flags and state without calls: this is most of
-    # the Python time of a cached call. Anything else goes to ``_call``, which
+    # the Python time of a cached call. Arguments that are plain dicts, lists
+    # and tuples of Arrays are flattened here too (``_array_tree_structure``,
+    # an optimisation of ``tree_flatten`` for those), their structure in the key. Anything else goes to ``_call``, which
     # also enters the entry here (``_remember_fast``).
     # =================================================================================
 
@@ -761,15 +795,23 @@ class Jitted(Wrapped):
             disable_jit, context = global_flag_values["jax_disable_jit"], global_flag_values[GLOBAL_TRACE_CONTEXT]
         if disable_jit:
             return self.fun(*args)
+        leaves: Sequence[Any] = args
         first = args[0]
-        if type(first) is not Array:
-            return self._call(args, kwargs)
+        # Avals enter the key as ints (``aval_key``), as in eager dispatch's fast path.
+        if type(first) is Array and type(args[-1]) is Array:  # (_remember_fast keys calls as this does)
+            key: list[Any] = [context, first._device]
+        else:  # dicts, lists and tuples of Arrays: their structure enters the key
+            tree_leaves: list[Any] = []
+            structure = _array_tree_structure(args, tree_leaves)
+            if structure is None or not tree_leaves:
+                return self._call(args, kwargs)
+            leaves = tree_leaves
+            first = tree_leaves[0]
+            key = [context, first._device, structure]
         device = first._device
         committed = False
-        # Avals enter the key as ints (``aval_key``), as in eager dispatch's fast path.
-        key: list[Any] = [context, device]
         bufs: list[Any] = []
-        for a in args:
+        for a in leaves:
             buf = a._buf if type(a) is Array else None
             if buf is None or a._device is not device:
                 return self._call(args, kwargs)
@@ -787,7 +829,7 @@ class Jitted(Wrapped):
         cached[1] = True
         entry, hot = cached[0]
         if hot is None or fp_switch.on:  # donation, or NaN checks: the full run
-            outs = entry.run(args, device, committed, bufs)
+            outs = entry.run(leaves, device, committed, bufs)
         elif entry.single_output:  # the common case, written out
             return Array(hot(bufs)[0], entry.out_avals[0], device.backend, device, committed)
         else:
@@ -802,11 +844,21 @@ class Jitted(Wrapped):
     def _remember_fast(self, args: tuple[Any, ...], entry: _CacheEntry, device: Device) -> None:
         """Enter ``entry`` in the hot path's cache when ``args`` are what that path takes:
         live Arrays all on ``device`` (where the call ran), keyed as ``__call__`` keys them."""
-        if any(type(a) is not Array or a._buf is None or a._device is not device for a in args):
+        leaves: list[Any] = []
+        structure = _array_tree_structure(args, leaves)
+        if structure is None or any(a._buf is None or a._device is not device for a in leaves):
             return
         if self._backend_name is not None and device.backend.name != self._backend_name:
             return
-        key = (config_module.trace_context(), device, *(aval_key(a.aval) for a in args))
+        # As __call__ keys a call: flat when the first and last arguments are Arrays (then
+        # all must be), else with the structure.
+        head: tuple[Any, ...] = (config_module.trace_context(), device)
+        if type(args[0]) is Array and type(args[-1]) is Array:
+            if any(type(a) is not Array for a in args):
+                return
+        else:
+            head = (*head, structure)
+        key = (*head, *(aval_key(a.aval) for a in leaves))
         # The runner of a plain call (no donation) is called by __call__ itself.
         hot = None if entry.consumed else entry.runner(device)
         self._fast_cache.put(key, (entry, hot))

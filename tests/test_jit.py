@@ -185,6 +185,11 @@ def _jit_calls():
         ("weak scalar argument", lambda a, b: mul(a, b), [x, jax.device_put(2.0)]),
         ("host argument (declined)", lambda a: add(a, a), [np.ones((2, 3), np.float32)]),
         ("integers", lambda a: add(a, a), [jax.device_put(np.arange(4, dtype=np.int32))]),
+        # issue 23: plain dicts, lists and tuples of Arrays are flattened by the fast path too
+        ("dict and list arguments", lambda d, p: add(mul(d["b"], p[0]), d["a"]), [{"b": x, "a": committed}, [x, x]]),
+        ("tuple then Array", lambda t, a: (mul(t[0], a), t[1]), [(x, {"k": x}), x]),
+        ("Array then dict", lambda a, d: add(a, d["z"][1]), [x, {"z": (x, committed)}]),
+        ("a None leaf (declined)", lambda d: d["a"], [{"a": x, "n": None}]),
     ]
 
 
@@ -219,3 +224,22 @@ def test_the_fast_call_is_served_from_its_cache():
     assert calls == []  # a hit: no plain call
     jitted(f32([1.0, 2.0, 3.0]))  # a new shape: the plain call again
     assert len(calls) == 1
+
+
+def test_the_fast_call_serves_pytree_arguments_from_its_cache():
+    # issue 23: dict and list arguments hit the fast path's cache after the first call, keyed by
+    # their structure: other keys, another order of list and dict, or another leaf type miss it.
+    jitted = jax.jit(lambda d, p: add(d["a"], p[0]))
+    x, y = f32([1.0, 2.0]), f32([3.0, 4.0])
+    jitted({"a": x, "b": y}, [y])
+    calls = []
+    original = jitted._call
+    jitted._call = lambda *a: calls.append(a) or original(*a)
+    out = jitted({"b": x, "a": y}, [x])  # same structure (keys sorted), same avals: a hit
+    assert calls == []
+    np.testing.assert_array_equal(np.asarray(out), [4.0, 6.0])
+    jitted({"a": x, "c": y}, [y])  # other keys
+    jitted({"a": x, "b": y}, (y,))  # a tuple for the list
+    jitted({"a": x, "b": y}, [np.ones(2, np.float32)])  # a host leaf
+    assert len(calls) == 3
+

@@ -254,3 +254,21 @@ def test_polygamma_at_its_poles_is_jaxs_on_every_jaxlib(backend_name: str) -> No
         got = np.asarray(lax.polygamma(m, x))
         assert np.isnan(got[[0, 1, 4]]).all(), got
         assert np.isposinf(got[[2, 3, 5]]).all(), got
+
+
+def test_the_numpy_backends_erf_inv_is_float64_exact_over_its_whole_range() -> None:
+    # issue 23: the reference erf_inv starts from Giles's approximation (fit on float32's range)
+    # and, within ~1e-7 of +-1 where that fit does not hold, from Winitzki's; both branches and the
+    # switch between the polynomials must land on scipy's values to float64 rounding.
+    special = pytest.importorskip("scipy.special")
+    from minijax_numpy.elementwise import _erf_inv
+
+    x = np.concatenate([
+        np.linspace(-0.999, 0.999, 2001),
+        1 - np.logspace(-16, -1, 301), -1 + np.logspace(-16, -1, 301),  # the tails, both fits and beyond
+        np.logspace(-300, -2, 50),  # tiny: erf_inv(x) ~ sqrt(pi)/2 x
+        [1 - np.finfo(np.float64).epsneg, np.exp(-5.0), np.sqrt(1 - np.exp(-5.0)), np.sqrt(1 - np.exp(-16.0))],
+    ])
+    want = special.erfinv(x)
+    np.testing.assert_allclose(_erf_inv(x), want, rtol=2e-14, atol=0)
+    np.testing.assert_array_equal(_erf_inv(np.array([1.0, -1.0, 2.0, np.nan])), [np.inf, -np.inf, np.nan, np.nan])

@@ -136,8 +136,9 @@ def _dot_general(
     in_dtype = dot_input_dtype(lhs.dtype, rhs.dtype)
     out_dtype = np.dtype(preferred_element_type) if preferred_element_type is not None else in_dtype
     stage, work = dot_accumulation_dtypes(in_dtype, out_dtype)
-    lhs = lhs.astype(in_dtype).astype(stage).astype(work)
-    rhs = rhs.astype(in_dtype).astype(stage).astype(work)
+    # (copy=False: a conversion to the dtype an operand already has is no conversion)
+    lhs = lhs.astype(in_dtype, copy=False).astype(stage, copy=False).astype(work, copy=False)
+    rhs = rhs.astype(in_dtype, copy=False).astype(stage, copy=False).astype(work, copy=False)
     lhs_free = tuple(i for i in range(lhs.ndim) if i not in lb + lc)
     rhs_free = tuple(i for i in range(rhs.ndim) if i not in rb + rc)
     product = np.matmul(_as_batched_matrices(lhs, lb, lhs_free, lc), _as_batched_matrices(rhs, rb, rc, rhs_free))

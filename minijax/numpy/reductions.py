@@ -171,6 +171,7 @@ def _reduce(
     return util.convert_element_type(result, result_dtype)
 
 
+@util.compiled_when_eager
 def sum(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Any = None,
@@ -186,6 +187,7 @@ def sum(  # noqa: A001  (NumPy's name)
     return out_
 
 
+@util.compiled_when_eager
 def prod(
     a: ArrayLike,
     axis: Any = None,
@@ -200,6 +202,7 @@ def prod(
     return _reduce("prod", a, axis, dtype, out, keepdims, initial, where, promote_integers, upcast_f16=True)
 
 
+@util.compiled_when_eager
 def max(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Any = None,
@@ -212,6 +215,7 @@ def max(  # noqa: A001  (NumPy's name)
     return _reduce("max", a, axis, None, out, keepdims, initial, where)
 
 
+@util.compiled_when_eager
 def min(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Any = None,
@@ -228,6 +232,7 @@ amax = max
 amin = min
 
 
+@util.compiled_when_eager
 def all(  # noqa: A001  (NumPy's name)
     a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False, *, where: ArrayLike | None = None
 ) -> Any:
@@ -235,6 +240,7 @@ def all(  # noqa: A001  (NumPy's name)
     return _reduce("all", a, axis, None, out, keepdims, None, where)
 
 
+@util.compiled_when_eager
 def any(  # noqa: A001  (NumPy's name)
     a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False, *, where: ArrayLike | None = None
 ) -> Any:
@@ -253,6 +259,7 @@ def _count(a: Any, axes: tuple[int, ...]) -> int:
     return size
 
 
+@util.compiled_when_eager
 def mean(
     a: ArrayLike,
     axis: Any = None,

@@ -14,7 +14,13 @@ import numpy as np
 from minijax import core, dtypes, lax as lax
 from minijax.numpy import ufuncs, util
 from minijax.numpy.shape_ops import Shape, _is_identity, _shape_of, ravel
-from minijax.numpy.util import canonicalize_axis, check_arraylike, convert_element_type, promote_dtypes
+from minijax.numpy.util import (
+    canonicalize_axis,
+    check_arraylike,
+    compiled_when_eager,
+    convert_element_type,
+    promote_dtypes,
+)
 
 __all__ = ["dot", "inner", "matmul", "outer", "tensordot", "vdot"]
 
@@ -38,6 +44,7 @@ def _dot_general(fun_name: str, a: ArrayLike, b: ArrayLike, contract: tuple[Sequ
     return convert_element_type(out, out_dtype, weak)
 
 
+@compiled_when_eager
 def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None,
         out_sharding: Any = None) -> Any:
     """``jnp.dot``: sum over the last axis of ``a`` and the second-to-last of ``b`` (scalars multiply)."""
@@ -50,6 +57,7 @@ def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_
     return _dot_general("dot", a, b, contract, ((), ()), precision, preferred_element_type)
 
 
+@compiled_when_eager
 def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None,
            out_sharding: Any = None) -> Any:
     """``jnp.matmul`` (``a @ b``): matrix products, broadcasting the leading (batch) axes.
@@ -128,6 +136,7 @@ def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_eleme
     return convert_element_type(out, out_dtype, weak)
 
 
+@compiled_when_eager
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """``jnp.vdot``: the dot product of the flattened arrays."""
     check_arraylike("vdot", a, b)
@@ -136,6 +145,7 @@ def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element
     return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
+@compiled_when_eager
 def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """``jnp.inner``: sum over the last axes of both arrays (scalars multiply)."""
     check_arraylike("inner", a, b)
@@ -148,6 +158,7 @@ def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_elemen
     return _dot_general("inner", a, b, ((na - 1,), (nb - 1,)), ((), ()), precision, preferred_element_type)
 
 
+@compiled_when_eager
 def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Any:
     """``jnp.outer``: every element of ``a`` times every element of ``b``, as a matrix."""
     util.check_no_out("outer", out)

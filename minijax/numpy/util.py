@@ -17,10 +17,11 @@ two exactly the way JAX does, so that our jaxprs read like JAX's:
 
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
-from collections.abc import Sequence
-from typing import Any, TypeAlias, overload
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias, TypeVar, cast, overload
 
 import numpy as np
 
@@ -41,6 +42,41 @@ ArrayLike: TypeAlias = Any
 InexactOperand: TypeAlias = Array | np.ndarray[Any, Any] | np.number[Any] | float
 
 _PYTHON_SCALARS = (bool, int, float)
+
+
+# =====================================================================================
+# Eager calls run compiled (issue 23). An optimisation of calling ``fun``
+# itself, which is what it computes: read ``fun``. JAX defines its ``jnp``
+# functions under ``jit(inline=True)``: traced, they inline; called eagerly,
+# the whole function is one cached executable, so its Python (promotion, weak
+# types, shape checks, one dispatch per primitive) runs once per signature and
+# a later call is a cache lookup. ``compiled_when_eager`` does the same for
+# the common eager call: positional operands that are all Arrays, no
+# transformation active. Every other call (a transformation tracing, keyword
+# arguments, Python scalars, NumPy arrays, lists, which ``fun`` must check or
+# reject itself) is the plain call of ``fun``. ``tests/test_dispatch.py``
+# checks that the two agree.
+# =====================================================================================
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def compiled_when_eager(fun: _F) -> _F:
+    """``fun``, run as a cached ``jit`` of itself when called eagerly on Arrays only."""
+    jitted = jit(fun)
+
+    @functools.wraps(fun)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if args and not kwargs and core.trace_state.trace is core.eval_trace:
+            for a in args:
+                if type(a) is not Array:
+                    return fun(*args, **kwargs)
+            return jitted(*args)
+        return fun(*args, **kwargs)
+
+    wrapper.plain = fun  # type: ignore[attr-defined]  # (the plain path, for tests)
+    return cast(_F, wrapper)
 
 
 def is_arraylike(x: Any) -> bool:

@@ -11,6 +11,7 @@ never weak, dot_general is weak only when both operands are.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -142,6 +143,8 @@ def _dot_rank(dt: np.dtype[Any]) -> tuple[int, int, int]:
     return kind, dt.itemsize, tiebreak
 
 
+# Memoised (here and below): pure functions of dtypes, asked on every eager dot_general of the NumPy backend.
+@functools.cache
 def dot_input_dtype(lhs: np.dtype[Any], rhs: np.dtype[Any]) -> np.dtype[Any]:
     return max(lhs, rhs, key=_dot_rank)
 
@@ -260,6 +263,7 @@ param_completers["dot_general"] = _complete_dot_general
 param_constructors["Precision"] = Precision  # precision=(Precision.HIGH, ...) reads back
 
 
+@functools.cache
 def dot_accumulation_dtypes(in_dtype: np.dtype[Any], out_dtype: np.dtype[Any]) -> tuple[np.dtype[Any], np.dtype[Any]]:
     """How dot_general computes (its Semantics in spec/primitives/reductions.md).
 
