@@ -46,7 +46,10 @@ def test_atan2_complex_grad_is_the_holomorphic_derivative() -> None:
 
 
 def test_atan2_still_refuses_integers() -> None:
-    with pytest.raises(TypeError, match="atan2 does not accept dtype int32 at position 0. Accepted dtypes at position 0 are subtypes of floating, complexfloating"):
+    with pytest.raises(
+        TypeError,
+        match="atan2 does not accept dtype int32 at position 0. Accepted dtypes at position 0 are subtypes of floating, complexfloating",
+    ):
         lax.atan2(np.int32(1), np.int32(2))
 
 

@@ -56,8 +56,25 @@ def _complex(*shape: int) -> np.ndarray:
 # atan2 and logaddexp
 
 
-EDGES = np.array([1 + 2j, -1 - 0.5j, 0j, 3 + 0j, -2 + 0j, 1e30 + 0j, np.inf + 0j, np.nan + 0j, 0.5 + np.inf * 1j, -np.inf + 0j, 1000 + 3j], np.complex64)
-OTHER = np.array([0.5 - 1j, 2 + 1j, 1 + 0j, 0j, 0j, 1e30 + 1j, 1 + 0j, 1 + 0j, 1 + 1j, 1 + 0j, -1000 - 3j], np.complex64)
+EDGES = np.array(
+    [
+        1 + 2j,
+        -1 - 0.5j,
+        0j,
+        3 + 0j,
+        -2 + 0j,
+        1e30 + 0j,
+        np.inf + 0j,
+        np.nan + 0j,
+        0.5 + np.inf * 1j,
+        -np.inf + 0j,
+        1000 + 3j,
+    ],
+    np.complex64,
+)
+OTHER = np.array(
+    [0.5 - 1j, 2 + 1j, 1 + 0j, 0j, 0j, 1e30 + 1j, 1 + 0j, 1 + 0j, 1 + 1j, 1 + 0j, -1000 - 3j], np.complex64
+)
 
 
 @pytest.mark.parametrize("x64", [False, True])
@@ -71,15 +88,22 @@ def test_atan2_and_logaddexp_of_complex_values(x64: bool) -> None:
             # Python scalars: weak types and promotion as JAX's.
             assert_same(getattr(mjnp, name)(1 + 1j, 2.0), getattr(jnp, name)(1 + 1j, 2.0), rtol=1e-6)
         z, w = complex(x[0]), complex(y[0])
-        for fn_m, fn_j in ((minijax.lax.atan2, jax.lax.atan2), (mjnp.logaddexp, jnp.logaddexp), (mjnp.logaddexp2, jnp.logaddexp2)):
+        for fn_m, fn_j in (
+            (minijax.lax.atan2, jax.lax.atan2),
+            (mjnp.logaddexp, jnp.logaddexp),
+            (mjnp.logaddexp2, jnp.logaddexp2),
+        ):
             for argnums in (0, 1):
-                got = minijax.grad(lambda a, b: fn_m(a, b).real, argnums=argnums)(z, w)
-                want = jax.grad(lambda a, b: fn_j(a, b).real, argnums=argnums)(z, w)
+                got = minijax.grad(lambda a, b, fn_m=fn_m: fn_m(a, b).real, argnums=argnums)(z, w)
+                want = jax.grad(lambda a, b, fn_j=fn_j: fn_j(a, b).real, argnums=argnums)(z, w)
                 np.testing.assert_allclose(complex(got), complex(want), rtol=1e-5)
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.complex_numbers(max_magnitude=50, allow_nan=False, allow_infinity=False), st.complex_numbers(max_magnitude=50, allow_nan=False, allow_infinity=False))
+@given(
+    st.complex_numbers(max_magnitude=50, allow_nan=False, allow_infinity=False),
+    st.complex_numbers(max_magnitude=50, allow_nan=False, allow_infinity=False),
+)
 def test_logaddexp_complex_hypothesis(a: complex, b: complex) -> None:
     x, y = np.complex64(a), np.complex64(b)
     for name in ("logaddexp", "logaddexp2"):
@@ -93,7 +117,7 @@ def test_logaddexp_complex_hypothesis(a: complex, b: complex) -> None:
 
 def test_atan2_errors_as_jax() -> None:
     for args in ((np.int32(1), np.int32(2)), (np.float32(1), np.complex64(1))):
-        got, want = outcome(lambda: minijax.lax.atan2(*args)), outcome(lambda: jax.lax.atan2(*args))
+        got, want = outcome(lambda args=args: minijax.lax.atan2(*args)), outcome(lambda args=args: jax.lax.atan2(*args))
         assert got[0] == want[0] == "raise"
         assert got[1][0] == want[1][0]
 
@@ -115,14 +139,20 @@ def test_complex_schur_as_jax(dtype: type, shape: tuple[int, ...]) -> None:
     assert tm.dtype == tj.dtype and zm.dtype == zj.dtype and tm.shape == tj.shape
     tol = 1e-4 if dtype == np.complex64 else 1e-11
     np.testing.assert_allclose(zm @ tm @ np.conj(np.swapaxes(zm, -1, -2)), a, atol=tol * 10)
-    np.testing.assert_allclose(np.sort_complex(np.diagonal(tm, axis1=-2, axis2=-1)), np.sort_complex(np.diagonal(tj, axis1=-2, axis2=-1)), atol=tol * 10)
+    np.testing.assert_allclose(
+        np.sort_complex(np.diagonal(tm, axis1=-2, axis2=-1)),
+        np.sort_complex(np.diagonal(tj, axis1=-2, axis2=-1)),
+        atol=tol * 10,
+    )
     assert np.abs(np.tril(tm, -1)).max() == 0
     # What the scipy wrapper does with a real matrix and output='complex'.
     r = RNG.normal(size=shape[-2:]).astype(np.float32)
     tm2, _ = msla.schur(r, output="complex")
     tj2, _ = jsla.schur(r, output="complex")
     assert np.asarray(tm2).dtype == np.asarray(tj2).dtype
-    np.testing.assert_allclose(np.sort_complex(np.diag(np.asarray(tm2))), np.sort_complex(np.diag(np.asarray(tj2))), atol=1e-4)
+    np.testing.assert_allclose(
+        np.sort_complex(np.diag(np.asarray(tm2))), np.sort_complex(np.diag(np.asarray(tj2))), atol=1e-4
+    )
 
 
 def test_rsf2csf_of_jaxs_real_schur_form() -> None:
@@ -133,7 +163,7 @@ def test_rsf2csf_of_jaxs_real_schur_form() -> None:
         for g, w in zip(got, want):
             assert_same(g, w, rtol=1e-4, atol=2e-5)
     for args in ((np.ones((2, 3)), np.eye(3)), (np.eye(2), np.ones((3, 2))), (np.eye(2), np.eye(3))):
-        got, want = outcome(lambda: msla.rsf2csf(*args)), outcome(lambda: jsla.rsf2csf(*args))
+        got, want = outcome(lambda args=args: msla.rsf2csf(*args)), outcome(lambda args=args: jsla.rsf2csf(*args))
         assert got == want
 
 
@@ -167,8 +197,11 @@ def test_solve_sylvester_edge_cases_and_errors() -> None:
     a, b, c = np.diag([1.0, 2.0]).astype(np.float32), np.diag([-1.0]).astype(np.float32), np.ones((2, 1), np.float32)
     assert_same(msla.solve_sylvester(a, b, c), jsla.solve_sylvester(a, b, c))  # NaN: 1 + (-1) = 0
     for kwargs in ({"method": "fast"},):
-        assert outcome(lambda: msla.solve_sylvester(a, a, np.eye(2), **kwargs))[0] == "raise"
-    got, want = outcome(lambda: msla.solve_sylvester(np.eye(2), np.eye(3), np.ones((3, 3)))), outcome(lambda: jsla.solve_sylvester(np.eye(2), np.eye(3), np.ones((3, 3))))
+        assert outcome(lambda kwargs=kwargs: msla.solve_sylvester(a, a, np.eye(2), **kwargs))[0] == "raise"
+    got, want = (
+        outcome(lambda: msla.solve_sylvester(np.eye(2), np.eye(3), np.ones((3, 3)))),
+        outcome(lambda: jsla.solve_sylvester(np.eye(2), np.eye(3), np.ones((3, 3)))),
+    )
     assert got == want
 
 
@@ -177,9 +210,13 @@ def test_solve_sylvester_edge_cases_and_errors() -> None:
 def test_dft_as_jax(n: int, scale: str | None) -> None:
     assert_same(msla.dft(n, scale), jsla.dft(n, scale), rtol=1e-6, atol=1e-6)
     with enable_x64(True), jax.enable_x64(True):
-        assert_same(msla.dft(n, scale, dtype=np.complex128), jsla.dft(n, scale, dtype=np.complex128), rtol=1e-13, atol=1e-13)
+        assert_same(
+            msla.dft(n, scale, dtype=np.complex128), jsla.dft(n, scale, dtype=np.complex128), rtol=1e-13, atol=1e-13
+        )
     for kwargs in ({"scale": "N"}, {"dtype": np.float32}):
-        assert outcome(lambda: msla.dft(3, **kwargs)) == outcome(lambda: jsla.dft(3, **kwargs))
+        assert outcome(lambda kwargs=kwargs: msla.dft(3, **kwargs)) == outcome(
+            lambda kwargs=kwargs: jsla.dft(3, **kwargs)
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -215,8 +252,12 @@ def test_sph_harm_y_as_jax(x64: bool) -> None:
     rtol = 1e-12 if x64 else 2e-5
     with enable_x64(x64), jax.enable_x64(x64):
         assert_same(msp.sph_harm_y(n, m, theta, phi), jsp.sph_harm_y(n, m, theta, phi), rtol=rtol, atol=rtol)
-        assert_same(msp.sph_harm_y(n, m, theta, phi, n_max=4), jsp.sph_harm_y(n, m, theta, phi, n_max=4), rtol=rtol, atol=rtol)
-        assert_same(msp.sph_harm_y(n[:1], m[:1], 0.3, phi[:1]), jsp.sph_harm_y(n[:1], m[:1], 0.3, phi[:1]), rtol=rtol, atol=rtol)
+        assert_same(
+            msp.sph_harm_y(n, m, theta, phi, n_max=4), jsp.sph_harm_y(n, m, theta, phi, n_max=4), rtol=rtol, atol=rtol
+        )
+        assert_same(
+            msp.sph_harm_y(n[:1], m[:1], 0.3, phi[:1]), jsp.sph_harm_y(n[:1], m[:1], 0.3, phi[:1]), rtol=rtol, atol=rtol
+        )
         got = minijax.grad(lambda t: msp.sph_harm_y(n, m, t, phi).imag.sum())(theta)
         want = jax.grad(lambda t: jsp.sph_harm_y(n, m, t, phi).imag.sum())(theta)
         assert_same(got, want, rtol=rtol * 10, atol=rtol * 10)
@@ -234,7 +275,15 @@ def test_orthogonal_initializers_as_jax(seed: int) -> None:
     """The same key gives the same matrix (float32 agreement; bit-equal on XLA, where both
     call LAPACK's geqrf/orgqr)."""
     km, kj = minijax.random.key(seed), jax.random.key(seed)
-    for shape, axis in (((3, 3), -1), ((4, 2), -1), ((2, 5), -1), ((3, 4, 5), 0), ((6, 3), 0), ((2, 2, 3, 3), -1), ((0, 3), -1)):
+    for shape, axis in (
+        ((3, 3), -1),
+        ((4, 2), -1),
+        ((2, 5), -1),
+        ((3, 4, 5), 0),
+        ((6, 3), 0),
+        ((2, 2, 3, 3), -1),
+        ((0, 3), -1),
+    ):
         got = minijax.nn.initializers.orthogonal(scale=1.5, column_axis=axis)(km, shape)
         want = jax.nn.initializers.orthogonal(scale=1.5, column_axis=axis)(kj, shape)
         assert_same(got, want, rtol=1e-5, atol=1e-6)
@@ -246,6 +295,12 @@ def test_orthogonal_initializers_as_jax(seed: int) -> None:
         got = minijax.nn.initializers.delta_orthogonal(scale=0.5)(km, shape)
         want = jax.nn.initializers.delta_orthogonal(scale=0.5)(kj, shape)
         assert_same(got, want, rtol=1e-5, atol=1e-6)
-    for make, shape in ((minijax.nn.initializers.orthogonal, (3,)), (minijax.nn.initializers.delta_orthogonal, (3, 3)), (minijax.nn.initializers.delta_orthogonal, (3, 5, 4))):
+    for make, shape in (
+        (minijax.nn.initializers.orthogonal, (3,)),
+        (minijax.nn.initializers.delta_orthogonal, (3, 3)),
+        (minijax.nn.initializers.delta_orthogonal, (3, 5, 4)),
+    ):
         jmake = getattr(jax.nn.initializers, make.__name__)
-        assert outcome(lambda: make()(km, shape)) == outcome(lambda: jmake()(kj, shape))
+        assert outcome(lambda make=make, shape=shape: make()(km, shape)) == outcome(
+            lambda jmake=jmake, shape=shape: jmake()(kj, shape)
+        )

@@ -72,22 +72,17 @@ def _wofz(z: Array) -> Array:
 
 # w'(z) = -2 z w(z) + 2i/√π
 _wofz.defjvps(
-    lambda g, ans, z: g * (lax.neg(2 * z * ans) + lax.complex(_const(lax.real(z), 0.0), _const(lax.real(z), 2 / np.sqrt(np.pi))))
+    lambda g, ans, z: (
+        g * (lax.neg(2 * z * ans) + lax.complex(_const(lax.real(z), 0.0), _const(lax.real(z), 2 / np.sqrt(np.pi))))
+    )
 )
-
-
-def _complex_dtype(dtype: Any) -> np.dtype[Any]:
-    dt = np.dtype(dtype)
-    if dtypes.issubdtype(dt, np.complexfloating):
-        return dt
-    return dtypes.canonicalize_dtype(np.complex128 if dt == np.float64 else np.complex64)
 
 
 def wofz(z: ArrayLike) -> Array:
     """The Faddeeva function ``exp(-z²) erfc(-iz)``, complex (real arguments are made complex)."""
     (x,) = promote_args_inexact("wofz", z)
     x = jnp.asarray(x)
-    return _wofz(x.astype(_complex_dtype(x.dtype)))
+    return _wofz(x.astype(dtypes.to_complex_dtype(x.dtype)))
 
 
 def erfcx_complex(x: Array) -> Array:

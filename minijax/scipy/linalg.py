@@ -908,20 +908,9 @@ def hadamard(n: int, dtype: Any = int) -> Array:
 # rsf2csf, sqrtm, funm, solve_sylvester; and dft
 
 
-def _complex_dtype(dtype: Any) -> np.dtype[Any]:
-    """JAX's ``to_complex_dtype``: complex128 for float64 (and 64-bit integers), complex64 for the
-    narrower floats; a complex dtype stays."""
-    dt = np.dtype(dtype)
-    if dtypes.issubdtype(dt, np.complexfloating):
-        return dt
-    if not dtypes.issubdtype(dt, np.floating):
-        dt = dtypes.promote_types(dt, dtypes.default_float_dtype())
-    return dtypes.canonicalize_dtype(np.complex128 if dt == np.float64 else np.complex64)
-
-
 def promote_dtypes_complex(*args: Array) -> list[Array]:
     """The arguments in one complex dtype (their common dtype's complex form)."""
-    dt = _complex_dtype(dtypes.result_type(*args))
+    dt = dtypes.to_complex_dtype(dtypes.result_type(*args))
     return [jnp.asarray(a).astype(dt) for a in args]
 
 
@@ -937,7 +926,7 @@ def schur(a: ArrayLike, output: str = "real") -> tuple[Array, Array]:
         raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output!r}.")
     arr = jnp.asarray(a)
     if output == "complex":
-        arr = arr.astype(_complex_dtype(arr.dtype))
+        arr = arr.astype(dtypes.to_complex_dtype(arr.dtype))
     out: Any = lax_linalg.schur(arr)
     return out  # type: ignore[no-any-return]
 
@@ -1125,8 +1114,9 @@ def _solve_sylvester_2d(a: Array, b: Array, c: Array, method: str, tol: float) -
         f = u.conj().T @ c.astype(r.dtype) @ v
         x = u @ _sylvester_triangular(r, s.conj().T, f) @ v.conj().T
     elif method == "eigen":
-        ra, ua = jnp.linalg.eig(a)
-        rb, ub = jnp.linalg.eig(b)
+        eig: Any = jnp.linalg.eig  # the nonsymmetric eigendecomposition (complex results)
+        ra, ua = eig(a)
+        rb, ub = eig(b)
         f = solve(ua, c.astype(ra.dtype) @ ub)
         x = ua[:m, :m] @ (f / (ra[:, None] + rb[None, :]))[:m, :n] @ inv(ub)[:n, :n]
     else:

@@ -21,6 +21,7 @@ from minijax.core import concrete_or_error
 from minijax.custom_derivatives import custom_jvp
 from minijax.nn.functions import log_softmax as log_softmax, logsumexp as logsumexp, softmax as softmax
 from minijax.numpy.util import promote_args_inexact
+from minijax.scipy._special_complex import erfcx_complex, sph_harm_y as sph_harm_y, wofz as wofz  # sci21 (issue 21)
 
 # special2 (issue 21): the remaining functions, and gamma/gammasgn, which they share, live there.
 from minijax.scipy._special_more import (
@@ -36,7 +37,6 @@ from minijax.scipy._special_more import (
     sici as sici,
     spence as spence,
 )  # fmt: skip
-from minijax.scipy._special_complex import erfcx_complex, sph_harm_y as sph_harm_y, wofz as wofz  # sci21 (issue 21)
 from minijax.typing import ArrayLike
 
 
