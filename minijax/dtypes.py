@@ -326,6 +326,18 @@ def default_complex_dtype() -> np.dtype[Any]:
     return _c128 if x64_enabled() else _c64
 
 
+def to_complex_dtype(dtype: DTypeLike) -> np.dtype[Any]:
+    """The complex dtype holding ``dtype``'s values (JAX's ``dtypes.to_complex_dtype``): complex128
+    for float64 (and, through the default float, 64-bit integers under x64), complex64 for the
+    narrower floats; a complex dtype stays. Canonicalized (complex64 without x64)."""
+    dt = np.dtype(dtype)
+    if issubdtype(dt, np.complexfloating):
+        return canonicalize_dtype(dt)
+    if not issubdtype(dt, np.floating):
+        dt = promote_types(dt, default_float_dtype())
+    return canonicalize_dtype(np.complex128 if dt == np.float64 else np.complex64)
+
+
 def _explicit_dtype(dt: np.dtype[Any], fun_name: str | None, stacklevel: int) -> np.dtype[Any]:
     """Canonicalize a dtype the user asked for by name (``dtype=jnp.float64``).
 

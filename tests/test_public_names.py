@@ -19,8 +19,7 @@ pytestmark = pytest.mark.single_backend
 RECORDED = json.loads((Path(__file__).parent / "data" / "jax_public_names.json").read_text())
 
 # Names that need complex dtypes or the FFT: issue 19 ("Complex numbers, FFT and
-# the non-symmetric eigenproblem") builds them. (scipy.linalg's dft and rsf2csf
-# exist and raise NotImplementedError, as docs/differences.md says.)
+# the non-symmetric eigenproblem") builds them.
 _COMPLEX = "issue 19: complex dtypes and the FFT"
 DEFERRED: dict[str, dict[str, str]] = {
     "numpy": {
@@ -30,10 +29,6 @@ DEFERRED: dict[str, dict[str, str]] = {
     "numpy.fft": {name: _COMPLEX for name in RECORDED["modules"]["numpy.fft"]},
     "scipy.fft": {name: _COMPLEX for name in RECORDED["modules"]["scipy.fft"]},
     "scipy.signal": {name: _COMPLEX for name in ["csd", "istft", "stft", "welch"]},
-    "scipy.special": {
-        "wofz": _COMPLEX,
-        "sph_harm_y": _COMPLEX,  # JAX's spherical harmonics are complex64
-    },
     # extend (issue 20): the primitives minijax has not built, each with where it is (or is not) built.
     "extend.core.primitives": {
         **{name: _COMPLEX for name in ["fft_p", "eig_p"]},

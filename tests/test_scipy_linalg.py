@@ -361,13 +361,12 @@ def test_krylov_pytree_and_gradients():
         (lambda: sl.eigh_tridiagonal(np.ones(3), np.ones(2), select="v"), NotImplementedError, "select='v'"),
         (lambda: ssl.cg(np.ones((2, 3)), np.ones(2)), ValueError, "square matrix"),
         (lambda: ssl.gmres(np.eye(2), np.ones(2), solve_method="nope"), ValueError, "solve_method"),
-        (lambda: sl.schur(np.eye(2), output="complex"), NotImplementedError, "issue 19"),
         (lambda: sl.schur(np.eye(2), output="qz"), ValueError, "either 'real' or 'complex'"),
-        (lambda: sl.sqrtm(np.eye(2)), NotImplementedError, "complex"),
-        (lambda: sl.funm(np.eye(2), jnp.exp), NotImplementedError, "complex"),
-        (lambda: sl.solve_sylvester(np.eye(2), np.eye(2), np.eye(2)), NotImplementedError, "complex"),
-        (lambda: sl.dft(3), NotImplementedError, "complex"),
-        (lambda: sl.rsf2csf(np.eye(2), np.eye(2)), NotImplementedError, "complex"),
+        (lambda: sl.sqrtm(np.eye(2), blocksize=2), NotImplementedError, "Blocked version"),
+        (lambda: sl.funm(np.ones(2), jnp.exp), ValueError, "expected square array_like input"),
+        (lambda: sl.solve_sylvester(np.eye(2), np.eye(2), np.eye(3)), ValueError, "Incompatible shapes"),
+        (lambda: sl.dft(3, scale="N"), ValueError, "scale must be None"),
+        (lambda: sl.rsf2csf(np.eye(2), np.eye(3)), ValueError, "Input array shapes must match"),
     ],
 )
 def test_errors(call, error, match):

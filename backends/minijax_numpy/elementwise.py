@@ -99,6 +99,15 @@ def _plain_float(fn: Callable[..., Any]) -> Callable[[Sequence[ShapedArray]], Ca
 # ---------------------------------------------------------------------------
 # Floating-point math with a NumPy counterpart
 
+
+def _atan2(x: Array, y: Array) -> Array:
+    """NumPy's ``arctan2`` for real operands; for complex ones (NumPy has none) XLA's
+    formula ``-i log((y + i x) / sqrt(x² + y²))``, NaN/inf where its steps give them."""
+    if not np.iscomplexobj(x):
+        return np.asarray(np.arctan2(x, y))
+    with np.errstate(all="ignore"):
+        return np.asarray(-1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))).astype(x.dtype)
+
 _FLOAT_MATH: dict[str, Callable[..., Any]] = {
     "floor": np.floor, "ceil": np.ceil, "log": np.log,
     "log1p": np.log1p, "expm1": np.expm1, "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
@@ -106,7 +115,7 @@ _FLOAT_MATH: dict[str, Callable[..., Any]] = {
     "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
     "sqrt": np.sqrt, "cbrt": np.cbrt,
     "rsqrt": lambda x: 1 / np.sqrt(x),
-    "atan2": np.arctan2,
+    "atan2": _atan2,
 }  # fmt: skip
 for _name, _fn in _FLOAT_MATH.items():
     IMPLS[_name] = _in_float32(_fn)

@@ -652,19 +652,92 @@ def _real_schur(a: Array) -> tuple[Array, Array, bool]:
     return np.triu(h, -1), z, True
 
 
+# The complex Schur form: Householder reduction to Hessenberg form, then
+# single-shift QR steps (Wilkinson's shift, chased with Givens rotations) with
+# deflation, as LAPACK's zlahqr does; T is upper triangular. The order of the
+# eigenvalues along the diagonal may differ from LAPACK's.
+
+
+def _givens(x: complex, y: complex) -> Array:
+    """The unitary [[c, s], [-conj(s), c]] (c real) taking (x, y) to (r, 0)."""
+    r = float(np.hypot(abs(x), abs(y)))
+    if r == 0:
+        return np.eye(2, dtype=np.complex128)
+    if x == 0:
+        c, s = 0.0, complex(np.conj(y)) / r
+    else:
+        c, s = abs(x) / r, (x / abs(x)) * complex(np.conj(y)) / r
+    return np.array([[c, s], [-np.conj(s), c]], np.complex128)
+
+
+def _complex_schur(a: Array) -> tuple[Array, Array, bool]:
+    """(T, Z, converged) for one complex128 matrix: A = Z T Zᴴ."""
+    n = a.shape[0]
+    h = a.astype(np.complex128).copy()
+    z = np.eye(n, dtype=np.complex128)
+    for k in range(n - 2):
+        x = h[k + 1 :, k]
+        norm = float(np.linalg.norm(x))
+        if norm == 0:
+            continue
+        v = x.copy()
+        v[0] += (x[0] / abs(x[0]) if x[0] != 0 else 1.0) * norm
+        v /= np.linalg.norm(v)
+        h[k + 1 :, :] -= 2 * np.outer(v, v.conj() @ h[k + 1 :, :])
+        h[:, k + 1 :] -= 2 * np.outer(h[:, k + 1 :] @ v, v.conj())
+        z[:, k + 1 :] -= 2 * np.outer(z[:, k + 1 :] @ v, v.conj())
+    h = np.triu(h, -1)
+    eps = float(np.finfo(np.float64).eps)
+    hi, iterations = n - 1, 0
+    while hi > 0:
+        lo = hi
+        while lo > 0:  # the active block: up to the first negligible subdiagonal entry
+            scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
+            if abs(h[lo, lo - 1]) <= eps * (scale if scale else np.abs(h).max()):
+                h[lo, lo - 1] = 0
+                break
+            lo -= 1
+        if lo == hi:  # h[hi, hi] has converged
+            hi, iterations = hi - 1, 0
+            continue
+        iterations += 1
+        if iterations > 30 * n:
+            return h, z, False
+        if iterations % 10 == 0:  # an exceptional shift breaks a cycle
+            mu = h[hi, hi] + 0.75 * abs(h[hi, hi - 1].real)
+        else:  # Wilkinson's shift: the trailing 2×2 block's eigenvalue nearer its last entry
+            p, q, r, t = h[hi - 1, hi - 1], h[hi - 1, hi], h[hi, hi - 1], h[hi, hi]
+            half = (p - t) / 2
+            root = np.sqrt(half * half + q * r)
+            mu = t + half - root if abs(half - root) < abs(half + root) else t + half + root
+        x, y = h[lo, lo] - mu, h[lo + 1, lo]
+        for k in range(lo, hi):
+            if k > lo:
+                x, y = h[k, k - 1], h[k + 1, k - 1]
+            g = _givens(x, y)
+            h[k : k + 2, :] = g @ h[k : k + 2, :]
+            h[:, k : k + 2] = h[:, k : k + 2] @ g.conj().T
+            z[:, k : k + 2] = z[:, k : k + 2] @ g.conj().T
+            if k > lo:
+                h[k + 1, k - 1] = 0
+    return np.triu(h), z, True
+
+
 @impl("schur")
 def schur(x: Array, *, compute_schur_vectors: bool, sort_eig_vals: bool, select_callable: Any) -> list[Array]:
     if sort_eig_vals:
         raise NotImplementedError("schur: The sort feature of LAPACK's gees routine is not implemented (sort_eig_vals=True; JAX has none either).")
     n = x.shape[-1]
-    flat = _flat(x, 2)
+    complex_ = np.iscomplexobj(x)
+    flat = x.astype(np.complex128).reshape((shape_size(x.shape[:-2]), n, n)) if complex_ else _flat(x, 2)
     if flat.size == 0:
         return [np.zeros(x.shape, x.dtype)] * (2 if compute_schur_vectors else 1)
     ts, zs = np.zeros_like(flat), np.zeros_like(flat)
+    decompose = _complex_schur if complex_ else _real_schur
     for i, matrix in enumerate(flat):
         ok = bool(np.isfinite(matrix).all())
         if ok:
-            ts[i], zs[i], ok = _real_schur(matrix)
+            ts[i], zs[i], ok = decompose(matrix)
         if not ok:
             ts[i] = zs[i] = np.nan
     ts_out = ts.reshape(x.shape).astype(x.dtype)

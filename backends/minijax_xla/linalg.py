@@ -563,20 +563,26 @@ def _schur(ctx: LoweringRuleContext, x: Value, *, compute_schur_vectors: bool, s
     shape, batch = aval.shape, aval.shape[:-2]
     if aval.size == 0:
         return _empty_results(ctx)
-    dt = _working(aval.dtype)
+    complex_ = aval.dtype.kind == "c"
+    dt = aval.dtype if complex_ else _working(aval.dtype)
     x = _convert(x, shape, aval.dtype, dt)
     nd = len(shape)
     eig_shape = shape[:-1]
-    t, q, _, _, _, info = lapack.call(
-        lapack.target_name("gees", dt), [x],
-        [tensor_type(shape, dt), tensor_type(shape, dt), tensor_type(eig_shape, dt), tensor_type(eig_shape, dt),
+    # The complex gees (cgees/zgees) returns the eigenvalues as one complex vector, the real one as two.
+    eig_count = 1 if complex_ else 2
+    target = f"lapack_{'c' if dt == np.complex64 else 'z'}gees_ffi" if complex_ else lapack.target_name("gees", dt)
+    t, q, *_, info = lapack.call(
+        target, [x],
+        [tensor_type(shape, dt), tensor_type(shape, dt), *([tensor_type(eig_shape, dt)] * eig_count),
          tensor_type(batch, _I32), tensor_type(batch, _I32)],
         operand_layouts=_matrix_io(nd, 1),
-        result_layouts=[*_matrix_io(nd, 2), *([lapack.row_major_layout(nd - 1)] * 2), *([lapack.row_major_layout(nd - 2)] * 2)],
+        result_layouts=[*_matrix_io(nd, 2), *([lapack.row_major_layout(nd - 1)] * eig_count), *([lapack.row_major_layout(nd - 2)] * 2)],
         attributes={"mode": lapack.char_attr("V" if compute_schur_vectors else "N"), "sort": lapack.char_attr("N")},
         aliases={0: 0},
     )  # fmt: skip
-    ok = hlo.and_(_info_ok(info, batch), _all_finite(x, shape))
+    # A complex matrix is finite where 0·re + 0·im is (0 there, NaN beside an inf or a NaN).
+    probe = hlo.add(*(hlo.multiply(part(x), _full(0, np.dtype(np.finfo(dt).dtype), shape)) for part in (hlo.real, hlo.imag))) if complex_ else x
+    ok = hlo.and_(_info_ok(info, batch), _all_finite(probe, shape))
     outs = [t, q] if compute_schur_vectors else [t]
     return [_convert(_nan_unless(ok, v, batch, shape, dt), shape, dt, aval.dtype) for v in outs]
 

@@ -234,18 +234,13 @@ kaiming_normal = he_normal
 # Orthogonal initializers
 
 
-def _orthogonal_sampler() -> Any:
-    sampler = getattr(random, "orthogonal", None)
-    if sampler is None:
-        raise NotImplementedError("nn.initializers.orthogonal needs minijax.random.orthogonal, which minijax does not have yet.")
-    return sampler
-
-
 def orthogonal(scale: ArrayLike = 1.0, column_axis: int = -1, dtype: Any = None) -> Initializer:
     """Builds an initializer of (scaled) random orthogonal matrices.
 
     The array is viewed as a matrix whose columns run along ``column_axis``;
-    its rows or columns (whichever are fewer) are orthonormal.
+    its rows or columns (whichever are fewer) are orthonormal. The matrix is
+    ``random.orthogonal``'s (the QR of a normal sample), so the values are
+    JAX's for the same key.
     """
 
     def init(key: Array, shape: Shape, dtype: Any = dtype, out_sharding: Any = None) -> Array:
@@ -257,7 +252,7 @@ def orthogonal(scale: ArrayLike = 1.0, column_axis: int = -1, dtype: Any = None)
         if any(dim == 0 for dim in shape):
             return jnp_zeros(shape, dtype=dtype)
         n_rows, n_cols = shape_size(shape) // shape[column_axis], shape[column_axis]
-        q = _orthogonal_sampler()(key, n_rows, (), dtype, n_cols)
+        q = random.orthogonal(key, n_rows, (), dtype, n_cols)
         q = reshape(q, tuple(int(d) for d in np.delete(shape, column_axis)) + (shape[column_axis],))
         q = moveaxis(q, -1, column_axis)
         return array(scale, dtype) * q

@@ -461,8 +461,6 @@ def _logaddexp_with(name: str, exp: Any) -> Fn:
 
     def fn(x1: ArrayLike, x2: ArrayLike, /) -> Any:
         a, b = util.promote_args_inexact(name, x1, x2)
-        if dtypes.issubdtype(dtypes.dtype(a), np.complexfloating):
-            raise NotImplementedError(f"jnp.{name} of complex values is not supported by minijax yet (docs/differences.md)")
         return custom(a, b)
 
     base = "exp" if exp is lax.exp_p else "exp2"

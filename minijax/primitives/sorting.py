@@ -21,7 +21,7 @@ import numpy as np
 from minijax import dtypes
 from minijax.core import Primitive, ShapedArray, current_trace, get_aval
 from minijax.interpreters import ad, batching
-from minijax.primitives import elementwise as ew, slicing, structural as sp
+from minijax.primitives import complex as cx, elementwise as ew, slicing, structural as sp
 from minijax.primitives.calls import CustomJVPCall, NamedCallable
 from minijax.primitives.common import index_param, standard_primitive
 from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
@@ -269,6 +269,8 @@ def logaddexp_function(name: str, exp: Primitive, log_base: float) -> Callable[[
 
     def formula(x1: Any, x2: Any) -> list[Any]:
         amax = ew.max_p.bind(x1, x2)
+        if dtypes.issubdtype(get_aval(x1).dtype, np.complexfloating):
+            return [complex_formula(x1, x2, amax)]
         delta = ew.sub_p.bind(x1, x2)
         # Where delta is NaN (inf - inf of the same sign, or a NaN input) the sum is right.
         nan_delta = ew.ne_p.bind(delta, delta)
@@ -277,6 +279,22 @@ def logaddexp_function(name: str, exp: Primitive, log_base: float) -> Callable[[
         if log_base != 1.0:
             tail = ew.mul_p.bind(_const(amax, 1 / log_base), tail)
         return [ew.select_n_p.bind(nan_delta, ew.add_p.bind(amax, tail), total)]
+
+    def complex_formula(x1: Any, x2: Any, amax: Any) -> Any:
+        # amax is the lexicographic maximum; the imaginary part comes back wrapped into
+        # [-pi, pi] (scaled by 1/log_base), a branch of the complex logarithm, as JAX does.
+        delta = ew.sub_p.bind(ew.add_p.bind(x1, x2), ew.mul_p.bind(amax, _const(amax, 2)))
+        tail = ew.log1p_p.bind(exp.bind(delta, accuracy=None), accuracy=None)
+        if log_base != 1.0:
+            tail = ew.mul_p.bind(_const(amax, 1 / log_base), tail)
+        out = ew.add_p.bind(amax, tail)
+        half = np.pi / log_base
+        imag = cx.imag_p.bind(out)
+        rem = ew.rem_p.bind(ew.add_p.bind(imag, _const(imag, half)), _const(imag, 2 * half))
+        rem = ew.select_n_p.bind(
+            ew.lt_p.bind(rem, _const(rem, 0)), rem, ew.add_p.bind(rem, _const(rem, 2 * half))
+        )
+        return cx.complex_p.bind(cx.real_p.bind(out), ew.sub_p.bind(rem, _const(rem, half)))
 
     def rule(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
         (x1, x2), (t1, t2) = primals, tangents
@@ -300,8 +318,10 @@ def logaddexp_function(name: str, exp: Primitive, log_base: float) -> Callable[[
 
 
 def _replace_inf(x: Any) -> Any:
-    """``x`` with +inf replaced by 0."""
-    return ew.select_n_p.bind(ew.eq_p.bind(x, _const(x, np.inf)), x, ew.full_like(x, 0, get_aval(x).dtype))
+    """``x`` with +inf (a complex ``x``: +inf real part) replaced by 0."""
+    dtype = get_aval(x).dtype
+    re_x = cx.real_p.bind(x) if dtypes.issubdtype(dtype, np.complexfloating) else x
+    return ew.select_n_p.bind(ew.eq_p.bind(re_x, _const(re_x, np.inf)), x, ew.full_like(x, 0, dtype))
 
 
 def _const(x: Any, value: float) -> Any:

@@ -13,10 +13,9 @@ and ``lapack_driver`` are accepted and ignored.
 ``schur`` and ``hessenberg`` are the ``lax.linalg`` primitives' (LAPACK's gees
 and gehrd, as in JAX).
 
-Not available yet (each raises NotImplementedError naming what it needs):
-``sqrtm``, ``funm`` and ``solve_sylvester`` (JAX computes them through a
-complex Schur form: their results are complex, issue 19), ``dft`` and
-``rsf2csf`` (complex dtypes, issue 19).
+``sqrtm``, ``funm`` and ``solve_sylvester`` go through the complex Schur
+form (``schur(output='complex')``, or ``rsf2csf`` of the real one) as JAX's
+do, so their results are complex (``solve_sylvester``'s real for real C).
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from minijax.custom_derivatives import custom_jvp
 from minijax.lax import linalg as lax_linalg
 from minijax.numpy.util import check_arraylike, promote_args_inexact, promote_dtypes, promote_dtypes_inexact
 from minijax.primitives.linalg import lu_solve as _lu_solve_factors
+from minijax.stages import jit
 from minijax.typing import ArrayLike
 from minijax.vectorization import vmap
 
@@ -904,28 +904,30 @@ def hadamard(n: int, dtype: Any = int) -> Array:
 
 
 # ---------------------------------------------------------------------------
-# Not available yet
+# Schur forms and what JAX computes through them (sci21, issue 21): schur,
+# rsf2csf, sqrtm, funm, solve_sylvester; and dft
 
 
-def _needs(name: str, what: str) -> NotImplementedError:
-    return NotImplementedError(f"jax.scipy.linalg.{name} is not implemented in minijax: {what}.")
-
-
-_COMPLEX = "it needs complex dtypes (minijax issue 19)"
+def promote_dtypes_complex(*args: Array) -> list[Array]:
+    """The arguments in one complex dtype (their common dtype's complex form)."""
+    dt = dtypes.to_complex_dtype(dtypes.result_type(*args))
+    return [jnp.asarray(a).astype(dt) for a in args]
 
 
 def schur(a: ArrayLike, output: str = "real") -> tuple[Array, Array]:
-    """The real Schur decomposition A = Z T Zᵀ (``lax.linalg.schur``): [T, Z], a list as JAX's.
+    """The Schur decomposition A = Z T Zᴴ (``lax.linalg.schur``): [T, Z], a list as JAX's.
 
-    T is quasi upper triangular (2×2 diagonal blocks for complex conjugate
-    eigenvalue pairs), Z orthogonal. ``output='complex'`` needs complex
-    dtypes (issue 19) and raises NotImplementedError.
+    ``output='real'``: for a real matrix T is quasi upper triangular (2×2
+    diagonal blocks for complex conjugate eigenvalue pairs), Z orthogonal.
+    ``output='complex'``: the matrix is made complex first, and T is upper
+    triangular, Z unitary. A complex matrix always gets the complex form.
     """
     if output not in ("real", "complex"):
         raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output!r}.")
+    arr = jnp.asarray(a)
     if output == "complex":
-        raise _needs("schur(output='complex')", _COMPLEX)
-    out: Any = lax_linalg.schur(a)
+        arr = arr.astype(dtypes.to_complex_dtype(arr.dtype))
+    out: Any = lax_linalg.schur(arr)
     return out  # type: ignore[no-any-return]
 
 
@@ -950,26 +952,226 @@ def hessenberg(a: ArrayLike, *, calc_q: bool = False, overwrite_a: bool = False,
     return h, q
 
 
-def sqrtm(A: ArrayLike, blocksize: int = 1) -> Array:  # noqa: N803
-    """The matrix square root: JAX's is complex-valued (through the complex Schur form)."""
-    raise _needs("sqrtm", _COMPLEX + "; JAX returns a complex matrix")
+def _sqrtm_triu(t: Array) -> Array:
+    """The upper triangular square root U (U @ U = T) of an upper triangular T, column by column
+    (Björck and Hammarling's Schur method): U[i, j] from the entries of U right of and below it."""
+    n = t.shape[0]
+    diag = jnp.sqrt(jnp.diagonal(t))
+    idx = jnp.arange(n)
+
+    def column(j: Array, u: Array) -> Array:
+        def entry(step: Array, u: Array) -> Array:
+            i = j - 1 - step
+            between = (idx > i) & (idx < j)
+            s = jnp.sum(jnp.where(between, u[i, :] * u[:, j], 0))
+            value = jnp.where(t[i, j] == s, 0, (t[i, j] - s) / (diag[i] + diag[j]))
+            return u.at[i, j].set(value)
+
+        out: Array = lax.fori_loop(0, j, entry, u)
+        return out
+
+    out: Array = lax.fori_loop(0, n, column, jnp.diag(diag))
+    return out
 
 
-def funm(A: ArrayLike, func: Callable[[Array], Array], disp: bool = True) -> Any:  # noqa: N803
-    """A matrix function: JAX's is complex-valued (through the complex Schur form)."""
-    raise _needs("funm", _COMPLEX + "; JAX returns a complex matrix")
+def sqrtm(A: ArrayLike, blocksize: int = 1) -> Array:  # noqa: N803 (SciPy's name)
+    """The principal matrix square root, through the complex Schur form: always complex, as JAX's.
+
+    ``A`` is one square matrix; ``blocksize > 1`` raises NotImplementedError (as in JAX).
+    """
+    if blocksize > 1:
+        raise NotImplementedError("Blocked version is not implemented yet.")
+    check_arraylike("scipy.sqrtm", A)
+    return _sqrtm_jit(A)
 
 
-def solve_sylvester(A: ArrayLike, B: ArrayLike, C: ArrayLike, *, method: str = "schur", tol: float = 1e-8) -> Array:  # noqa: N803
-    """The Sylvester equation AX + XB = C: JAX solves it through complex Schur forms and eigenvalues."""
-    raise _needs("solve_sylvester", _COMPLEX + " (complex Schur forms and eigvals)")
+def _sqrtm_2d(a: Array) -> Array:
+    t, z = schur(a, output="complex")
+    root = _sqrtm_triu(t)
+    return jnp.matmul(jnp.matmul(z, root, precision=_HIGHEST), jnp.conj(z.T), precision=_HIGHEST)
+
+
+def _rsf2csf_2d(t: Array, z: Array) -> tuple[Array, Array]:
+    t, z = promote_dtypes_complex(t, z)
+    n = t.shape[0]
+    if n == 1:
+        return t, z
+    eps = float(dtypes.finfo(t.dtype).eps)
+    idx = jnp.arange(n)
+
+    def rotate(m: Array, t: Array, z: Array) -> tuple[Array, Array]:
+        # The 2×2 block's eigenvalue with the larger imaginary part (LAPACK's first of a pair),
+        # less T[m, m]: the Givens rotation that zeroes T[m, m-1].
+        block = lax.dynamic_slice(t, (m - 1, m - 1), (2, 2))
+        half = (block[0, 0] - block[1, 1]) / 2
+        mu = block[1, 1] + half + jnp.sqrt(half * half + block[0, 1] * block[1, 0]) - t[m, m]
+        r = jnp.sqrt(jnp.abs(mu) ** 2 + jnp.abs(t[m, m - 1]) ** 2).astype(t.dtype)
+        c, s = mu / r, t[m, m - 1] / r
+        g = jnp.array([[c.conj(), s], [-s, c]], dtype=t.dtype)
+        rows = lax.dynamic_slice_in_dim(t, m - 1, 2, axis=0)
+        right = idx >= m - 1
+        t = lax.dynamic_update_slice_in_dim(t, jnp.where(right, g @ jnp.where(right, rows, 0), rows), m - 1, axis=0)
+        cols = lax.dynamic_slice_in_dim(t, m - 1, 2, axis=1)
+        above = idx[:, None] < m + 1
+        t = lax.dynamic_update_slice_in_dim(t, jnp.where(above, jnp.where(above, cols, 0) @ g.conj().T, cols), m - 1, axis=1)
+        zc = lax.dynamic_slice_in_dim(z, m - 1, 2, axis=1)
+        return t, lax.dynamic_update_slice_in_dim(z, zc @ g.conj().T, m - 1, axis=1)
+
+    def step(i: Array, tz: tuple[Array, Array]) -> tuple[Array, Array]:
+        t, z = tz
+        m = n - i
+        coupled = jnp.abs(t[m, m - 1]) > eps * (jnp.abs(t[m - 1, m - 1]) + jnp.abs(t[m, m]))
+        t, z = lax.cond(coupled, rotate, lambda m, t, z: (t, z), m, t, z)
+        return t.at[m, m - 1].set(0), z
+
+    out: tuple[Array, Array] = lax.fori_loop(1, n, step, (t, z))
+    return out
+
+
+def rsf2csf(T: ArrayLike, Z: ArrayLike, check_finite: bool = True) -> tuple[Array, Array]:  # noqa: N803 (SciPy's names)
+    """Real Schur form to complex Schur form: each 2×2 diagonal block of T is split by a Givens
+    rotation into two complex eigenvalues, and Z rotated along. Batch axes broadcast."""
+    del check_finite  # unused, as in JAX
+    t, z = jnp.asarray(T), jnp.asarray(Z)
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise ValueError("Input 'T' must be square.")
+    if z.ndim < 2 or z.shape[-1] != z.shape[-2]:
+        raise ValueError("Input 'Z' must be square.")
+    if t.shape[-1] != z.shape[-1]:
+        raise ValueError(f"Input array shapes must match: Z: {z.shape} vs. T: {t.shape}")
+    out: tuple[Array, Array] = _rsf2csf_jit(t, z)
+    return out
+
+
+def _parlett(f: Array, t: Array) -> tuple[Array, Array]:
+    """Parlett's recurrence (Golub and Van Loan, algorithm 11.1.1): the off-diagonal entries of
+    F = f(T) for upper triangular T, superdiagonal by superdiagonal; also the smallest
+    difference of two diagonal entries met (which bounds funm's error estimate)."""
+    n = t.shape[0]
+    idx = jnp.arange(n)
+
+    def diagonal_p(p: Array, state: tuple[Array, Array]) -> tuple[Array, Array]:
+        def entry(i: Array, state: tuple[Array, Array]) -> tuple[Array, Array]:
+            f, minden = state
+            j = i + p
+            s = t[i - 1, j - 1] * (f[j - 1, j - 1] - f[i - 1, i - 1])
+            inner = (idx >= i) & (idx < j - 1)
+            s = s + (jnp.where(inner, t[i - 1], 0) @ jnp.where(inner, f[:, j - 1], 0)
+                     - jnp.where(inner, f[i - 1], 0) @ jnp.where(inner, t[:, j - 1], 0))  # fmt: skip
+            den = t[j - 1, j - 1] - t[i - 1, i - 1]
+            s = jnp.where(den != 0, s / den, s)
+            return f.at[i - 1, j - 1].set(s), jnp.minimum(minden, jnp.abs(den))
+
+        out: tuple[Array, Array] = lax.fori_loop(1, n - p + 1, entry, state)
+        return out
+
+    result: tuple[Array, Array] = lax.fori_loop(1, n, diagonal_p, (f, jnp.abs(t[0, 0])))
+    return result
+
+
+def funm(A: ArrayLike, func: Callable[[Array], Array], disp: bool = True) -> Any:  # noqa: N803 (SciPy's name)
+    """``func`` of a square matrix (Schur-Parlett): complex, as JAX's. ``func`` maps the vector of
+    eigenvalues elementwise. With ``disp=False`` also SciPy's error estimate, as ``(F, err)``."""
+    a = jnp.asarray(A)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError("expected square array_like input")
+    t, z = schur(a)
+    t, z = rsf2csf(t, z)
+    f = jnp.diag(func(jnp.diagonal(t))).astype(t.dtype)
+    f, minden = _parlett_jit(f, t)
+    f = z @ f @ z.conj().T
+    if disp:
+        return f
+    tol = float(dtypes.finfo(np.float32 if f.dtype == np.complex64 else np.float64).eps)
+    minden = jnp.where(minden == 0.0, tol, minden)
+    estimate = jnp.minimum(1, jnp.maximum(tol, (tol / minden) * jnp.linalg.norm(jnp.triu(t, 1), 1)))
+    err = jnp.where(jnp.any(jnp.isinf(f)), np.inf, estimate)
+    return f, err
+
+
+def _sylvester_triangular(r: Array, s: Array, f: Array) -> Array:
+    """Y with R Y + Y Sᵀ = F for upper triangular R and lower triangular Sᵀ (Bartels-Stewart),
+    one entry at a time from the bottom-right corner (JAX's order: row-major, backwards)."""
+    m, n = f.shape
+    rows, cols = jnp.arange(m), jnp.arange(n)
+
+    def solve_one(y: Array, k: Array) -> tuple[Array, None]:
+        i, j = k // n, k % n
+        grid = y.reshape((m, n))
+        known = jnp.sum(jnp.where(rows > i, r[i, :] * grid[:, j], 0)) + jnp.sum(jnp.where(cols > j, grid[i, :] * s[:, j], 0))
+        return y.at[k].set((f[i, j] - known) / (r[i, i] + s[j, j])), None
+
+    y, _ = lax.scan(solve_one, jnp.zeros((m * n,), f.dtype), jnp.arange(m * n - 1, -1, -1))
+    out: Array = y.reshape((m, n))
+    return out
+
+
+def _solve_sylvester_2d(a: Array, b: Array, c: Array, method: str, tol: float) -> Array:
+    m, n = c.shape[-2:]
+    if method == "schur":
+        r, u = schur(a, output="complex")
+        s, v = schur(b.conj().T, output="complex")
+        f = u.conj().T @ c.astype(r.dtype) @ v
+        x = u @ _sylvester_triangular(r, s.conj().T, f) @ v.conj().T
+    elif method == "eigen":
+        eig: Any = jnp.linalg.eig  # the nonsymmetric eigendecomposition (complex results)
+        ra, ua = eig(a)
+        rb, ub = eig(b)
+        f = solve(ua, c.astype(ra.dtype) @ ub)
+        x = ua[:m, :m] @ (f / (ra[:, None] + rb[None, :]))[:m, :n] @ inv(ub)[:n, :n]
+    else:
+        raise ValueError(f'Unrecognized method {method}. The two valid methods are either "schur" or "eigen".')
+    if not dtypes.issubdtype(c.dtype, np.complexfloating):
+        x = x.real
+    # JAX tests the eigenvalue sums with jnp.linalg.eigvals (LAPACK's geev): the diagonals of the
+    # complex Schur forms are those eigenvalues (to rounding), B's those of Bᴴ's, conjugated.
+    ea = jnp.diagonal(schur(a, output="complex")[0])
+    eb = jnp.diagonal(schur(b, output="complex")[0])
+    near_singular = jnp.any(jnp.abs(ea[:, None] + eb[None, :]) < tol)
+    out: Array = lax.cond(near_singular, lambda: jnp.zeros_like(x) * np.nan, lambda: x)
+    return out
+
+
+def solve_sylvester(A: ArrayLike, B: ArrayLike, C: ArrayLike, *, method: str = "schur", tol: float = 1e-8) -> Array:  # noqa: N803 (SciPy's names)
+    """X with A X + X B = C. ``method='schur'``: Bartels-Stewart on the complex Schur forms of A and
+    Bᴴ; ``'eigen'``: through ``jnp.linalg.eig``. NaN everywhere when some eigenvalue of A plus one of
+    B is below ``tol`` in magnitude. Real when C is real. Batch axes broadcast."""
+    a, b, c = promote_dtypes_inexact(jnp.asarray(A), jnp.asarray(B), jnp.asarray(C))
+    m, n = c.shape[-2:]
+    if a.shape[-2:] != (m, m) or b.shape[-2:] != (n, n):
+        raise ValueError(f"Incompatible shapes for Sylvester equation:\nA: {a.shape}\nB: {b.shape}\nC: {c.shape}")
+    if method not in ("schur", "eigen"):
+        raise ValueError(f'Unrecognized method {method}. The two valid methods are either "schur" or "eigen".')
+    fn = _SYLVESTER_JITS.get((method, tol))
+    if fn is None:
+        fn = _SYLVESTER_JITS[(method, tol)] = jit(
+            jnp.vectorize(lambda a, b, c: _solve_sylvester_2d(a, b, c, method, tol), signature="(m,m),(n,n),(m,n)->(m,n)")
+        )
+    return fn(a, b, c)
 
 
 def dft(n: int, scale: str | None = None, *, dtype: Any = None) -> Array:
-    """The DFT matrix: complex-valued."""
-    raise _needs("dft", _COMPLEX)
+    """The n×n DFT matrix, entries exp(-2πi jk/n); ``scale`` None, ``'sqrtn'`` (unitary) or ``'n'``;
+    ``dtype`` a complex dtype (default: the default complex dtype)."""
+    if scale is not None and scale not in ("sqrtn", "n"):
+        raise ValueError(f"scale must be None, 'sqrtn', or 'n'; got {scale!r}.")
+    if dtype is None:
+        dtype = dtypes.default_complex_dtype()
+    else:
+        dtype = dtypes.check_user_dtype_supported(dtype, "dft")
+        if not dtypes.issubdtype(dtype, np.complexfloating):
+            raise ValueError(f"dtype must be a complex floating-point type; got {dtype}.")
+    # iota in the real part's dtype, then complex: the same (exact) integers JAX's complex iota gives.
+    k = jnp.arange(n, dtype=dtypes.finfo(dtype).dtype).astype(dtype)
+    omegas = jnp.exp(-2j * np.pi * k[:, None] * k[None, :] / n)
+    if scale == "sqrtn":
+        omegas = omegas / jnp.sqrt(n)
+    elif scale == "n":
+        omegas = omegas / n
+    return omegas
 
 
-def rsf2csf(T: ArrayLike, Z: ArrayLike, check_finite: bool = True) -> tuple[Array, Array]:  # noqa: N803
-    """Real to complex Schur form: complex-valued."""
-    raise _needs("rsf2csf", _COMPLEX)
+_sqrtm_jit = jit(_sqrtm_2d)
+_rsf2csf_jit = jit(jnp.vectorize(_rsf2csf_2d, signature="(n,n),(n,n)->(n,n),(n,n)"))
+_parlett_jit = jit(_parlett)
+_SYLVESTER_JITS: dict[tuple[str, float], Any] = {}

@@ -21,6 +21,7 @@ from minijax.core import concrete_or_error
 from minijax.custom_derivatives import custom_jvp
 from minijax.nn.functions import log_softmax as log_softmax, logsumexp as logsumexp, softmax as softmax
 from minijax.numpy.util import promote_args_inexact
+from minijax.scipy._special_complex import erfcx_complex, sph_harm_y as sph_harm_y, wofz as wofz  # sci21 (issue 21)
 
 # special2 (issue 21): the remaining functions, and gamma/gammasgn, which they share, live there.
 from minijax.scipy._special_more import (
@@ -584,6 +585,8 @@ _erfcx.defjvps(lambda t, ans, x: t * (2 * x * ans - 2 / float(np.sqrt(np.pi))))
 def erfcx(x: ArrayLike) -> Array:
     """The scaled complementary error function ``exp(x**2) * erfc(x)``."""
     (x,) = _promote("erfcx", x)
+    if jnp.iscomplexobj(x):  # sci21 (issue 21): the Faddeeva function at iz
+        return erfcx_complex(x)  # type: ignore[no-any-return]
     out: Array = _erfcx(x)
     return out
 
@@ -674,4 +677,6 @@ __all__ = [
     "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "zeta", "bernoulli", "erfcx", "expi", "exp1",
     # special2 (issue 21)
     "bessel_jn", "dawsn", "expn", "fresnel", "hyp1f1", "hyp2f1", "owens_t", "sici", "spence",
+    # sci21 (issue 21): complex results
+    "sph_harm_y", "wofz",
 ]  # fmt: skip
