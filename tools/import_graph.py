@@ -30,7 +30,8 @@ PACKAGES = {"minijax": "minijax", "minijax_numpy": "backends/minijax_numpy", "mi
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("minijax.config", "minijax.caching", "minijax.errors", "minijax.pretty", "minijax.dtypes",
                     "minijax.tree_util",
-                    "minijax.source_info")),  # remat (issue 20): equations' source positions
+                    "minijax.source_info",  # remat (issue 20): equations' source positions
+                    "minijax.shape_poly")),  # polyexp (issue 20): symbolic dimensions
     ("ir", ("minijax.core", "minijax.jaxpr", "minijax.jaxpr_check", "minijax.jaxpr_parse", "minijax.jaxpr_passes",
             "minijax.jaxpr_graph", "minijax.debug_checks", "minijax.prng")),
     ("runtime", ("minijax.backend", "minijax.array", "minijax.placement", "minijax.dispatch",

@@ -67,7 +67,7 @@ def _static_ints(values: Any, what: str) -> tuple[int, ...]:
     seq = values if isinstance(values, (tuple, list, np.ndarray)) else (values,)
     concrete = [core.concrete_or_error(v, f"The {what} must be static (a Python int or a tuple of them).") for v in seq]
     try:
-        return tuple(operator.index(v) for v in concrete)
+        return tuple(core.dim_index(v) for v in concrete)
     except TypeError:
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(seq)}.") from None
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes
+from minijax import core, dtypes
 from minijax.array import Array, device_put_value
 from minijax.core import Primitive, ShapedArray, Tracer, get_aval, shape_size
 from minijax.interpreters import ad, batching
@@ -330,7 +330,7 @@ def expand_dims(operand: Any, dimensions: Sequence[int]) -> Any:
 
 
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
-    new_sizes = tuple(operator.index(n) for n in new_sizes)
+    new_sizes = tuple(core.dim_index(n) for n in new_sizes)
     aval = get_aval(operand)
     dims = None if dimensions is None else tuple(operator.index(d) for d in dimensions)
     if dims == tuple(range(aval.ndim)):
