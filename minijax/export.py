@@ -46,7 +46,7 @@ from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr
 from minijax.interpreters.tracing import trace_to_jaxpr
 from minijax.jaxpr_parse import parse_jaxpr
 from minijax.placement import to_device
-from minijax.shape_poly import DimExpr, evaluate_shape, is_symbolic_shape, parse_dim
+from minijax.shape_poly import DimExpr, evaluate_shape, is_symbolic_shape, parse_dim, split_dims
 from minijax.stages import Jitted
 
 __all__ = [
@@ -80,12 +80,7 @@ def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (), s
         raise NotImplementedError("symbolic_shape(constraints=...) is not supported by minijax")
     if shape_spec is None:
         shape_spec = "..."
-    spec = shape_spec.strip()
-    if spec.startswith("(") and spec.endswith(")"):
-        spec = spec[1:-1]
-    parts = [p.strip() for p in spec.split(",")] if spec.strip() else []
-    if parts and not parts[-1]:
-        parts.pop()
+    parts = split_dims(shape_spec)
     dims: list[Any] = []
     for i, part in enumerate(parts):
         if part in ("_", "..."):

@@ -22,7 +22,7 @@ from typing import Any, Union
 
 from minijax.errors import InconclusiveDimensionOperation
 
-__all__ = ["DimExpr", "evaluate_shape", "is_symbolic_dim", "is_symbolic_shape", "parse_dim", "parse_shape"]
+__all__ = ["DimExpr", "evaluate_shape", "is_symbolic_dim", "is_symbolic_shape", "parse_dim", "parse_shape", "split_dims"]
 
 _ADVICE = (
     "\nThis error arises for comparison operations with shapes that\n"
@@ -444,22 +444,26 @@ def parse_dim(text: str) -> DimLike:
     return v
 
 
-def parse_shape(text: str) -> tuple[DimLike, ...]:
-    """A shape from a comma-separated list of dimensions (parentheses optional)."""
+def split_dims(text: str) -> list[str]:
+    """The dimensions' texts of a comma-separated shape (parentheses around it optional)."""
     spec = text.strip()
     if spec.startswith("(") and spec.endswith(")"):
         spec = spec[1:-1]
-    if not spec.strip():
-        return ()
-    parts, depth, cur = [], 0, ""
+    parts: list[str] = []
+    depth, cur = 0, ""
     for ch in spec:
         if ch == "," and depth == 0:
-            parts.append(cur)
+            parts.append(cur.strip())
             cur = ""
             continue
         depth += ch == "("
         depth -= ch == ")"
         cur += ch
     if cur.strip():
-        parts.append(cur)
-    return tuple(parse_dim(p) for p in parts)
+        parts.append(cur.strip())
+    return parts
+
+
+def parse_shape(text: str) -> tuple[DimLike, ...]:
+    """A shape from a comma-separated list of dimensions (parentheses optional)."""
+    return tuple(parse_dim(p) for p in split_dims(text))
