@@ -332,12 +332,6 @@ class Exported:
         """The exported program as a jaxpr (minijax's own addition: what ``call`` runs where no
         backend takes StableHLO)."""
         if self._closed is None:
-            if self._symbolic:
-                raise NotImplementedError(
-                    f"{self.fun_name}: minijax's jaxpr parser does not read symbolic dimensions, so a deserialized "
-                    "shape-polymorphic export runs only its StableHLO (call it outside jit/grad/vmap on the xla "
-                    "backend); in the exporting process its jaxpr is at hand"
-                )
             parsed = parse_jaxpr(self._jaxpr_text, self._consts)
             assert isinstance(parsed, ClosedJaxpr)
             self._closed = parsed
