@@ -98,8 +98,8 @@ def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (), s
         dims.append(d)
         if like is not None and i < len(like) and like[i] is not None and isinstance(d, int) and d != like[i]:
             raise ValueError(
-                f"polymorphic shape {shape_spec!r} in axis {i} must match the known dimension size {like[i]} "
-                f"for argument shape {tuple(like)}"
+                f"syntax error in symbolic shape {shape_spec!r} in dimension {i}: different size {d} for known "
+                f"dimension; like={tuple(like)}. Parsed '', remaining ''."
             )
     return tuple(dims)
 
@@ -133,39 +133,62 @@ def _dim_vars(avals: Sequence[ShapedArray]) -> list[str]:
     return sorted(names)
 
 
+def _linear_in_one_variable(d: DimExpr) -> tuple[str, int, int] | None:
+    """``(v, k, c)`` when ``d`` is ``k*v + c`` (what a dimension variable is solved from)."""
+    terms = d._terms
+    var_terms = [(m, k) for m, k in terms.items() if m]
+    if len(var_terms) != 1:
+        return None
+    ((mono, k),) = var_terms
+    if len(mono) != 1 or mono[0][1] != 1 or len(mono[0][0]) != 1:
+        return None
+    return str(mono[0][0][0]), k, terms.get((), 0)
+
+
 def _bind_dims(avals: Sequence[ShapedArray], shapes: Sequence[tuple[int, ...]]) -> dict[str, int]:
-    """The values of the dimension variables that make ``avals`` the ``shapes`` of the arguments; ValueError
-    (as JAX) where a constant dimension differs, a variable gets two values, or an expression does not hold."""
+    """The values of the dimension variables that make ``avals`` the ``shapes`` of the arguments, solved
+    from the dimensions ``k*v + c`` in order; ValueError with JAX's message where the shapes contradict
+    the specification (a variable with two values, a remainder, a value below 1)."""
     env: dict[str, int] = {}
+    obtained: list[str] = []
+
+    def fail(detail: str) -> ValueError:
+        specs = ",".join(f"args[{i}].shape = {a.shape}" for i, a in enumerate(avals))
+        return ValueError(
+            f"Input shapes do not match the polymorphic shapes specification. {detail}. Using the following "
+            f"polymorphic shapes specifications: {specs}. Obtained dimension variables: {''.join(obtained)}. "
+            "Please see https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for more details."
+        )
+
     for i, (aval, shape) in enumerate(zip(avals, shapes)):
         for axis, (d, n) in enumerate(zip(aval.shape, shape)):
-            name = d.as_variable() if isinstance(d, DimExpr) else None
-            if name is None:
+            solved = _linear_in_one_variable(d) if isinstance(d, DimExpr) else None
+            if solved is None or solved[0] in env:
                 continue
-            if name in env and env[name] != n:
-                raise ValueError(
-                    f"Found inconsistency between dimension size args[{i}].shape[{axis}] (= {n}) and the specification "
-                    f"'{name}' (= {env[name]}): the dimension variable '{name}' has two values"
-                )
-            env[name] = n
-            if n < 1:
-                raise ValueError(
-                    f"Expected value >= 1 for dimension variable '{name}'. Obtained dimension variables: "
-                    f"'{name}' = {n} from specification '{name}' for dimension args[{i}].shape[{axis}] (= {n})"
-                )
+            name, k, c = solved
+            value, rem = divmod(n - c, k)
+            if rem:
+                raise fail(f"Division had remainder {rem} when computing the value of '{name}'")
+            env[name] = value
+            obtained.append(f"'{name}' = {value} from specification '{d}' for dimension args[{i}].shape[{axis}] (= {n}), ")
     for i, (aval, shape) in enumerate(zip(avals, shapes)):
         for axis, (d, n) in enumerate(zip(aval.shape, shape)):
-            if isinstance(d, DimExpr):
-                if not d.variables() <= set(env):
-                    raise ValueError(
-                        f"Cannot solve for values of dimension variables {sorted(d.variables() - set(env))}: minijax "
-                        f"reads a variable only from a dimension that is the variable alone (args[{i}].shape[{axis}] = {d})"
-                    )
-                if d.evaluate(env) != n:
-                    raise ValueError(
-                        f"Found inconsistency between dimension size args[{i}].shape[{axis}] (= {n}) and the "
-                        f"specification '{d}' (= {d.evaluate(env)})"
-                    )
+            if not isinstance(d, DimExpr):
+                continue
+            missing = d.variables() - set(env)
+            if missing:
+                raise ValueError(
+                    f"Cannot solve for values of dimension variables {sorted(missing)}: minijax solves a variable only "
+                    f"from a dimension k*v + c (args[{i}].shape[{axis}] = {d})"
+                )
+            if d.evaluate(env) != n:
+                raise fail(
+                    f"Found inconsistency between dimension size args[{i}].shape[{axis}] (= {n}) and the "
+                    f"specification '{d}' (= {d.evaluate(env)})"
+                )
+    for name, value in env.items():
+        if value < 1:
+            raise fail(f"Expected value >= 1 for dimension variable '{name}'")
     return env
 
 
@@ -393,17 +416,15 @@ class Exported:
             if dtype is None:  # a Python scalar: its weak type fits any float or int parameter
                 continue
             if len(shape) != len(aval.shape):
-                raise ValueError(
-                    f"Rank mismatch for args[{i}]: expected {_shape_str(aval.shape)} and called with {shape}"
-                )
+                raise ValueError(f"Rank mismatch for args[{i}]: expected {aval.shape} and called with {shape}")
+            if np.dtype(dtype) != aval.dtype:
+                raise ValueError(f"Dtype mismatch for args[{i}]: expected {aval.dtype} and called with {np.dtype(dtype)}")
             for d in range(len(shape)):
                 if not isinstance(aval.shape[d], DimExpr) and shape[d] != aval.shape[d]:
                     raise ValueError(
                         f"Shape mismatch for args[{i}].shape[{d}] (expected same constant): "
-                        f"expected {_shape_str(aval.shape)} and called with {shape}"
+                        f"expected {aval.shape} and called with {shape}"
                     )
-            if np.dtype(dtype) != aval.dtype:
-                raise ValueError(f"Dtype mismatch for args[{i}]: expected {aval.dtype} and called with {np.dtype(dtype)}")
         return shapes
 
     # --- bytes -------------------------------------------------------------------------------

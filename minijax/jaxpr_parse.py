@@ -745,6 +745,10 @@ def parse_param_value(text: str, ctx: _Context | None = None, prim_name: str = "
 
 def _parse_value(r: _Reader, ctx: _Context, prim_name: str, key: str) -> Any:
     r.skip_ws()
+    if r.lines.dim_names:  # a shape-polymorphic jaxpr: its shape params may name dimension variables
+        dim = _symbolic_dim(r)
+        if dim is not None:
+            return dim
     c = r.peek()
     if c == "{":
         jaxpr = _parse_jaxpr(r, ctx)
@@ -779,8 +783,7 @@ def _parse_sequence(r: _Reader, ctx: _Context, prim_name: str, key: str) -> Any:
         while not r.at(closer):
             if r.done():
                 raise r.error(f"expected {closer!r} closing the {opener!r}")
-            dim = _symbolic_dim(r) if r.lines.dim_names else None
-            items.append(_parse_value(r, ctx, prim_name, key) if dim is None else dim)
+            items.append(_parse_value(r, ctx, prim_name, key))
             trailing_comma = r.at(",")
             if trailing_comma:
                 r.pos += 1

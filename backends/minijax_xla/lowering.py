@@ -372,7 +372,7 @@ def _emit_dim(mctx: ModuleContext, d: Any) -> ir.Value[Any]:
         return constant(int(d), np.int32)
     total: ir.Value[Any] | None = None
     for mono, coeff in d._terms.items():
-        term: ir.Value[Any] = constant(coeff, np.int32)
+        term: ir.Value[Any] | None = None if coeff == 1 and mono else constant(coeff, np.int32)
         for atom, power in mono:
             if len(atom) == 1:
                 a = mctx.dim_values[atom[0]]
@@ -381,7 +381,8 @@ def _emit_dim(mctx: ModuleContext, d: Any) -> ir.Value[Any]:
                 # floor division and modulo on non-negative numerators, positive divisors: XLA's truncation agrees
                 a = hlo.divide(num, den) if atom[0] == "floordiv" else hlo.remainder(num, den)
             for _ in range(power):
-                term = hlo.multiply(term, a)
+                term = a if term is None else hlo.multiply(term, a)
+        assert term is not None
         total = term if total is None else hlo.add(total, term)
     assert total is not None
     return total

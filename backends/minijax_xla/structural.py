@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax.shape_poly import is_symbolic_shape
 from minijax_xla.jaxlib_api import tensor_type
-from minijax_xla.lowering import LoweringRuleContext, ir_type, register, shape_value
+from minijax_xla.lowering import LoweringRuleContext, dimension_value, ir_type, register, shape_value
 from minijax_xla.reductions import monoid_rule
 
 
@@ -81,6 +82,13 @@ def _rev(ctx: LoweringRuleContext, x: ir.Value[Any], *, dimensions: Any) -> list
 @register("concatenate")
 def _concatenate(ctx: LoweringRuleContext, *xs: ir.Value[Any], dimension: Any) -> list[ir.Value[Any]]:
     return [hlo.concatenate(list(xs), int(dimension))]
+
+
+@register("dim_as_value")
+def _dim_as_value(ctx: LoweringRuleContext, *, dim: Any) -> list[ir.Value[Any]]:
+    value = dimension_value(ctx.module_context, dim)  # an i32 scalar
+    out = ctx.avals_out[0]
+    return [value if out.dtype == np.int32 else hlo.convert(ir_type(out), value)]
 
 
 @register("iota")
