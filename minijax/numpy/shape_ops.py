@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
+from minijax.errors import InconclusiveDimensionOperation
 from minijax.array import Array, device_put_value
 from minijax.errors import ConcretizationTypeError
 from minijax.numpy import ufuncs, util
@@ -119,6 +120,10 @@ def _resolve_shape(old: Shape, new: Shape) -> Shape:
     if unknown:
         if any(d < 0 for d in new if d != -1):
             raise TypeError(f"{prefix}: axis sizes must be non-negative or the single -1")
+        if not isinstance(old_size, int) and known and old_size % known:  # a symbolic size (jax.export)
+            raise InconclusiveDimensionOperation(
+                f"Cannot divide evenly the sizes of shapes {old} and {new}. The remainder {old_size % known} should be 0."
+            )
         if known == 0 or old_size % known:
             raise TypeError(
                 f"{prefix} because the product of specified axis sizes ({known}) does not evenly divide {old_size}"
