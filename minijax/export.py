@@ -133,18 +133,6 @@ def _dim_vars(avals: Sequence[ShapedArray]) -> list[str]:
     return sorted(names)
 
 
-def _linear_in_one_variable(d: DimExpr) -> tuple[str, int, int] | None:
-    """``(v, k, c)`` when ``d`` is ``k*v + c`` (what a dimension variable is solved from)."""
-    terms = d._terms
-    var_terms = [(m, k) for m, k in terms.items() if m]
-    if len(var_terms) != 1:
-        return None
-    ((mono, k),) = var_terms
-    if len(mono) != 1 or mono[0][1] != 1 or len(mono[0][0]) != 1:
-        return None
-    return str(mono[0][0][0]), k, terms.get((), 0)
-
-
 def _bind_dims(avals: Sequence[ShapedArray], shapes: Sequence[tuple[int, ...]]) -> dict[str, int]:
     """The values of the dimension variables that make ``avals`` the ``shapes`` of the arguments, solved
     from the dimensions ``k*v + c`` in order; ValueError with JAX's message where the shapes contradict
@@ -162,7 +150,7 @@ def _bind_dims(avals: Sequence[ShapedArray], shapes: Sequence[tuple[int, ...]]) 
 
     for i, (aval, shape) in enumerate(zip(avals, shapes)):
         for axis, (d, n) in enumerate(zip(aval.shape, shape)):
-            solved = _linear_in_one_variable(d) if isinstance(d, DimExpr) else None
+            solved = d.linear_in_one_variable() if isinstance(d, DimExpr) else None
             if solved is None or solved[0] in env:
                 continue
             name, k, c = solved

@@ -16,6 +16,7 @@ that hold a ``DimExpr`` take the symbolic paths.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
@@ -98,6 +99,16 @@ class DimExpr:
             if c == 1 and len(m) == 1 and m[0][1] == 1 and len(m[0][0]) == 1:
                 return str(m[0][0][0])
         return None
+
+    def linear_in_one_variable(self) -> tuple[str, int, int] | None:
+        """``(v, k, c)`` when this is ``k*v + c`` (what a variable's value is solved from), else None."""
+        var_terms = [(m, k) for m, k in self._terms.items() if m]
+        if len(var_terms) != 1:
+            return None
+        ((mono, k),) = var_terms
+        if len(mono) != 1 or mono[0][1] != 1 or len(mono[0][0]) != 1:
+            return None
+        return str(mono[0][0][0]), k, self._terms.get((), 0)
 
     def evaluate(self, env: Mapping[str, int]) -> int:
         """The value for the variables' values in ``env``."""
@@ -291,15 +302,14 @@ class DimExpr:
     def __float__(self) -> float:
         raise InconclusiveDimensionOperation(f"Symbolic dimension '{self}' used in a context that requires a constant{_ADVICE}")
 
-    # --- printing --------------------------------------------------------------------------
+    # --- printing ----------------------------------------------------------------------------
     def __str__(self) -> str:
-        def mono_key(item: tuple[Monomial, int]) -> tuple[int, list[tuple[Any, ...]]]:
-            m = item[0]
-            return (-sum(p for _, p in m), [(_atom_key(a), -p) for a, p in m])
-
+        # JAX's order: the syntactically larger terms first (so the constant is last), each
+        # term's factors in increasing order.
         parts: list[str] = []
-        for m, c in sorted(self._terms.items(), key=mono_key):
-            body = "*".join(_atom_str(a) + (f"^{p}" if p > 1 else "") for a, p in m)
+        for m, c in _sorted_terms(self):
+            factors = sorted(m, key=functools.cmp_to_key(_factor_power_cmp))
+            body = "*".join(_atom_str(a) + (f"^{p}" if p > 1 else "") for a, p in factors)
             mag = abs(c)
             text = body if mag == 1 and body else (f"{mag}*{body}" if body else str(mag))
             if not parts:
@@ -312,6 +322,72 @@ class DimExpr:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (parse_dim, (str(self),))
+
+
+# --- JAX's syntactic order of terms and factors (what printing follows) -------------------------
+# A variable has size 1, an operation 1 + its operands' sizes; a term sums 1 + power * size over its
+# factors; an expression sums 1 + |coefficient| * size over its terms (a constant term has size 0).
+# Sizes compare first, then names, then the parts in order.
+
+
+def _cmp(a: Any, b: Any) -> int:
+    return (a > b) - (a < b)
+
+
+def _factor_size(atom: Atom) -> int:
+    return 1 if len(atom) == 1 else 1 + sum(_expr_size(o) for o in atom[1:])
+
+
+def _term_size(m: Monomial) -> int:
+    return sum(1 + p * _factor_size(a) for a, p in m)
+
+
+def _expr_size(e: Any) -> int:
+    if not isinstance(e, DimExpr):
+        return 1
+    return sum(1 + abs(c) * _term_size(m) for m, c in e._terms.items())
+
+
+def _factor_cmp(a: Atom, b: Atom) -> int:
+    c = _cmp(_factor_size(a), _factor_size(b))
+    if c or len(a) == 1:
+        return c or _cmp(a[0], b[0])
+    return _cmp(a[0], b[0]) or _seq_cmp(list(a[1:]), list(b[1:]), _expr_cmp)
+
+
+def _factor_power_cmp(x: tuple[Atom, int], y: tuple[Atom, int]) -> int:
+    return _factor_cmp(x[0], y[0]) or _cmp(x[1], y[1])
+
+
+def _term_cmp(m1: Monomial, m2: Monomial) -> int:
+    # the factors largest first
+    key = functools.cmp_to_key(_factor_power_cmp)
+    f1, f2 = sorted(m1, key=key, reverse=True), sorted(m2, key=key, reverse=True)
+    return _cmp(_term_size(m1), _term_size(m2)) or _seq_cmp(f1, f2, _factor_power_cmp)
+
+
+def _sorted_terms(e: Any) -> list[tuple[Monomial, int]]:
+    terms = list(e._terms.items()) if isinstance(e, DimExpr) else [((), int(e))]
+    return sorted(terms, key=functools.cmp_to_key(lambda x, y: _term_cmp(x[0], y[0]) or _cmp(x[1], y[1])), reverse=True)
+
+
+def _expr_cmp(x: Any, y: Any) -> int:
+    c = _cmp(_expr_size(x), _expr_size(y))
+    if c:
+        return c
+
+    def pair(s: tuple[Monomial, int], o: tuple[Monomial, int]) -> int:
+        return _term_cmp(s[0], o[0]) or _cmp(s[1], o[1])
+
+    return _seq_cmp(_sorted_terms(x), _sorted_terms(y), pair)
+
+
+def _seq_cmp(s1: Sequence[Any], s2: Sequence[Any], elem: Any) -> int:
+    for a, b in zip(s1, s2):
+        c = int(elem(a, b))
+        if c:
+            return c
+    return _cmp(len(s1), len(s2))
 
 
 def _dimlike(x: Any) -> bool:

@@ -348,9 +348,15 @@ def _dimension_values(avals: Sequence[ShapedArray], params: Sequence[ir.Value[An
     values: dict[str, ir.Value[Any]] = {}
     for aval, param in zip(avals, params):
         for axis, d in enumerate(aval.shape):
-            name = d.as_variable() if isinstance(d, DimExpr) else None
-            if name is not None and name not in values:
-                values[name] = hlo.get_dimension_size(param, axis)
+            solved = d.linear_in_one_variable() if isinstance(d, DimExpr) else None
+            if solved is not None and solved[0] not in values:
+                name, k, c = solved  # the size is k*name + c (the call checked it divides)
+                size: ir.Value[Any] = hlo.get_dimension_size(param, axis)
+                if c:
+                    size = hlo.subtract(size, constant(c, np.int32))
+                if k != 1:
+                    size = hlo.divide(size, constant(k, np.int32))
+                values[name] = size
     return values
 
 
