@@ -42,8 +42,8 @@ from minijax.array import Array
 from minijax.backend import Device, Executable, default_device
 from minijax.core import ShapedArray
 from minijax.dispatch import compiled_for
-from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr
 from minijax.interpreters.tracing import trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr
 from minijax.jaxpr_parse import parse_jaxpr
 from minijax.placement import to_device
 from minijax.shape_poly import DimExpr, evaluate_shape, is_symbolic_shape, parse_dim, split_dims
@@ -282,7 +282,7 @@ def _aval_to_json(a: ShapedArray) -> list[Any]:
 
 
 def _aval_from_json(data: list[Any]) -> ShapedArray:
-    shape = tuple(d if isinstance(d, int) else parse_dim(d) for d in data[0])
+    shape: tuple[Any, ...] = tuple(d if isinstance(d, int) else parse_dim(d) for d in data[0])
     return ShapedArray(shape, dtypes.dtype_from_short_name(data[1]), bool(data[2]))
 
 

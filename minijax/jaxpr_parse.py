@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes
-from minijax.shape_poly import DimExpr, parse_dim, parse_shape
 from minijax.core import Primitive, ShapedArray, primitive_registry
 from minijax.jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, literal_value, name_sharing_params
+from minijax.shape_poly import DimExpr, parse_dim, parse_shape
 
 __all__ = [
     "MAX_NESTING",

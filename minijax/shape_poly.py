@@ -153,12 +153,14 @@ class DimExpr:
     def __sub__(self, other: Any) -> DimLike:
         if not _dimlike(other):
             return NotImplemented
-        return self + (-other)
+        result: DimLike = self + (-other)
+        return result
 
     def __rsub__(self, other: Any) -> DimLike:
         if not _dimlike(other):
             return NotImplemented
-        return (-self) + other
+        result: DimLike = (-self) + other
+        return result
 
     def __mul__(self, other: Any) -> DimLike:
         if not _dimlike(other):
@@ -331,7 +333,7 @@ class DimExpr:
 
 
 def _cmp(a: Any, b: Any) -> int:
-    return (a > b) - (a < b)
+    return int(a > b) - int(a < b)
 
 
 def _factor_size(atom: Atom) -> int:
@@ -368,7 +370,10 @@ def _term_cmp(m1: Monomial, m2: Monomial) -> int:
 
 def _sorted_terms(e: Any) -> list[tuple[Monomial, int]]:
     terms = list(e._terms.items()) if isinstance(e, DimExpr) else [((), int(e))]
-    return sorted(terms, key=functools.cmp_to_key(lambda x, y: _term_cmp(x[0], y[0]) or _cmp(x[1], y[1])), reverse=True)
+    def pair(x: tuple[Monomial, int], y: tuple[Monomial, int]) -> int:
+        return _term_cmp(x[0], y[0]) or _cmp(x[1], y[1])
+
+    return sorted(terms, key=functools.cmp_to_key(pair), reverse=True)
 
 
 def _expr_cmp(x: Any, y: Any) -> int:

@@ -36,8 +36,8 @@ from jaxlib.mlir.dialects import chlo, stablehlo as hlo
 
 from minijax import dtypes
 from minijax.core import ShapedArray
-from minijax_xla import jaxlib_api
 from minijax.shape_poly import is_symbolic_shape
+from minijax_xla import jaxlib_api
 from minijax_xla.lowering import LoweringRuleContext, broadcast_dynamic, constant, ir_type, register
 
 Value = Any  # an ir.Value (the bindings' generic Value[...] types are not worth spelling out)

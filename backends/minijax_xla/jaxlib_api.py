@@ -568,8 +568,6 @@ def refine_module_text(text: str, in_avals: Sequence[ShapedArray], out_avals: Se
     types; ``stablehlo.convert`` bridges the types (as JAX wraps an exported module), and jaxlib's
     shape refinement (``refine_polymorphic_shapes``) propagates the static shapes through every op.
     """
-    from jaxlib import _jax  # noqa: PLC0415
-
     with context_lock, new_mlir_context(), ir.Location.unknown():
         module = ir.Module.parse(text)
         main = next(op for op in module.body.operations if ir.StringAttr(op.attributes["sym_name"]).value == "main")
@@ -587,7 +585,8 @@ def refine_module_text(text: str, in_avals: Sequence[ShapedArray], out_avals: Se
                 func.ReturnOp([hlo.convert(t, r) for t, r in zip(static_out, call.results)])
         bytecode = module_bytes(module)
     try:
-        refined = _jax.mlir.refine_polymorphic_shapes(
+        # jaxlib's shape refinement (jaxlib._jax.mlir, reached through xla_client)
+        refined = xc._xla.mlir.refine_polymorphic_shapes(  # type: ignore[attr-defined]
             bytecode, enable_shape_assertions=True, validate_static_shapes=True, enable_shardy=False
         )
     except Exception as e:

@@ -19,7 +19,6 @@ import numpy as np
 from minijax import core, dtypes
 from minijax.array import Array as MinijaxArray, device_put_value
 from minijax.core import Tracer, get_aval, shape_size
-from minijax.shape_poly import DimExpr
 from minijax.lax import elementwise as ew
 from minijax.primitives import elementwise as ew_prims, slicing as slicing_prims, structural as sp
 from minijax.primitives.common import int_tuple
@@ -42,6 +41,7 @@ from minijax.primitives.structural import (
     tile_p,
     transpose_p,
 )
+from minijax.shape_poly import DimExpr
 from minijax.stages import jit
 
 ArrayLike = Any

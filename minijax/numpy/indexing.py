@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
-from minijax.shape_poly import DimExpr
 from minijax.array import Array, device_put_value
 from minijax.errors import NonConcreteBooleanIndexError
 from minijax.numpy import util
@@ -43,6 +42,7 @@ from minijax.numpy.reductions import sum as jnp_sum
 from minijax.numpy.shape_ops import broadcast_shapes, broadcast_to, clip, expand_dims, moveaxis, ravel, reshape, tile
 from minijax.numpy.ufuncs import divide, mod, power
 from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from minijax.shape_poly import DimExpr
 from minijax.stages import jit
 
 __all__ = ["put", "put_along_axis", "take", "take_along_axis"]

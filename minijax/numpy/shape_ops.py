@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
-from minijax.errors import InconclusiveDimensionOperation
 from minijax.array import Array, device_put_value
-from minijax.errors import ConcretizationTypeError
+from minijax.errors import ConcretizationTypeError, InconclusiveDimensionOperation
 from minijax.numpy import ufuncs, util
 from minijax.numpy.util import canonicalize_axis, check_arraylike, convert_element_type, promote_dtypes
 from minijax.stages import jit

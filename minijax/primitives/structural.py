@@ -34,7 +34,6 @@ from minijax.core import Primitive, ShapedArray, Tracer, get_aval, shape_size
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers
-from minijax.shape_poly import DimExpr
 from minijax.primitives.common import (
     check_no_sharding,
     index_param,
@@ -43,6 +42,7 @@ from minijax.primitives.common import (
     reduction_rule,
     standard_primitive,
 )
+from minijax.shape_poly import DimExpr
 
 Shape = tuple[int, ...]
 BatchDim = batching.BatchDim
