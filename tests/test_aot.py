@@ -168,6 +168,28 @@ def test_export_with_a_symbolic_batch_dimension_runs_for_every_batch_size(backen
     assert batched[1].shape == (2, 24)
 
 
+def _common(x: Any) -> Any:
+    return (x.mean(0), jnp.var(x), jnp.argmax(x, 0), jnp.argmin(x, 1), jnp.cumsum(x, 1), jnp.where(x > 0, x, 0.0),
+            jax.nn.softmax(x), x.astype(jnp.int32), jnp.arange(4)[None] + x, x.reshape(x.shape[0], 2, 2), jnp.sort(x, 0))
+
+
+def test_common_primitives_export_with_a_symbolic_dimension(backend_name: str) -> None:
+    exp = export.export(jax.jit(_common))(jax.ShapeDtypeStruct(export.symbolic_shape("b, 4"), jnp.float32))
+    assert "dim_as_value[dim=b]" in str(exp.jaxpr())
+    for n in (1, 4):
+        x = np.random.RandomState(n).randn(n, 4).astype(np.float32)
+        for got, want in zip(exp.call(x), _common(x)):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_variable_is_solved_from_a_multiple(backend_name: str) -> None:
+    exp = export.export(jax.jit(lambda x: x.reshape(-1, 2).sum(1)))(jax.ShapeDtypeStruct(export.symbolic_shape("2*b"), jnp.float32))
+    assert repr(exp.out_avals[0]) == "ShapedArray(float32[b])"
+    np.testing.assert_allclose(exp.call(np.arange(6, dtype=np.float32)), [1, 5, 9])
+    with pytest.raises(ValueError, match="Division had remainder 1 when computing the value of 'b'"):
+        exp.call(np.arange(5, dtype=np.float32))
+
+
 def test_symbolic_export_checks_arguments_as_jax_does(backend_name: str) -> None:
     exp = export.export(jax.jit(lambda x, y: x + y))(*export.symbolic_args_specs((np.ones((2, 4)), np.ones((2, 4))), "b, 4"))
     with pytest.raises(ValueError, match=r"Shape mismatch for args\[0\].shape\[1\] \(expected same constant\)"):

@@ -342,6 +342,16 @@ def broadcast_dynamic(value: ir.Value[Any], out_type: ir.RankedTensorType, shape
     return result
 
 
+def iota(out_type: ir.RankedTensorType, shape: Sequence[Any], dimension: int) -> ir.Value[Any]:
+    """``stablehlo.iota`` of ``out_type``; ``dynamic_iota`` where ``shape`` holds symbolic dimensions."""
+    mctx = _ACTIVE[0]
+    if mctx is not None and any(isinstance(d, DimExpr) for d in shape):
+        dynamic: ir.Value[Any] = hlo.dynamic_iota(out_type, shape_value(mctx, shape), dimension)
+        return dynamic
+    static: ir.Value[Any] = hlo.iota(out_type, dimension)
+    return static
+
+
 def _dimension_values(avals: Sequence[ShapedArray], params: Sequence[ir.Value[Any]]) -> dict[str, ir.Value[Any]]:
     """Each dimension variable a function's parameters carry as a whole dimension, read from the first
     parameter that does (``stablehlo.get_dimension_size``, an i32 scalar)."""
@@ -432,8 +442,17 @@ def lower_jaxpr(
         try:
             module.operation.verify()
         except ir.MLIRError as e:
+            if _is_symbolic(closed.jaxpr):  # a rule that builds a static-shape op for a symbolic dimension
+                raise NotImplementedError(
+                    "xla backend: a primitive of this shape-polymorphic program (jax.export with symbolic "
+                    f"dimensions) has no lowering for symbolic dimensions: {e}"
+                ) from e
             raise RuntimeError(f"xla backend: the lowered module does not verify: {e}\n{module}") from e
     return module, hoisted
+
+
+def _is_symbolic(jaxpr: Jaxpr) -> bool:
+    return any(isinstance(d, DimExpr) for v in jaxpr.invars for d in v.aval.shape)
 
 
 def module_text(module: ir.Module) -> str:
