@@ -116,7 +116,7 @@ _PRIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _VAR = re.compile(r"[a-z]+|_")
 # A dtype is a short name (``f32``, the narrow ``f8_e4m3fn``) or an extended dtype's name (``key<fry>``).
 # Dimensions are integers, or (jax.export's symbolic shapes) expressions such as ``b``, ``2*b + 1``, ``floordiv(b, 2)``.
-_TYPE = re.compile(r"([a-z]+[0-9]*(?:_[a-z0-9]+)?|key<[a-z0-9]+>)\[((?:[0-9]+(?:,[0-9]+)*)?|[A-Za-z0-9_ ()*+^,-]*)\]")
+_TYPE = re.compile(r"([a-z]+[0-9]*(?:_[a-z0-9]+)?|key<[a-z0-9]+>)\[((?:[0-9]+(?:,[0-9]+)*)?|[0-9_ ()*+^,-]*[A-Za-z][A-Za-z0-9_ ()*+^,-]*)\]")
 _BINDER = re.compile(r"([a-z]+|_):(" + _TYPE.pattern + ")")
 _NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?)"
 # A complex literal is Python's repr of a complex: ``1j``, ``(2+0j)``, ``(nan-infj)``.
