@@ -160,6 +160,11 @@ class Backend(abc.ABC):
     # Whether ``compile_exported`` takes a StableHLO module's text (``jax.export``'s programs).
     compiles_stablehlo = False
 
+    def refine_exported(self, module_text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> str:
+        """An exported StableHLO module with symbolic dimensions specialized to ``in_avals``
+        (where ``compiles_stablehlo``)."""
+        raise NotImplementedError(f"the {self.name} backend does not compile StableHLO")
+
     def compile_exported(
         self, module_text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]
     ) -> Executable:

@@ -27,11 +27,13 @@ from minijax import dtypes
 from minijax.config import trace_context, x64_enabled
 from minijax.errors import (
     ConcretizationTypeError,
+    InconclusiveDimensionOperation,
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from minijax.shape_poly import DimExpr
 
 Shape = tuple[int, ...]
 
@@ -43,7 +45,19 @@ def shape_size(shape: Iterable[SupportsIndex]) -> int:
     on Python ints, which do not wrap: ``np.prod((2**32, 2**32), dtype=np.int64)``
     is 0, and a size that wraps to 0 lets a huge shape pass a reshape check.
     """
-    return math.prod(operator.index(d) for d in shape)
+    shape = shape if isinstance(shape, tuple) else tuple(shape)
+    try:
+        return math.prod(operator.index(d) for d in shape)
+    except InconclusiveDimensionOperation:  # a symbolic shape's size is a DimExpr (it counts as an int here)
+        size: Any = 1
+        for d in shape:
+            size = size * d
+        return size  # type: ignore[no-any-return]
+
+
+def dim_index(d: Any) -> Any:
+    """A shape entry as a Python int, or as itself when it is a symbolic dimension (``jax.export``)."""
+    return d if isinstance(d, DimExpr) else operator.index(d)
 
 
 # ---------------------------------------------------------------------------
@@ -56,7 +70,10 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash", "fast_key")
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
-        self.shape: Shape = tuple(int(d) for d in shape)
+        try:
+            self.shape: Shape = tuple(int(d) for d in shape)
+        except InconclusiveDimensionOperation:  # a symbolic dimension (jax.export's shape polymorphism) stays one
+            self.shape = tuple(d if isinstance(d, DimExpr) else int(d) for d in shape)
         # An extended dtype (a PRNG key type, minijax.prng) is kept as it is:
         # np.dtype() would turn it into its physical dtype.
         self.dtype: np.dtype[Any] = dtype if isinstance(dtype, (np.dtype, dtypes.ExtendedDType)) else np.dtype(dtype)  # type: ignore[assignment]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,9 +42,11 @@ from minijax.array import Array
 from minijax.backend import Device, Executable, default_device
 from minijax.core import ShapedArray
 from minijax.dispatch import compiled_for
-from minijax.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
+from minijax.interpreters.tracing import trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr
 from minijax.jaxpr_parse import parse_jaxpr
 from minijax.placement import to_device
+from minijax.shape_poly import DimExpr, evaluate_shape, is_symbolic_shape, parse_dim, split_dims
 from minijax.stages import Jitted
 
 __all__ = [
@@ -71,69 +72,40 @@ _CALLING_CONVENTION = 10
 # --- symbolic shapes -------------------------------------------------------------------------
 
 
-class _SymbolicDim:
-    """A dimension named by a symbol (``b`` in ``symbolic_shape("b, 3")``)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _SymbolicDim) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(("symbolic", self.name))
-
-
-class _SymbolicShape(tuple):  # type: ignore[type-arg]
-    def __repr__(self) -> str:
-        return "(" + ", ".join(str(d) for d in self) + ("," if len(self) == 1 else "") + ")"
-
-
-_DIM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|[0-9]+)\s*")
-
-
 def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (), scope: Any = None,
                    like: Sequence[int | None] | None = None) -> tuple[Any, ...]:
-    """A shape from its spec ("b, 3"): integers and dimension variables.
-
-    Only single names and integers are read (JAX also reads expressions
-    such as ``2*b + 1``, and ``_``/``...`` taken from ``like``)."""
+    """A shape from its spec (``"b, 3"``, ``"2*b + 1, c"``): integers and expressions over
+    dimension variables, ``_`` for the matching entry of ``like``, ``...`` for the rest of it."""
     if constraints:
         raise NotImplementedError("symbolic_shape(constraints=...) is not supported by minijax")
     if shape_spec is None:
         shape_spec = "..."
-    spec = shape_spec.strip()
-    if spec.startswith("(") and spec.endswith(")"):
-        spec = spec[1:-1]
+    parts = split_dims(shape_spec)
     dims: list[Any] = []
-    for i, part in enumerate(p for p in spec.split(",") if p.strip() or spec.strip()):
-        if part.strip() in ("_", "..."):
+    for i, part in enumerate(parts):
+        if part in ("_", "..."):
             if like is None:
-                raise ValueError(f"symbolic_shape {shape_spec!r}: '{part.strip()}' needs the 'like' shape")
-            if part.strip() == "...":
+                raise ValueError(f"symbolic_shape {shape_spec!r}: '{part}' needs the 'like' shape")
+            if part == "...":
                 dims.extend(like[i:])
                 break
             dims.append(like[i])
             continue
-        m = _DIM.fullmatch(part)
-        if m is None:
-            raise NotImplementedError(
-                f"symbolic_shape {shape_spec!r}: minijax reads only dimension names and integers, not {part.strip()!r}"
+        try:
+            d = parse_dim(part)
+        except ValueError as e:
+            raise ValueError(f"syntax error in symbolic shape {shape_spec!r} in dimension {i}: {e}") from None
+        dims.append(d)
+        if like is not None and i < len(like) and like[i] is not None and isinstance(d, int) and d != like[i]:
+            raise ValueError(
+                f"syntax error in symbolic shape {shape_spec!r} in dimension {i}: different size {d} for known "
+                f"dimension; like={tuple(like)}. Parsed '', remaining ''."
             )
-        token = m.group(1)
-        dims.append(int(token) if token.isdigit() else _SymbolicDim(token))
-    return _SymbolicShape(dims)
+    return tuple(dims)
 
 
 def is_symbolic_dim(p: Any) -> bool:
-    return isinstance(p, _SymbolicDim)
+    return isinstance(p, DimExpr)
 
 
 def symbolic_args_specs(args: Any, shapes_specs: Any, constraints: Sequence[str] = (), scope: Any = None) -> Any:
@@ -151,13 +123,115 @@ def symbolic_args_specs(args: Any, shapes_specs: Any, constraints: Sequence[str]
     return tree_util.tree_unflatten(tree, out)
 
 
-def _reject_symbolic(specs: Sequence[Any]) -> None:
-    for spec in specs:
-        if any(is_symbolic_dim(d) for d in getattr(spec, "shape", ())):
-            raise NotImplementedError(
-                f"jax.export with symbolic dimensions (shape polymorphism, here {tuple(spec.shape)}) is not "
-                "supported by minijax: its tracer works on concrete shapes. Export one program per batch size."
-            )
+def _dim_vars(avals: Sequence[ShapedArray]) -> list[str]:
+    """The dimension variables of the arguments' shapes, sorted by name (as JAX orders them)."""
+    names: set[str] = set()
+    for a in avals:
+        for d in a.shape:
+            if isinstance(d, DimExpr):
+                names |= d.variables()
+    return sorted(names)
+
+
+def _bind_dims(avals: Sequence[ShapedArray], shapes: Sequence[tuple[int, ...]]) -> dict[str, int]:
+    """The values of the dimension variables that make ``avals`` the ``shapes`` of the arguments, solved
+    from the dimensions ``k*v + c`` in order; ValueError with JAX's message where the shapes contradict
+    the specification (a variable with two values, a remainder, a value below 1)."""
+    env: dict[str, int] = {}
+    obtained: list[str] = []
+
+    def fail(detail: str) -> ValueError:
+        specs = ",".join(f"args[{i}].shape = {a.shape}" for i, a in enumerate(avals))
+        return ValueError(
+            f"Input shapes do not match the polymorphic shapes specification. {detail}. Using the following "
+            f"polymorphic shapes specifications: {specs}. Obtained dimension variables: {''.join(obtained)}. "
+            "Please see https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for more details."
+        )
+
+    for i, (aval, shape) in enumerate(zip(avals, shapes)):
+        for axis, (d, n) in enumerate(zip(aval.shape, shape)):
+            solved = d.linear_in_one_variable() if isinstance(d, DimExpr) else None
+            if solved is None or solved[0] in env:
+                continue
+            name, k, c = solved
+            value, rem = divmod(n - c, k)
+            if rem:
+                raise fail(f"Division had remainder {rem} when computing the value of '{name}'")
+            env[name] = value
+            obtained.append(f"'{name}' = {value} from specification '{d}' for dimension args[{i}].shape[{axis}] (= {n}), ")
+    for i, (aval, shape) in enumerate(zip(avals, shapes)):
+        for axis, (d, n) in enumerate(zip(aval.shape, shape)):
+            if not isinstance(d, DimExpr):
+                continue
+            missing = d.variables() - set(env)
+            if missing:
+                raise ValueError(
+                    f"Cannot solve for values of dimension variables {sorted(missing)}: minijax solves a variable only "
+                    f"from a dimension k*v + c (args[{i}].shape[{axis}] = {d})"
+                )
+            if d.evaluate(env) != n:
+                raise fail(
+                    f"Found inconsistency between dimension size args[{i}].shape[{axis}] (= {n}) and the "
+                    f"specification '{d}' (= {d.evaluate(env)})"
+                )
+    for name, value in env.items():
+        if value < 1:
+            raise fail(f"Expected value >= 1 for dimension variable '{name}'")
+    return env
+
+
+def _specialize(closed: ClosedJaxpr, env: dict[str, int]) -> ClosedJaxpr:
+    """The program with its symbolic dimensions replaced by their values: every aval and every
+    shape-valued param (re-traced through the primitives' own rules, so the shapes are checked)."""
+    jaxpr = closed.jaxpr
+    new_in = [ShapedArray(evaluate_shape(v.aval.shape, env), v.aval.dtype, v.aval.weak_type) for v in jaxpr.invars]
+    consts = list(closed.consts)
+
+    def run(*args: Any) -> Any:
+        return _eval_specialized(jaxpr, consts, env, args)
+
+    return trace_to_jaxpr(run, new_in)[0]
+
+
+def _concrete_params(params: Any, env: dict[str, int]) -> Any:
+    if isinstance(params, DimExpr):
+        return params.evaluate(env)
+    if isinstance(params, tuple):
+        return tuple(_concrete_params(p, env) for p in params)
+    if isinstance(params, list):
+        return [_concrete_params(p, env) for p in params]
+    if isinstance(params, dict):
+        return {k: _concrete_params(v, env) for k, v in params.items()}
+    if isinstance(params, ClosedJaxpr) and _jaxpr_is_symbolic(params.jaxpr):
+        return _specialize(params, env)
+    if isinstance(params, Jaxpr) and _jaxpr_is_symbolic(params):
+        return _specialize(ClosedJaxpr(params, []), env).jaxpr
+    return params
+
+
+def _jaxpr_is_symbolic(jaxpr: Jaxpr) -> bool:
+    return any(is_symbolic_shape(v.aval.shape) for v in jaxpr.invars) or any(
+        is_symbolic_shape(getattr(v, "aval", ShapedArray((), np.float32)).shape) for e in jaxpr.eqns for v in e.outvars
+    )
+
+
+def _eval_specialized(jaxpr: Jaxpr, consts: Sequence[Any], env: dict[str, int], args: Sequence[Any]) -> list[Any]:
+    values: dict[Any, Any] = {}
+
+    def read(a: Any) -> Any:
+        return a.val if isinstance(a, Literal) else values[a]
+
+    for v, c in zip(jaxpr.constvars, consts):
+        values[v] = c
+    for v, x in zip(jaxpr.invars, args):
+        values[v] = x
+    for eqn in jaxpr.eqns:
+        params = _concrete_params(dict(eqn.params), env)
+        outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **params)
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        for v, o in zip(eqn.outvars, outs):
+            values[v] = o
+    return [read(v) for v in jaxpr.outvars]
 
 
 # --- pytree structures as JSON ---------------------------------------------------------------
@@ -203,11 +277,13 @@ def _tree_from_json(data: Any) -> tree_util.PyTreeDef:
 
 
 def _aval_to_json(a: ShapedArray) -> list[Any]:
-    return [list(a.shape), dtypes.short_dtype_name(a.dtype), a.weak_type]
+    # a symbolic dimension is written as its text ("2*b + 1")
+    return [[d if isinstance(d, int) else str(d) for d in a.shape], dtypes.short_dtype_name(a.dtype), a.weak_type]
 
 
 def _aval_from_json(data: list[Any]) -> ShapedArray:
-    return ShapedArray(tuple(data[0]), dtypes.dtype_from_short_name(data[1]), bool(data[2]))
+    shape: tuple[Any, ...] = tuple(d if isinstance(d, int) else parse_dim(d) for d in data[0])
+    return ShapedArray(shape, dtypes.dtype_from_short_name(data[1]), bool(data[2]))
 
 
 # --- Exported --------------------------------------------------------------------------------
@@ -245,7 +321,8 @@ class Exported:
         self._stablehlo = stablehlo
         self._consts = list(consts)
         self._closed: ClosedJaxpr | None = None
-        self._runners: dict[Device, Executable] = {}
+        self._runners: dict[tuple[Device, tuple[tuple[str, int], ...]], Executable] = {}
+        self._symbolic = any(is_symbolic_shape(a.shape) for a in in_avals)
 
     def __repr__(self) -> str:
         return (
@@ -282,45 +359,61 @@ class Exported:
                 "The invocation args and kwargs must have the same pytree structure as the args and kwargs "
                 f"at export time, but they are {in_tree} and {self.in_tree}"
             )
-        self._check_types(flat)
-        closed = self.jaxpr()
+        shapes = self._check_types(flat)
+        env: dict[str, int] = {}
+        if self._symbolic:
+            env = _bind_dims(self.in_avals, shapes)
         if core.current_trace() is not core.eval_trace:
-            outs = eval_jaxpr(closed.jaxpr, closed.consts, *flat)
+            closed = self.jaxpr()
+            outs = _eval_specialized(closed.jaxpr, closed.consts, env, flat) if env else eval_jaxpr(closed.jaxpr, closed.consts, *flat)
             return tree_util.tree_unflatten(self.out_tree, outs)
         device = default_device()
-        runner = self._runners.get(device)
+        key = (device, tuple(sorted(env.items())))
+        runner = self._runners.get(key)
         if runner is None:
-            runner = self._runners[device] = self._compile(device)
+            runner = self._runners[key] = self._compile(device, env)
+        out_avals = self.out_avals
+        if env:
+            out_avals = tuple(a.update(shape=evaluate_shape(a.shape, env)) for a in out_avals)
         consts = [to_device(c, device) for c in self._consts]
         arrays = [to_device(x, device) for x in flat]
         bufs = runner([a._buf for a in [*consts, *arrays]])
-        outs = [Array(b, aval, device.backend, device, False) for b, aval in zip(bufs, self.out_avals)]
+        outs = [Array(b, aval, device.backend, device, False) for b, aval in zip(bufs, out_avals)]
         return tree_util.tree_unflatten(self.out_tree, outs)
 
-    def _compile(self, device: Device) -> Executable:
+    def _compile(self, device: Device, env: dict[str, int]) -> Executable:
         backend = device.backend
-        in_avals = [ShapedArray(np.shape(c), np.asarray(c).dtype) for c in self._consts] + list(self.in_avals)
+        const_avals = [ShapedArray(np.shape(c), np.asarray(c).dtype) for c in self._consts]
+        in_avals = [a.update(shape=evaluate_shape(a.shape, env)) for a in self.in_avals]
+        out_avals = [a.update(shape=evaluate_shape(a.shape, env)) for a in self.out_avals]
         if self._stablehlo is not None and device.platform in self.platforms and backend.compiles_stablehlo:
-            return backend.compile_exported(self._stablehlo, in_avals, self.out_avals)
-        return compiled_for(_consts_as_params(self.jaxpr()), device, (), self.fun_name)
+            text = self._stablehlo
+            if env:  # shape refinement: the module specialized to the arguments' shapes, as JAX does before compiling
+                text = backend.refine_exported(text, [*const_avals, *in_avals], out_avals)
+            return backend.compile_exported(text, [*const_avals, *in_avals], out_avals)
+        closed = self.jaxpr()
+        if env:
+            closed = _specialize(closed, env)
+        return compiled_for(_consts_as_params(closed), device, (), self.fun_name)
 
-    def _check_types(self, flat: Sequence[Any]) -> None:
+    def _check_types(self, flat: Sequence[Any]) -> list[tuple[int, ...]]:
+        shapes = []
         for i, (x, aval) in enumerate(zip(flat, self.in_avals)):
-            shape, dtype = np.shape(x), getattr(x, "dtype", None)
+            shape, dtype = tuple(np.shape(x)), getattr(x, "dtype", None)
+            shapes.append(shape)
             if dtype is None:  # a Python scalar: its weak type fits any float or int parameter
                 continue
-            if tuple(shape) != aval.shape:
-                if len(shape) != len(aval.shape):
-                    raise ValueError(
-                        f"Rank mismatch for args[{i}]: expected {len(aval.shape)} dimensions and called with shape {tuple(shape)}"
-                    )
-                d = next(d for d in range(len(shape)) if shape[d] != aval.shape[d])
-                raise ValueError(
-                    f"Shape mismatch for args[{i}].shape[{d}] (expected same constant): "
-                    f"expected {aval.shape} and called with {tuple(shape)}"
-                )
+            if len(shape) != len(aval.shape):
+                raise ValueError(f"Rank mismatch for args[{i}]: expected {aval.shape} and called with {shape}")
             if np.dtype(dtype) != aval.dtype:
                 raise ValueError(f"Dtype mismatch for args[{i}]: expected {aval.dtype} and called with {np.dtype(dtype)}")
+            for d in range(len(shape)):
+                if not isinstance(aval.shape[d], DimExpr) and shape[d] != aval.shape[d]:
+                    raise ValueError(
+                        f"Shape mismatch for args[{i}].shape[{d}] (expected same constant): "
+                        f"expected {aval.shape} and called with {shape}"
+                    )
+        return shapes
 
     # --- bytes -------------------------------------------------------------------------------
     def serialize(self, vjp_order: int = 0) -> bytearray:
@@ -382,6 +475,10 @@ def deserialize(blob: bytes | bytearray) -> Exported:
     )
 
 
+def _shape_str(shape: Sequence[Any]) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
 def _consts_as_params(closed: ClosedJaxpr) -> ClosedJaxpr:
     """The program with its constants as leading parameters: what StableHLO and ``call`` run."""
     j = closed.jaxpr
@@ -401,7 +498,6 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None, disabled_che
         raise NotImplementedError("export(disabled_checks=...) is not supported by minijax")
 
     def do_export(*args: Any, **kwargs: Any) -> Exported:
-        _reject_symbolic(tree_util.tree_leaves((args, kwargs)))
         traced = fun_jit.trace(*args, **kwargs)
         entry = traced._entry
         if entry.tracer_consts:
@@ -418,7 +514,7 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None, disabled_che
         if device.backend.compiles_stablehlo:
             stablehlo = device.backend.lower_text(_consts_as_params(closed))
         flat_avals = tuple(closed.in_avals)
-        return Exported(
+        exported = Exported(
             traced.fun_name,
             traced.in_tree,
             flat_avals,
@@ -429,5 +525,7 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None, disabled_che
             stablehlo,
             consts,
         )
+        exported._closed = ClosedJaxpr(closed.jaxpr, closed.consts)
+        return exported
 
     return do_export

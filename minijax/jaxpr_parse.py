@@ -37,6 +37,7 @@ import numpy as np
 from minijax import dtypes
 from minijax.core import Primitive, ShapedArray, primitive_registry
 from minijax.jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, literal_value, name_sharing_params
+from minijax.shape_poly import DimExpr, parse_dim, parse_shape
 
 __all__ = [
     "MAX_NESTING",
@@ -114,7 +115,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PRIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _VAR = re.compile(r"[a-z]+|_")
 # A dtype is a short name (``f32``, the narrow ``f8_e4m3fn``) or an extended dtype's name (``key<fry>``).
-_TYPE = re.compile(r"([a-z]+[0-9]*(?:_[a-z0-9]+)?|key<[a-z0-9]+>)\[((?:[0-9]+(?:,[0-9]+)*)?)\]")
+# Dimensions are integers, or (jax.export's symbolic shapes) expressions such as ``b``, ``2*b + 1``, ``floordiv(b, 2)``.
+_TYPE = re.compile(r"([a-z]+[0-9]*(?:_[a-z0-9]+)?|key<[a-z0-9]+>)\[((?:[0-9]+(?:,[0-9]+)*)?|[0-9_ ()*+^,-]*[A-Za-z][A-Za-z0-9_ ()*+^,-]*)\]")
 _BINDER = re.compile(r"([a-z]+|_):(" + _TYPE.pattern + ")")
 _NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?)"
 # A complex literal is Python's repr of a complex: ``1j``, ``(2+0j)``, ``(nan-infj)``.
@@ -138,12 +140,14 @@ class _Source:
     column is a bisection, not a scan back) and the types and literal values read
     so far, by spelling."""
 
-    __slots__ = ("text", "_starts", "types", "literals")
+    __slots__ = ("text", "_starts", "types", "literals", "dim_names")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._starts: list[int] | None = None
         self.types: dict[str, ShapedArray] = {}
+        # The dimension variables the types name (a shape-polymorphic jaxpr): params' shapes may name them too.
+        self.dim_names: set[str] = set()
         self.literals: dict[str, tuple[Any, ShapedArray]] = {}
 
     def column(self, pos: int) -> int:
@@ -467,7 +471,13 @@ def _type(r: _Reader, m: re.Match[str], group: int) -> ShapedArray:
     except (ValueError, TypeError) as e:
         raise r.error(str(e), m.start(group)) from None
     try:
-        dims = tuple(int(d) for d in dims_text.split(",")) if dims_text else ()
+        if dims_text and not dims_text.replace(",", "").isdigit():
+            dims: tuple[Any, ...] = parse_shape(dims_text)
+            for d in dims:
+                if isinstance(d, DimExpr):
+                    r.lines.dim_names |= d.variables()
+        else:
+            dims = tuple(int(d) for d in dims_text.split(",")) if dims_text else ()
         aval = r.lines.types[spelling] = ShapedArray(dims, dtype)
         return aval
     except (ValueError, TypeError, OverflowError) as e:  # a dimension too long to read, or refused
@@ -735,6 +745,10 @@ def parse_param_value(text: str, ctx: _Context | None = None, prim_name: str = "
 
 def _parse_value(r: _Reader, ctx: _Context, prim_name: str, key: str) -> Any:
     r.skip_ws()
+    if r.lines.dim_names:  # a shape-polymorphic jaxpr: its shape params may name dimension variables
+        dim = _symbolic_dim(r)
+        if dim is not None:
+            return dim
     c = r.peek()
     if c == "{":
         jaxpr = _parse_jaxpr(r, ctx)
@@ -779,6 +793,33 @@ def _parse_sequence(r: _Reader, ctx: _Context, prim_name: str, key: str) -> Any:
     if opener == "(" and len(items) == 1 and not trailing_comma and _as_jaxpr_like(items[0]) is None:
         return items[0]  # parentheses around a single value, as in Python
     return tuple(items) if opener == "(" else items
+
+
+def _symbolic_dim(r: _Reader) -> DimExpr | None:
+    """A symbolic dimension (``b``, ``2*b + 1``) as an item of a sequence param, or None (r unmoved)."""
+    r.skip_ws()
+    depth, end = 0, r.pos
+    while end < r.end:
+        ch = r.text[end]
+        if depth == 0 and ch in ",)]":
+            break
+        if ch in "{[\"'\n":
+            return None
+        depth += ch == "("
+        depth -= ch == ")"
+        end += 1
+    text = r.text[r.pos : end].strip()
+    names = set(_IDENT.findall(text)) - {"floordiv", "mod"}
+    if not names or not names <= r.lines.dim_names:
+        return None
+    try:
+        d = parse_dim(text)
+    except ValueError:
+        return None
+    if not isinstance(d, DimExpr):
+        return None
+    r.pos = end
+    return d
 
 
 def _as_jaxpr_like(value: Any) -> Jaxpr | ClosedJaxpr | None:

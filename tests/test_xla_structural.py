@@ -303,6 +303,10 @@ def _dot_general(draw: Draw) -> Case:
     return [lhs, rhs], params
 
 
+def _dim_as_value(draw: Draw) -> Case:
+    return [], {"dim": draw(st.integers(0, 2**31 - 1))}
+
+
 CASES: dict[str, Callable[[Draw], Case]] = {
     "broadcast_in_dim": _broadcast_in_dim,
     "reshape": _reshape,
@@ -315,6 +319,7 @@ CASES: dict[str, Callable[[Draw], Case]] = {
     "concatenate": _concatenate,
     "pad": _pad,
     "iota": _iota,
+    "dim_as_value": _dim_as_value,
     "split": _split,
     "tile": _tile,
     "stack": _stack,

@@ -31,7 +31,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("minijax.config", "minijax.caching", "minijax.errors", "minijax.pretty", "minijax.dtypes",
                     "minijax.tree_util",
                     "minijax.source_info",  # remat (issue 20): equations' source positions
-                    "minijax.monitoring")),  # jax.monitoring: the events trace and compile report
+                    "minijax.monitoring",  # jax.monitoring: the events trace and compile report
+                    "minijax.shape_poly")),  # polyexp (issue 20): symbolic dimensions
     ("ir", ("minijax.core", "minijax.jaxpr", "minijax.jaxpr_check", "minijax.jaxpr_parse", "minijax.jaxpr_passes",
             "minijax.jaxpr_graph", "minijax.debug_checks", "minijax.prng")),
     ("runtime", ("minijax.backend", "minijax.array", "minijax.placement", "minijax.dispatch",

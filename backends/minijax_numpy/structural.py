@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from minijax.config import x64_enabled
 from minijax_numpy.reductions import arithmetic_reduction
 from minijax_numpy.table import IMPLS, impl
 
@@ -54,6 +55,12 @@ def _rev(x: Array, *, dimensions: tuple[int, ...]) -> Array:
 @impl("concatenate")
 def _concatenate(*xs: Array, dimension: int) -> Array:
     return np.concatenate(xs, axis=operator.index(dimension))  # a bool dimension (JAX keeps True) is an int
+
+
+@impl("dim_as_value")
+def _dim_as_value(*, dim: Any) -> Array:
+    # jax.export's call binds every symbolic dimension before the program runs here
+    return np.asarray(operator.index(dim), np.int64 if x64_enabled() else np.int32)
 
 
 @impl("iota")

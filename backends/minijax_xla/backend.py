@@ -459,6 +459,10 @@ class XlaBackend(Backend):
     def profiler(self) -> Any:
         return XlaProfiler(jaxlib_api.device_client(self._pjrt_device(None)))
 
+    def refine_exported(self, module_text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> str:
+        """An exported module with symbolic dimensions specialized to concrete argument types."""
+        return jaxlib_api.refine_module_text(module_text, in_avals, out_avals)
+
     def compile_exported(self, module_text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> Executable:
         """Compile an exported program's StableHLO text (``jax.export``) for the default device:
         a runner like ``compile``'s, on buffers of ``in_avals``."""

@@ -36,8 +36,9 @@ from jaxlib.mlir.dialects import chlo, stablehlo as hlo
 
 from minijax import dtypes
 from minijax.core import ShapedArray
+from minijax.shape_poly import is_symbolic_shape
 from minijax_xla import jaxlib_api
-from minijax_xla.lowering import LoweringRuleContext, constant, ir_type, register
+from minijax_xla.lowering import LoweringRuleContext, broadcast_dynamic, constant, ir_type, register
 
 Value = Any  # an ir.Value (the bindings' generic Value[...] types are not worth spelling out)
 
@@ -51,6 +52,9 @@ def _broadcast(x: Value, shape: Sequence[int]) -> Value:
     if list(x_type.shape) == list(shape):
         return x
     dims = list(range(x_type.rank))  # rank 0 -> []; equal ranks -> the identity map
+    if is_symbolic_shape(shape):  # jax.export's shape polymorphism
+        sizes = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in shape]
+        return broadcast_dynamic(x, ir.RankedTensorType.get(sizes, x_type.element_type), shape, dims)
     return hlo.broadcast_in_dim(ir.RankedTensorType.get(list(shape), x_type.element_type), x, dims)
 
 

@@ -33,7 +33,7 @@ import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 from jaxlib import xla_client as xc  # noqa: E402
 from jaxlib.mlir import ir  # noqa: E402
-from jaxlib.mlir.dialects import chlo, stablehlo as hlo  # noqa: E402
+from jaxlib.mlir.dialects import chlo, func, stablehlo as hlo  # noqa: E402
 from jaxlib.version import __version__ as _jaxlib_version  # noqa: E402
 
 from minijax.core import ShapedArray  # noqa: E402
@@ -180,7 +180,11 @@ def element_type(dtype: Any) -> ir.Type:
 
 
 def tensor_type(shape: Sequence[int], dtype: Any) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get(list(shape), element_type(dtype))
+    try:
+        return ir.RankedTensorType.get(list(shape), element_type(dtype))
+    except TypeError:  # a symbolic dimension (jax.export) is a dynamic one: ``?``
+        dims = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in shape]
+        return ir.RankedTensorType.get(dims, element_type(dtype))
 
 
 def dense_constant(value: np.ndarray[Any, Any]) -> ir.Value[Any]:
@@ -555,6 +559,40 @@ def parse_module(text: str) -> ir.Module:
     """A StableHLO module from its text (an exported program, read back)."""
     with context_lock, new_mlir_context(), ir.Location.unknown():
         return ir.Module.parse(text)
+
+
+def refine_module_text(text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> str:
+    """An exported module with dynamic (``?``) dimensions specialized to concrete argument types.
+
+    The public ``main`` becomes a private callee of a new ``main`` whose parameters have the static
+    types; ``stablehlo.convert`` bridges the types (as JAX wraps an exported module), and jaxlib's
+    shape refinement (``refine_polymorphic_shapes``) propagates the static shapes through every op.
+    """
+    with context_lock, new_mlir_context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        main = next(op for op in module.body.operations if ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        main.attributes["sym_name"] = ir.StringAttr.get("_wrapped_main")
+        main.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        old_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        static_in = [tensor_type(a.shape, a.dtype) for a in in_avals]
+        static_out = [tensor_type(a.shape, a.dtype) for a in out_avals]
+        with ir.InsertionPoint(module.body):
+            wrapper = func.FuncOp("main", ir.FunctionType.get(static_in, static_out))
+            block = wrapper.body.blocks.append(*static_in)
+            with ir.InsertionPoint(block):
+                args = [hlo.convert(t, a) for t, a in zip(old_type.inputs, block.arguments)]
+                call = func.CallOp(list(old_type.results), ir.FlatSymbolRefAttr.get("_wrapped_main"), args)
+                func.ReturnOp([hlo.convert(t, r) for t, r in zip(static_out, call.results)])
+        bytecode = module_bytes(module)
+    try:
+        # jaxlib's shape refinement (jaxlib._jax.mlir, reached through xla_client)
+        refined = xc._xla.mlir.refine_polymorphic_shapes(  # type: ignore[attr-defined]
+            bytecode, enable_shape_assertions=True, validate_static_shapes=True, enable_shardy=False
+        )
+    except Exception as e:
+        raise ValueError(f"Error refining the shapes of an exported module to {[a.str_short() for a in in_avals]}: {e}") from e
+    with context_lock, new_mlir_context(), ir.Location.unknown():
+        return str(ir.Module.parse(refined))
 
 
 def serialize_executable(executable: Executable) -> bytes:

@@ -27,6 +27,7 @@ from jaxlib.mlir.dialects import func, stablehlo as hlo
 
 from minijax.core import ShapedArray
 from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
+from minijax.shape_poly import DimExpr
 from minijax_xla import jaxlib_api
 
 LoweringRule = Callable[..., Sequence[Any]]
@@ -123,6 +124,8 @@ class ModuleContext:
 
     def __init__(self, module: ir.Module, host_callbacks: list[Callable[..., Any]] | None = None, platform: str = "cpu") -> None:
         self.module = module
+        # The values of the symbolic dimensions (jax.export) in the function being built, by name.
+        self.dim_values: dict[str, ir.Value[Any]] = {}
         # "cpu" or "gpu": the kernels a custom call may name differ (LAPACK or
         # cuSOLVER, the host-callback target), so some rules ask.
         self.platform = platform
@@ -309,6 +312,9 @@ def _build_func(
     block = fn.body.blocks.append(*[ir_type(a) for a in param_avals])
     with ir.InsertionPoint(block):
         params = list(block.arguments)
+        saved_dims, saved_active = mctx.dim_values, _ACTIVE[0]
+        mctx.dim_values = _dimension_values(param_avals, params)
+        _ACTIVE[0] = mctx
         const_params = iter(params[:n_hoisted])
         consts = [
             next(const_params) if h else jaxlib_api.dense_constant(np.asarray(c, dtype=v.aval.dtype))
@@ -316,7 +322,95 @@ def _build_func(
         ]
         outs, depth = _emit(mctx, jaxpr, consts, params[n_hoisted:])
         func.ReturnOp(outs)
+        mctx.dim_values, _ACTIVE[0] = saved_dims, saved_active
     return [i for i, h in enumerate(hoisted) if h], depth
+
+
+# --- symbolic dimensions (jax.export's shape polymorphism) ---------------------------------
+
+
+# The module being built (lowering holds jaxlib_api.context_lock): helpers without a rule context
+# (a scalar broadcast to a result's shape) read the symbolic dimensions' values from it.
+_ACTIVE: list[ModuleContext | None] = [None]
+
+
+def broadcast_dynamic(value: ir.Value[Any], out_type: ir.RankedTensorType, shape: Sequence[Any], dims: Sequence[int]) -> ir.Value[Any]:
+    """``broadcast_in_dim`` to a shape holding symbolic dimensions (``dynamic_broadcast_in_dim``)."""
+    mctx = _ACTIVE[0]
+    assert mctx is not None, "a symbolic shape outside lower_jaxpr"
+    result: ir.Value[Any] = hlo.dynamic_broadcast_in_dim(out_type, value, shape_value(mctx, shape), list(dims))
+    return result
+
+
+def iota(out_type: ir.RankedTensorType, shape: Sequence[Any], dimension: int) -> ir.Value[Any]:
+    """``stablehlo.iota`` of ``out_type``; ``dynamic_iota`` where ``shape`` holds symbolic dimensions."""
+    mctx = _ACTIVE[0]
+    if mctx is not None and any(isinstance(d, DimExpr) for d in shape):
+        dynamic: ir.Value[Any] = hlo.dynamic_iota(out_type, shape_value(mctx, shape), dimension)
+        return dynamic
+    static: ir.Value[Any] = hlo.iota(out_type, dimension)
+    return static
+
+
+def _dimension_values(avals: Sequence[ShapedArray], params: Sequence[ir.Value[Any]]) -> dict[str, ir.Value[Any]]:
+    """Each dimension variable a function's parameters carry as a whole dimension, read from the first
+    parameter that does (``stablehlo.get_dimension_size``, an i32 scalar)."""
+    values: dict[str, ir.Value[Any]] = {}
+    for aval, param in zip(avals, params):
+        for axis, d in enumerate(aval.shape):
+            solved = d.linear_in_one_variable() if isinstance(d, DimExpr) else None
+            if solved is not None and solved[0] not in values:
+                name, k, c = solved  # the size is k*name + c (the call checked it divides)
+                size: ir.Value[Any] = hlo.get_dimension_size(param, axis)
+                if c:
+                    size = hlo.subtract(size, constant(c, np.int32))
+                if k != 1:
+                    size = hlo.divide(size, constant(k, np.int32))
+                values[name] = size
+    return values
+
+
+def dimension_value(mctx: ModuleContext, d: Any) -> ir.Value[Any]:
+    """A dimension (an int or a ``DimExpr``) as an i32 scalar computed in the module."""
+    if not isinstance(d, DimExpr):
+        return constant(int(d), np.int32)
+    missing = d.variables() - set(mctx.dim_values)
+    if missing:
+        raise NotImplementedError(
+            f"xla backend: the dimension {d} needs the variables {sorted(missing)}, which no parameter of the "
+            "function being lowered carries as a whole dimension"
+        )
+    return _emit_dim(mctx, d)
+
+
+def _emit_dim(mctx: ModuleContext, d: Any) -> ir.Value[Any]:
+    if not isinstance(d, DimExpr):
+        return constant(int(d), np.int32)
+    total: ir.Value[Any] | None = None
+    for mono, coeff in d._terms.items():
+        term: ir.Value[Any] | None = None if coeff == 1 and mono else constant(coeff, np.int32)
+        for atom, power in mono:
+            if len(atom) == 1:
+                a = mctx.dim_values[atom[0]]
+            else:
+                num, den = _emit_dim(mctx, atom[1]), _emit_dim(mctx, atom[2])
+                # floor division and modulo on non-negative numerators, positive divisors: XLA's truncation agrees
+                a = hlo.divide(num, den) if atom[0] == "floordiv" else hlo.remainder(num, den)
+            for _ in range(power):
+                term = a if term is None else hlo.multiply(term, a)
+        assert term is not None
+        total = term if total is None else hlo.add(total, term)
+    assert total is not None
+    return total
+
+
+def shape_value(mctx: ModuleContext, shape: Sequence[Any]) -> ir.Value[Any]:
+    """A shape as a 1-d i32 tensor (the operand of ``dynamic_broadcast_in_dim``, ``dynamic_reshape``...)."""
+    if not shape:
+        return constant(np.zeros((0,), np.int32), np.int32)
+    one = jaxlib_api.tensor_type((1,), np.int32)
+    parts = [hlo.reshape(one, dimension_value(mctx, d)) for d in shape]
+    return parts[0] if len(parts) == 1 else hlo.concatenate(parts, 0)
 
 
 def lower_jaxpr(
@@ -348,8 +442,17 @@ def lower_jaxpr(
         try:
             module.operation.verify()
         except ir.MLIRError as e:
+            if _is_symbolic(closed.jaxpr):  # a rule that builds a static-shape op for a symbolic dimension
+                raise NotImplementedError(
+                    "xla backend: a primitive of this shape-polymorphic program (jax.export with symbolic "
+                    f"dimensions) has no lowering for symbolic dimensions: {e}"
+                ) from e
             raise RuntimeError(f"xla backend: the lowered module does not verify: {e}\n{module}") from e
     return module, hoisted
+
+
+def _is_symbolic(jaxpr: Jaxpr) -> bool:
+    return any(isinstance(d, DimExpr) for v in jaxpr.invars for d in v.aval.shape)
 
 
 def module_text(module: ir.Module) -> str:

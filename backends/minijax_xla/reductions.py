@@ -27,7 +27,7 @@ from minijax import dtypes
 from minijax.primitives.reductions import Precision, dot_accumulation_dtypes, dot_input_dtype, reduction_identity
 from minijax_xla.elementwise import complex_minmax
 from minijax_xla.jaxlib_api import tensor_type
-from minijax_xla.lowering import LoweringRuleContext, build_combiner, constant, register
+from minijax_xla.lowering import LoweringRuleContext, build_combiner, constant, iota, register
 
 DType = np.dtype[Any]
 Combiner = Callable[[ir.Value[Any], ir.Value[Any]], ir.Value[Any]]
@@ -131,8 +131,9 @@ def _arg_rule(name: str) -> Callable[..., list[ir.Value[Any]]]:
         (axis,) = axes
         # Count in a type wide enough for the axis, so ties compare true
         # positions; narrow index dtypes wrap at the end, as in the reference.
-        count = np.dtype(np.int32) if aval_in.shape[axis] <= np.iinfo(np.int32).max else np.dtype(np.int64)
-        indices = hlo.iota(tensor_type(aval_in.shape, count), int(axis))
+        n = aval_in.shape[axis]
+        count = np.dtype(np.int32) if not isinstance(n, int) or n <= np.iinfo(np.int32).max else np.dtype(np.int64)
+        indices = iota(tensor_type(aval_in.shape, count), aval_in.shape, int(axis))
 
         def combine(acc: list[ir.Value[Any]], elem: list[ir.Value[Any]]) -> list[ir.Value[Any]]:
             # A total order on (value, index): NaN beats every number, then the

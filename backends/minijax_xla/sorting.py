@@ -147,6 +147,11 @@ def _cumulative_rule(name: str) -> Callable[..., list[Value]]:
     def rule(ctx: LoweringRuleContext, x: Value, *, axis: int, reverse: bool) -> list[Value]:
         aval = ctx.avals_in[0]
         n = aval.shape[axis]
+        if not isinstance(n, int):  # jax.export's symbolic dimension: the window below needs its size
+            raise NotImplementedError(
+                f"xla backend: {name} along a symbolic dimension ({aval.str_short()}, axis {axis}) cannot be lowered "
+                "by minijax (its reduce_window needs a static size); export with that dimension concrete"
+            )
         if n == 0:
             return [x]
         dt = aval.dtype

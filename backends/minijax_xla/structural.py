@@ -20,11 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from minijax.shape_poly import is_symbolic_shape
 from minijax_xla.jaxlib_api import tensor_type
-from minijax_xla.lowering import LoweringRuleContext, ir_type, register
+from minijax_xla.lowering import LoweringRuleContext, dimension_value, ir_type, register, shape_value
 from minijax_xla.reductions import monoid_rule
 
 
@@ -40,7 +42,11 @@ def _ints(values: Sequence[int]) -> list[int]:
 def _broadcast_in_dim(
     ctx: LoweringRuleContext, x: ir.Value[Any], *, shape: Any, broadcast_dimensions: Any, sharding: Any
 ) -> list[ir.Value[Any]]:
-    return [hlo.broadcast_in_dim(ir_type(ctx.avals_out[0]), x, _ints(broadcast_dimensions))]
+    out = ctx.avals_out[0]
+    if is_symbolic_shape(out.shape):
+        shape_v = shape_value(ctx.module_context, out.shape)
+        return [hlo.dynamic_broadcast_in_dim(ir_type(out), x, shape_v, _ints(broadcast_dimensions))]
+    return [hlo.broadcast_in_dim(ir_type(out), x, _ints(broadcast_dimensions))]
 
 
 @register("reshape")
@@ -48,7 +54,10 @@ def _reshape(ctx: LoweringRuleContext, x: ir.Value[Any], *, new_sizes: Any, dime
     # ``dimensions`` is the order to read the operand in: a transpose first.
     if dimensions is not None:
         x = hlo.transpose(x, _ints(dimensions))
-    return [hlo.reshape(ir_type(ctx.avals_out[0]), x)]
+    out = ctx.avals_out[0]
+    if is_symbolic_shape(out.shape):
+        return [hlo.dynamic_reshape(ir_type(out), x, shape_value(ctx.module_context, out.shape))]
+    return [hlo.reshape(ir_type(out), x)]
 
 
 @register("transpose")
@@ -59,7 +68,10 @@ def _transpose(ctx: LoweringRuleContext, x: ir.Value[Any], *, permutation: Any) 
 @register("squeeze")
 def _squeeze(ctx: LoweringRuleContext, x: ir.Value[Any], *, dimensions: Any) -> list[ir.Value[Any]]:
     # Dropping size-1 axes never moves an element: a reshape.
-    return [hlo.reshape(ir_type(ctx.avals_out[0]), x)]
+    out = ctx.avals_out[0]
+    if is_symbolic_shape(out.shape):
+        return [hlo.dynamic_reshape(ir_type(out), x, shape_value(ctx.module_context, out.shape))]
+    return [hlo.reshape(ir_type(out), x)]
 
 
 @register("rev")
@@ -72,9 +84,19 @@ def _concatenate(ctx: LoweringRuleContext, *xs: ir.Value[Any], dimension: Any) -
     return [hlo.concatenate(list(xs), int(dimension))]
 
 
+@register("dim_as_value")
+def _dim_as_value(ctx: LoweringRuleContext, *, dim: Any) -> list[ir.Value[Any]]:
+    value = dimension_value(ctx.module_context, dim)  # an i32 scalar
+    out = ctx.avals_out[0]
+    return [value if out.dtype == np.int32 else hlo.convert(ir_type(out), value)]
+
+
 @register("iota")
 def _iota(ctx: LoweringRuleContext, *, dtype: Any, shape: Any, dimension: Any, sharding: Any) -> list[ir.Value[Any]]:
-    return [hlo.iota(ir_type(ctx.avals_out[0]), int(dimension))]
+    out = ctx.avals_out[0]
+    if is_symbolic_shape(out.shape):
+        return [hlo.dynamic_iota(ir_type(out), shape_value(ctx.module_context, out.shape), int(dimension))]
+    return [hlo.iota(ir_type(out), int(dimension))]
 
 
 # ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any, SupportsIndex
 
 import numpy as np
 
-from minijax import dtypes
+from minijax import core, dtypes
 from minijax.array import Array as MinijaxArray, device_put_value
 from minijax.core import Tracer, get_aval, shape_size
 from minijax.lax import elementwise as ew
@@ -41,6 +41,7 @@ from minijax.primitives.structural import (
     tile_p,
     transpose_p,
 )
+from minijax.shape_poly import DimExpr
 from minijax.stages import jit
 
 ArrayLike = Any
@@ -66,9 +67,9 @@ def _asarray(x: ArrayLike) -> Array:
 
 def _shape(shape: Any) -> Shape:
     """A shape argument as a tuple of ints (an int is a 1-d shape), or TypeError."""
-    items = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    items = (shape,) if isinstance(shape, (int, np.integer, DimExpr)) else tuple(shape)
     try:
-        return tuple(operator.index(d) for d in items)
+        return tuple(core.dim_index(d) for d in items)
     except TypeError:
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {items}.") from None
 

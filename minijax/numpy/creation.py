@@ -89,7 +89,7 @@ def canonicalize_shape(shape: Any, context: str = "") -> tuple[int, ...]:
                 + d._origin_msg()
             )
         try:
-            out.append(operator.index(d))
+            out.append(core.dim_index(d))
         except TypeError:
             raise TypeError(
                 f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(dims)}.{context}"

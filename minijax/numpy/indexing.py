@@ -42,6 +42,7 @@ from minijax.numpy.reductions import sum as jnp_sum
 from minijax.numpy.shape_ops import broadcast_shapes, broadcast_to, clip, expand_dims, moveaxis, ravel, reshape, tile
 from minijax.numpy.ufuncs import divide, mod, power
 from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from minijax.shape_poly import DimExpr
 from minijax.stages import jit
 
 __all__ = ["put", "put_along_axis", "take", "take_along_axis"]
@@ -199,6 +200,8 @@ def _check_slices(indices: list[Parsed]) -> None:
 def _slice_indices(s: slice, size: int) -> tuple[int, int, int]:
     """``s.indices(size)`` with concrete tracers read; TypeError for floats, ValueError for step 0."""
     bounds = [None if v is None else operator.index(core.concrete_or_error(v)) for v in (s.start, s.stop, s.step)]
+    if isinstance(size, DimExpr) and bounds[0] in (None, 0) and bounds[1] is None and bounds[2] in (None, 1):
+        return 0, size, 1  # the whole of a symbolic dimension (jax.export); other slices of one need its value
     return slice(*bounds).indices(size)
 
 

@@ -27,6 +27,7 @@ from minijax.numpy import util
 from minijax.numpy.creation import asarray
 from minijax.numpy.ufuncs import const, equal, staged
 from minijax.numpy.util import ArrayLike
+from minijax.primitives.structural import dimension_as_value
 
 __all__ = [
     "all",
@@ -252,6 +253,15 @@ def any(  # noqa: A001  (NumPy's name)
 # mean, var, std
 
 
+def _count_value(a: Any, axes: tuple[int, ...], dtype: Any) -> Any:
+    """The number of elements reduced, as a ``dtype`` scalar (a traced ``dim_as_value`` where the
+    shape is symbolic: jax.export)."""
+    n = _count(a, axes)
+    if isinstance(n, int):
+        return np.array(n, dtype)[()]
+    return util.convert_element_type(dimension_as_value(n), dtype)
+
+
 def _count(a: Any, axes: tuple[int, ...]) -> int:
     size = 1
     for d in axes:
@@ -278,7 +288,7 @@ def mean(
     compute = _upcast_f16(result_dtype)
     axes = util.canonicalize_axes(axis, util.ndim(a))
     if where is None:
-        normalizer: Any = np.array(_count(a, axes), compute)[()]
+        normalizer: Any = _count_value(a, axes, compute)
     else:
         mask = util.broadcast_to(asarray(where), util.shape(a))
         normalizer = sum(util.convert_element_type(mask, dtypes.default_int_dtype()), axes, dtype=compute, keepdims=keepdims)
@@ -321,7 +331,7 @@ def _var(
     else:
         centered = lax.square(centered)
     if where is None:
-        normalizer: Any = lax.sub(np.array(_count(a, axes), compute)[()], util.convert_element_type(correction, compute))
+        normalizer: Any = lax.sub(_count_value(a, axes, compute), util.convert_element_type(correction, compute))
     else:
         mask = util.broadcast_to(where, util.shape(a))
         count = sum(util.convert_element_type(mask, dtypes.default_int_dtype()), axes, dtype=compute, keepdims=keepdims)

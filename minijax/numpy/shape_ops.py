@@ -23,7 +23,7 @@ import numpy as np
 
 from minijax import core, dtypes, lax as lax
 from minijax.array import Array, device_put_value
-from minijax.errors import ConcretizationTypeError
+from minijax.errors import ConcretizationTypeError, InconclusiveDimensionOperation
 from minijax.numpy import ufuncs, util
 from minijax.numpy.util import canonicalize_axis, check_arraylike, convert_element_type, promote_dtypes
 from minijax.stages import jit
@@ -81,7 +81,7 @@ def _static_ints(values: Any, what: str, *, is_shape: bool = False) -> tuple[int
                 )
     concrete = [core.concrete_or_error(v, f"The {what} must be static (a Python int or a tuple of them).") for v in seq]
     try:
-        return tuple(operator.index(v) for v in concrete)
+        return tuple(core.dim_index(v) for v in concrete)
     except TypeError:
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shown}.") from None
 
@@ -133,6 +133,10 @@ def _resolve_shape(old: Shape, new: Shape) -> Shape:
     if unknown:
         if any(d < 0 for d in new if d != -1):
             raise TypeError(f"{prefix}: axis sizes must be non-negative or the single -1")
+        if not isinstance(old_size, int) and known and old_size % known:  # a symbolic size (jax.export)
+            raise InconclusiveDimensionOperation(
+                f"Cannot divide evenly the sizes of shapes {old} and {new}. The remainder {old_size % known} should be 0."
+            )
         if known == 0 or old_size % known:
             raise TypeError(
                 f"{prefix} because the product of specified axis sizes ({known}) does not evenly divide {old_size}"

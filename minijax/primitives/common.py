@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import config, dtypes
+from minijax import config, core, dtypes
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
 
 Shape = tuple[int, ...]
@@ -80,7 +80,7 @@ def int_tuple(prim: str, what: str, values: Any) -> Shape:
     except TypeError:
         raise TypeError(f"{prim} {what} must be a sequence of integers, got {values!r}.") from None
     try:
-        return tuple(operator.index(v) for v in items)
+        return tuple(core.dim_index(v) for v in items)
     except TypeError:
         kinds = ", ".join(type(v).__name__ for v in items)
         raise TypeError(f"{prim} {what} must have every element be an integer type, got ({kinds}).") from None

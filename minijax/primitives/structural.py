@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes
+from minijax import core, dtypes
 from minijax.array import Array, device_put_value
 from minijax.core import Primitive, ShapedArray, Tracer, get_aval, shape_size
 from minijax.interpreters import ad, batching
@@ -42,6 +42,7 @@ from minijax.primitives.common import (
     reduction_rule,
     standard_primitive,
 )
+from minijax.shape_poly import DimExpr
 
 Shape = tuple[int, ...]
 BatchDim = batching.BatchDim
@@ -232,6 +233,22 @@ def _iota_rule(*, dtype: Any, shape: Any, dimension: Any, sharding: Any) -> Shap
 iota_p = standard_primitive("iota", _iota_rule)
 
 
+# dim_as_value (jax.export's shape polymorphism): a dimension's size as an integer scalar; in a
+# program traced for symbolic shapes it stands for a size known only when the program is called.
+def _dim_as_value_rule(*, dim: Any) -> ShapedArray:
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer, DimExpr)):  # dim_as_value C1
+        raise TypeError(f"dim_as_value dim must be an integer or a symbolic dimension, got {dim!r}.")
+    return ShapedArray((), dtypes.canonicalize_dtype(np.int64))
+
+
+dim_as_value_p = standard_primitive("dim_as_value", _dim_as_value_rule)
+
+
+def dimension_as_value(d: Any) -> Any:
+    """A dimension as a value: a plain int stays one; a symbolic one becomes ``dim_as_value``'s scalar."""
+    return dim_as_value_p.bind(dim=d) if isinstance(d, DimExpr) else d
+
+
 # ---------------------------------------------------------------------------
 # split, tile, stack (JAX 0.10.2 has them as primitives of their own)
 
@@ -330,7 +347,7 @@ def expand_dims(operand: Any, dimensions: Sequence[int]) -> Any:
 
 
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
-    new_sizes = tuple(operator.index(n) for n in new_sizes)
+    new_sizes = tuple(core.dim_index(n) for n in new_sizes)
     aval = get_aval(operand)
     dims = None if dimensions is None else tuple(operator.index(d) for d in dimensions)
     if dims == tuple(range(aval.ndim)):
@@ -451,6 +468,10 @@ def _concatenate_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], *, dimen
     return concatenate_p.bind(*xs, dimension=dimension + 1), 0
 
 
+def _dim_as_value_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], **params: Any) -> tuple[Any, BatchDim]:
+    return dim_as_value_p.bind(**params), None  # no operands: never batched (listed as for iota)
+
+
 def _iota_batcher(vals: Sequence[Any], dims: Sequence[BatchDim], **params: Any) -> tuple[Any, BatchDim]:
     # iota has no operands, so nothing of it is ever batched; listed so that
     # every primitive has a rule.
@@ -530,6 +551,7 @@ for _prim, _ct_rule in _TRANSPOSES:
     ad.deflinear(_prim, _ct_rule)
 ad.deflinear(split_p, _split_transpose)
 ad.defjvp_zero(iota_p)  # no operands, so never called: listed for completeness
+ad.defjvp_zero(dim_as_value_p)
 
 batching.primitive_batchers.update({
     broadcast_in_dim_p: _broadcast_in_dim_batcher,
@@ -539,6 +561,7 @@ batching.primitive_batchers.update({
     rev_p: _rev_batcher,
     concatenate_p: _concatenate_batcher,
     iota_p: _iota_batcher,
+    dim_as_value_p: _dim_as_value_batcher,
     split_p: _split_batcher,
     tile_p: _tile_batcher,
     stack_p: _stack_batcher,

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from minijax.testing import strategies as mst
 from minijax.testing.cases import (
     ANY,
+    INT,
     INT_BOOL,
     NUMBER,
     Case,
@@ -138,6 +139,11 @@ def _pad(draw: Draw, dtype: np.dtype[Any]) -> Case:
     return case("pad", {"padding_config": tuple(config)}, ops, (0, 1), [(0, 1)])
 
 
+def _dim_as_value(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    # a concrete dimension (a symbolic one exists only inside jax.export's tracing; tests/test_aot.py)
+    return case("dim_as_value", {"dim": draw(st.integers(0, 1000))}, [])
+
+
 def _iota(draw: Draw, dtype: np.dtype[Any]) -> Case:
     s = shape(draw, min_rank=1)
     params = {"dtype": dtype, "shape": s, "dimension": draw(st.integers(0, len(s) - 1)), "sharding": None}
@@ -253,6 +259,7 @@ SAMPLERS: dict[str, Sampler] = {
     "concatenate": Sampler("concatenate", _concatenate, ANY, linear=True),
     "pad": Sampler("pad", _pad, ANY, linear=True),
     "iota": Sampler("iota", _iota, NUMBER, differentiable=False),
+    "dim_as_value": Sampler("dim_as_value", _dim_as_value, INT, differentiable=False),  # polyexp (issue 20)
     "split": Sampler("split", _split, ANY, linear=True),
     "tile": Sampler("tile", _tile, ANY, linear=True),
     "stack": Sampler("stack", _stack, ANY, linear=True),
