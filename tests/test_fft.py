@@ -217,3 +217,46 @@ def test_hypothesis_shapes_axes_and_norms(shape: list[int], data: st.DataObject,
     want = getattr(np.fft, name)(a, s=s, axes=axes, norm=norm)
     assert got.shape == want.shape
     _close(got, want, rtol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# jax.scipy.fft: the type-2 DCT and its inverse
+
+
+@pytest.mark.parametrize("norm", [None, "backward", "ortho"])
+def test_dct_and_idct_match_scipy(norm: str | None, backend_name: str) -> None:
+    sfft = pytest.importorskip("scipy.fft")
+    from minijax.scipy import fft as mfft
+
+    for kwargs in ({}, {"axis": 0}, {"n": 8, "axis": 1}, {"n": 3}):
+        for name in ("dct", "idct"):
+            got, want = getattr(mfft, name)(X, norm=norm, **kwargs), getattr(sfft, name)(X, norm=norm, **kwargs)
+            assert got.dtype == F32
+            _close(got, want)
+    for kwargs in ({}, {"axes": (0, 2)}, {"s": (5, 3)}, {"s": (2, 3, 7)}):
+        for name in ("dctn", "idctn"):
+            _close(getattr(mfft, name)(X, norm=norm, **kwargs), getattr(sfft, name)(X, norm=norm, **kwargs), rtol=1e-4)
+    got = mfft.dct(Z, norm=norm)
+    assert got.dtype == C64
+    _close(got, sfft.dct(Z, norm=norm))
+    _close(mfft.idct(mfft.dct(X, norm=norm), norm=norm), X)
+
+
+def test_dct_refuses_what_jax_refuses() -> None:
+    from minijax.scipy import fft as mfft
+
+    with pytest.raises(NotImplementedError, match="Only DCT type 2 is implemented"):
+        mfft.dct(X, type=3)
+    with pytest.raises(ValueError, match=r"jax.scipy.fft.idctn: norm='forward' is not implemented"):
+        mfft.idctn(X, norm="forward")
+    with pytest.raises(ValueError, match=r"s must have at most x.ndim \(3\) elements, got 4"):
+        mfft.dctn(X, s=(1, 2, 3, 4))
+
+
+def test_grad_through_dct(backend_name: str) -> None:
+    from minijax.scipy import fft as mfft
+
+    with enable_x64(True):
+        x = np.random.default_rng(5).standard_normal((3, 5))
+        check_grads(lambda v: mfft.dctn(v, norm="ortho"), (x,), order=1, modes=["fwd", "rev"])
+        check_grads(lambda v: mfft.idct(v, n=6, axis=0), (x,), order=1, modes=["fwd", "rev"])

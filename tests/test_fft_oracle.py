@@ -160,3 +160,37 @@ def test_hypothesis_shapes_axes_and_norms_match_jax(shape: list[int], data: st.D
         s = [shape[ax] for ax in axes]
     _same(getattr(mjnp.fft, name)(a, s=s, axes=axes, norm=norm), getattr(jnp.fft, name)(a, s=s, axes=axes, norm=norm),
           rtol=1e-4)
+
+
+@pytest.mark.parametrize("norm", [None, "ortho"])
+@pytest.mark.parametrize("name", ["dct", "idct", "dctn", "idctn"])
+def test_dcts_match_jax(name: str, norm: str | None) -> None:
+    from minijax.scipy import fft as mfft
+
+    theirs = getattr(jax.scipy.fft, name)
+    mine = getattr(mfft, name)
+    options: list[dict[str, Any]] = (
+        [{}, {"axis": 0}, {"n": 9, "axis": 1}, {"n": 2}] if not name.endswith("n")
+        else [{}, {"axes": (0, 2)}, {"s": (5, 3)}, {"s": (2, 3, 7)}]
+    )
+    for a in (X, Z, np.arange(24).reshape(2, 3, 4)):
+        for kwargs in options:
+            _same(mine(a, norm=norm, **kwargs), theirs(a, norm=norm, **kwargs), rtol=1e-4)
+    x = X[0].astype(np.float32)
+    _same(minijax.grad(lambda v: mjnp.sum(mine(v, norm=norm) ** 2))(x),
+          jax.grad(lambda v: jnp.sum(theirs(v, norm=norm) ** 2))(x), rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.dct(X, type=1),
+        lambda m: m.idct(X, norm="forward"),
+        lambda m: m.dctn(X, s=(1, 2, 3, 4)),
+        lambda m: m.idctn([1.0, 2.0]),
+    ],
+)
+def test_dct_errors_match_jax(call: Any) -> None:
+    from minijax.scipy import fft as mfft
+
+    assert _error(lambda: call(mfft)) == _error(lambda: call(jax.scipy.fft))
