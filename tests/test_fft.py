@@ -260,3 +260,60 @@ def test_grad_through_dct(backend_name: str) -> None:
         x = np.random.default_rng(5).standard_normal((3, 5))
         check_grads(lambda v: mfft.dctn(v, norm="ortho"), (x,), order=1, modes=["fwd", "rev"])
         check_grads(lambda v: mfft.idct(v, n=6, axis=0), (x,), order=1, modes=["fwd", "rev"])
+
+
+# ---------------------------------------------------------------------------
+# jax.scipy.signal's FFT-based functions
+
+
+def test_fftconvolve_and_fft_methods_match_scipy(backend_name: str) -> None:
+    ss = pytest.importorskip("scipy.signal")
+    from minijax.scipy import signal
+
+    a = RNG.standard_normal((3, 12)).astype(np.float32)
+    for b in (RNG.standard_normal((2, 5)).astype(np.float32), (RNG.standard_normal((1, 4)) * 1j).astype(np.complex64)):
+        for mode in ("full", "same", "valid"):
+            _close(signal.fftconvolve(a, b, mode), ss.fftconvolve(a, b, mode), rtol=1e-4)
+            _close(signal.convolve(a, b, mode, method="fft"), ss.convolve(a, b, mode), rtol=1e-4)
+            _close(signal.correlate(a, b, mode, method="fft"), ss.correlate(a, b, mode), rtol=1e-4)
+    b = RNG.standard_normal((3, 4)).astype(np.float32)
+    _close(signal.fftconvolve(a, b, axes=1), ss.fftconvolve(a, b, axes=1), rtol=1e-4)
+    with pytest.raises(ValueError, match="mapped axes must have same shape"):
+        signal.fftconvolve(a, b[:2], axes=(1,))
+    with pytest.raises(ValueError, match="For 'valid' mode, One input must be at least as large"):
+        signal.fftconvolve(np.ones((2, 5)), np.ones((3, 2)), "valid")
+
+
+def test_stft_istft_welch_csd_match_scipy(backend_name: str) -> None:
+    ss = pytest.importorskip("scipy.signal")
+    from minijax.scipy import signal
+
+    x = RNG.standard_normal((2, 200)).astype(np.float32)
+    y = RNG.standard_normal((2, 180)).astype(np.float32)
+    for kwargs in ({"nperseg": 64}, {"nperseg": 33, "noverlap": 10, "nfft": 40}, {"nperseg": 32, "boundary": "even"},
+                   {"nperseg": 16, "boundary": None, "padded": False, "return_onesided": False}):
+        got, want = signal.stft(x, fs=2.0, **kwargs), ss.stft(x, fs=2.0, **kwargs)
+        for g, w in zip(got, want):
+            _close(g, w, rtol=1e-4)
+        assert got[2].dtype == C64
+    f, t, zxx = signal.stft(x, nperseg=64)
+    _close(signal.istft(zxx, nperseg=64)[1], ss.istft(np.asarray(zxx), nperseg=64)[1], rtol=1e-4)
+    _close(signal.istft(zxx, nperseg=64)[1][:, :200], x, rtol=1e-4)  # a round trip
+    for kwargs in ({}, {"nperseg": 50}, {"nperseg": 64, "scaling": "spectrum", "detrend": "linear"},
+                   {"nperseg": 40, "average": "median", "window": "hamming"}):
+        _close(signal.welch(x, **kwargs)[1], ss.welch(x, **({"nperseg": 200} | kwargs))[1], rtol=1e-4)
+        _close(signal.csd(x, y, **kwargs)[1], ss.csd(x, y, **({"nperseg": 200} | kwargs))[1], rtol=1e-4)
+    with pytest.raises(ValueError, match="noverlap must be less than nperseg"):
+        signal.welch(x, nperseg=8, noverlap=8)
+    with pytest.raises(ValueError, match="Input stft must be at least 2d"):
+        signal.istft(np.ones(4, np.complex64))
+
+
+def test_spectral_functions_under_jit_and_grad(backend_name: str) -> None:
+    from minijax.scipy import signal
+
+    x = RNG.standard_normal(64).astype(np.float32)
+    _close(jax.jit(lambda v: signal.welch(v, nperseg=16)[1])(x), signal.welch(x, nperseg=16)[1])
+    with enable_x64(True):
+        check_grads(lambda v: signal.welch(v, nperseg=16)[1], (x.astype(np.float64),), order=1, modes=["rev"])
+        check_grads(lambda v: signal.fftconvolve(v, v[:5], "same"), (x.astype(np.float64),), order=1, modes=["rev"])

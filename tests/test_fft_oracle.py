@@ -194,3 +194,48 @@ def test_dct_errors_match_jax(call: Any) -> None:
     from minijax.scipy import fft as mfft
 
     assert _error(lambda: call(mfft)) == _error(lambda: call(jax.scipy.fft))
+
+
+def test_signal_functions_match_jax() -> None:
+    from minijax.scipy import signal as msig
+
+    jsig = jax.scipy.signal
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 12)).astype(np.float32)
+    b = rng.standard_normal((2, 5)).astype(np.float32)
+    for mode in ("full", "same", "valid"):
+        _same(msig.fftconvolve(a, b, mode), jsig.fftconvolve(a, b, mode), rtol=1e-4)
+        _same(msig.correlate(a, b, mode, method="fft"), jsig.correlate(a, b, mode, method="fft"), rtol=1e-4)
+    _same(msig.fftconvolve(a, a[:, :4], axes=(1,)), jsig.fftconvolve(a, a[:, :4], axes=(1,)), rtol=1e-4)
+    x = rng.standard_normal((2, 150)).astype(np.float32)
+    y = rng.standard_normal((2, 150)).astype(np.float32)
+    for kwargs in ({"nperseg": 32}, {"nperseg": 25, "noverlap": 5, "nfft": 30, "boundary": "odd"},
+                   {"nperseg": 16, "boundary": None, "padded": False, "return_onesided": False}):
+        for mine, theirs in zip(msig.stft(x, **kwargs), jsig.stft(x, **kwargs)):
+            _same(mine, theirs, rtol=1e-4)
+    zxx = jsig.stft(x, nperseg=32)[2]
+    for mine, theirs in zip(msig.istft(np.asarray(zxx), nperseg=32), jsig.istft(zxx, nperseg=32)):
+        _same(mine, theirs, rtol=1e-4)
+    for kwargs in ({}, {"nperseg": 40, "average": "median"}, {"nperseg": 30, "scaling": "spectrum", "detrend": False}):
+        for mine, theirs in zip(msig.welch(x, **kwargs), jsig.welch(x, **kwargs)):
+            _same(mine, theirs, rtol=1e-4)
+        for mine, theirs in zip(msig.csd(x, y, **kwargs), jsig.csd(x, y, **kwargs)):
+            _same(mine, theirs, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s: s.fftconvolve(np.ones(3), np.ones((2, 2))),
+        lambda s: s.fftconvolve(np.ones(3), np.ones(2), mode="middle"),
+        lambda s: s.welch(np.ones(20), nperseg=8, noverlap=8),
+        lambda s: s.welch(np.ones(20), nperseg=8, nfft=4),
+        lambda s: s.stft(np.ones(20), nperseg=8, boundary="wrap"),
+        lambda s: s.istft(np.ones(4, np.complex64)),
+        lambda s: s.csd(np.ones(20), np.ones(20), nperseg=8, average="mode"),
+    ],
+)
+def test_signal_errors_match_jax(call: Any) -> None:
+    from minijax.scipy import signal as msig
+
+    assert _error(lambda: call(msig)) == _error(lambda: call(jax.scipy.signal))
