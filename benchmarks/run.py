@@ -67,6 +67,9 @@ TARGETS: dict[str, tuple[str, float]] = {
     "percentile_1e6": ("latency", 1.1),
     # issue 21 (jnpshape: jax.ops)
     "segment_sum_1e6": ("latency", 1.1),
+    # fft (issue 19): jnp.fft.fft of 2^20 complex64 under jit, <= 1.05x JAX
+    "fft_2e20": ("latency", 1.05),
+    "rfft_2e20": ("latency", 1.05),
 }
 
 
