@@ -11,6 +11,7 @@ overlapping windowed segments and transform each (see ``_spectrum``).
 
 from __future__ import annotations
 
+import importlib
 import operator
 import warnings
 from collections.abc import Sequence
@@ -23,8 +24,8 @@ from minijax import lax
 from minijax.array import Array
 from minijax.numpy import linalg
 from minijax.numpy.util import canonicalize_axis, check_arraylike, promote_dtypes_inexact
-from minijax.vectorization import vmap
 from minijax.typing import ArrayLike
+from minijax.vectorization import vmap
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve", "istft", "stft", "welch"]
 
@@ -37,7 +38,7 @@ def fftconvolve(in1: ArrayLike, in2: ArrayLike, mode: ModeString = "full", axes:
     must have equal sizes and are convolved slice by slice.
     """
     check_arraylike("fftconvolve", in1, in2)
-    a, b = promote_dtypes_inexact(in1, in2)
+    a, b = promote_dtypes_inexact(jnp.asarray(in1), jnp.asarray(in2))
     if a.ndim != b.ndim:
         raise ValueError("in1 and in2 should have the same dimensionality")
     if mode not in ("same", "full", "valid"):
@@ -221,17 +222,17 @@ def _window(window: Any, nperseg: int | None, length: int, dtype: Any) -> tuple[
     if isinstance(window, (str, tuple)):
         n = length if nperseg is None else int(nperseg)
         if n > length:
-            warnings.warn(f"nperseg={n} is greater than input_length={length}, using nperseg={length}")
+            warnings.warn(f"nperseg={n} is greater than input_length={length}, using nperseg={length}", stacklevel=4)
             n = length
         if isinstance(window, str) and window == "hann":
             # The periodic Hann window, computed without SciPy.
             values = np.ones(1) if n == 1 else np.sin(np.linspace(0, np.pi, n, endpoint=False)) ** 2
         else:
             try:
-                from scipy.signal import get_window
+                scipy_signal = importlib.import_module("scipy.signal")  # optional: only for other windows
             except ImportError as err:
                 raise ImportError(f"scipy must be available to use {window=}") from err
-            values = get_window(window, n)
+            values = scipy_signal.get_window(window, n)
         return jnp.array(values, dtype=dtype), n
     win = jnp.asarray(window, dtype=dtype)
     n = win.size if nperseg is None else int(nperseg)
@@ -297,14 +298,14 @@ def _spectrum(x: ArrayLike, y: ArrayLike | None, fs: ArrayLike, window: Any, npe
     axis = canonicalize_axis(_static_int(axis, "axis of windowed-FFT"), np.ndim(x))
     if y is None:
         check_arraylike("spectral_helper", x)
-        (xs,) = promote_dtypes_inexact(x)
+        (xs,) = promote_dtypes_inexact(jnp.asarray(x))
         ys = xs
         outer: tuple[int, ...] = xs.shape[:axis] + xs.shape[axis + 1 :]
     else:
         if mode != "psd":
             raise ValueError("two-argument mode is available only when mode=='psd'")
         check_arraylike("spectral_helper", x, y)
-        xs, ys = promote_dtypes_inexact(x, y)
+        xs, ys = promote_dtypes_inexact(jnp.asarray(x), jnp.asarray(y))
         if xs.ndim != ys.ndim:
             raise ValueError(f"two-arguments must have the same rank ({xs.ndim} vs {ys.ndim}).")
         try:
@@ -365,7 +366,7 @@ def _spectrum(x: ArrayLike, y: ArrayLike | None, fs: ArrayLike, window: Any, npe
     two_sided = not return_onesided
     if return_onesided and (jnp.iscomplexobj(xs) or (y is not None and jnp.iscomplexobj(ys))):
         two_sided = True
-        warnings.warn("Input data is complex, switching to return_onesided=False")
+        warnings.warn("Input data is complex, switching to return_onesided=False", stacklevel=4)
     if two_sided:
         freqs = jnp.fft.fftfreq(n_fft, 1 / fs, dtype=freq_dtype)
     else:
