@@ -317,3 +317,19 @@ def test_spectral_functions_under_jit_and_grad(backend_name: str) -> None:
     with enable_x64(True):
         check_grads(lambda v: signal.welch(v, nperseg=16)[1], (x.astype(np.float64),), order=1, modes=["rev"])
         check_grads(lambda v: signal.fftconvolve(v, v[:5], "same"), (x.astype(np.float64),), order=1, modes=["rev"])
+
+
+def test_conformance_compares_fft_results_within_its_bound() -> None:
+    # Complex results used to be compared bit for bit: XLA's and numpy.fft's
+    # rounding (a few ulps) failed every fft row of `minijax conformance`.
+    from minijax.testing.tolerances import compare_primitive
+
+    x = np.array([0.3, -1.7, 2.2, 0.9, -0.4], np.complex64)
+    params = {"fft_type": lax.FftType.FFT, "fft_lengths": (5,)}
+    want = np.fft.fft(x).astype(np.complex64)
+    nudged = (want.real * (1 + 3e-7) + 1j * want.imag).astype(np.complex64)
+    assert compare_primitive("fft", params, [x], [nudged], [want]).ok
+    assert not compare_primitive("fft", params, [x], [np.conj(want)], [want]).ok  # a wrong sign is caught
+    with_nan = x.copy()
+    with_nan[1] = np.nan
+    assert compare_primitive("fft", params, [with_nan], [np.full(5, np.nan + 0j, np.complex64)], [want]).ok
