@@ -74,6 +74,9 @@ TARGETS: dict[str, tuple[str, float]] = {
     "eager_sum": ("latency", 1.0),
     "eager_index": ("latency", 1.0),
     "jit_pytree": ("latency", 1.0),
+    # fft (issue 19): jnp.fft.fft of 2^20 complex64 under jit, <= 1.05x JAX
+    "fft_2e20": ("latency", 1.05),
+    "rfft_2e20": ("latency", 1.05),
 }
 
 

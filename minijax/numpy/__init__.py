@@ -43,6 +43,9 @@ from minijax.numpy.ufuncs_math import *  # noqa: F403
 _array_methods.attach(sys.modules[__name__])
 del _array_methods
 
+# fft (issue 19): jnp.fft
+from minijax.numpy import fft as fft  # noqa: E402
+
 
 def __getattr__(name: str) -> object:
     # NumPy names JAX removed get JAX's explanation rather than a bare AttributeError.

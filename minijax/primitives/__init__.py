@@ -16,6 +16,7 @@ from minijax.primitives import (
     cond as cond,
     convolution as convolution,
     elementwise as elementwise,
+    fft as fft,  # fft (issue 19): the fft primitive
     indexing as indexing,
     linalg as linalg,
     random as random,
@@ -37,6 +38,7 @@ FAMILIES = (
     "complex",  # complex: complex, real, imag, conj
     "solves",  # linsolve: custom_linear_solve
     "checkify",  # checkify (issue 20): the check primitive
+    "fft",  # fft (issue 19): the fft primitive
 )  # fmt: skip
 
 __all__ = ["FAMILIES", *FAMILIES]

@@ -3,6 +3,7 @@
 
 from minijax.scipy import (
     cluster as cluster,
+    fft as fft,  # fft (issue 19): jax.scipy.fft
     integrate as integrate,
     interpolate as interpolate,
     linalg as linalg,
@@ -17,6 +18,7 @@ from minijax.scipy import (
 
 __all__ = [
     "cluster",
+    "fft",  # fft (issue 19)
     "integrate",
     "interpolate",
     "linalg",

@@ -32,6 +32,7 @@ from minijax.testing.cases import Case as Case, Sampler as Sampler
 from minijax.testing.samplers_complex import SAMPLERS as _COMPLEX  # complex: complex, real, imag, conj
 from minijax.testing.samplers_convolution import SAMPLERS as _CONVOLUTION
 from minijax.testing.samplers_elementwise import SAMPLERS as _ELEMENTWISE
+from minijax.testing.samplers_fft import SAMPLERS as _FFT  # fft (issue 19): the fft primitive
 from minijax.testing.samplers_indexing import SAMPLERS as _INDEXING
 from minijax.testing.samplers_linalg import SAMPLERS as _LINALG
 from minijax.testing.samplers_random import SAMPLERS as _RANDOM
@@ -41,6 +42,7 @@ from minijax.testing.samplers_structural import SAMPLERS as _STRUCTURAL
 from minijax.testing.samplers_windowed import SAMPLERS as _WINDOWED
 
 SAMPLERS: dict[str, Sampler] = {**_ELEMENTWISE, **_STRUCTURAL, **_INDEXING, **_SORTING, **_RANDOM, **_LINALG, **_CONVOLUTION, **_WINDOWED, **_SPECIAL, **_COMPLEX}
+SAMPLERS.update(_FFT)  # fft (issue 19)
 
 _HIGHER_ORDER = "higher-order: its params hold jaxprs or functions; tested through the programs that use it"
 _CALLBACK = "host callback: calls Python with side effects; tested in tests/test_callbacks.py"

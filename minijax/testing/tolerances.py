@@ -421,22 +421,53 @@ def _linalg_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: 
     return np.asarray(LINALG_RTOL[want.dtype.name] * scale + float(dtypes.finfo(want.dtype).tiny))
 
 
+# fft (issue 19): a transform of N points adds each result from all N inputs in
+# log2(N) butterfly stages, in an order each library picks; its error is bounded
+# by the operand's magnitude (spec/tolerances.md, rule 3). Complex results are
+# compared part by part. An operand holding an infinity or NaN spreads it
+# through the whole lane in a way that depends on the algorithm: unspecified.
+def _fft_size(params: Mapping[str, Any]) -> int:
+    return shape_size(params["fft_lengths"])
+
+
+def _fft_bound(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
+    x = np.asarray(operands[0])
+    parts = np.finfo(x.dtype).dtype if x.dtype.kind == "c" else np.dtype(np.float32) if x.dtype.itemsize < 4 else x.dtype
+    magnitude = float(np.sum(np.where(np.isfinite(x), np.abs(x.astype(np.complex128)), 0.0)))
+    stages = 1 + np.log2(max(_fft_size(params), 1))
+    info = np.finfo(parts)
+    return np.asarray(8 * stages * float(info.eps) * magnitude + float(info.tiny))
+
+
+def _fft_unspecified(operands: Sequence[NDArray], params: Mapping[str, Any], want: NDArray) -> NDArray:
+    x = np.asarray(operands[0])
+    return np.asarray(not bool(np.all(np.isfinite(x))))
+
+
+OVERFLOWS["fft"] = _fft_unspecified
+
 BOUNDS: dict[str, Bound] = {
     "sum": _sum_bound, "prod": _prod_bound, "dot": _dot_bound, "conv": _conv_bound, "logsumexp": _logsumexp_bound, "linalg": _linalg_bound,
     "cumsum": _cumsum_bound, "cumprod": _cumprod_bound,
     "window_sum": _window_sum_bound, "scatter_sum": _scatter_sum_bound,
+    "fft": _fft_bound,  # fft (issue 19)
 }  # fmt: skip
 BOUND_OF: dict[str, str] = {
     "reduce_sum": "sum", "reduce_prod": "prod", "dot_general": "dot", "cumlogsumexp": "logsumexp",
     "conv_general_dilated": "conv", "cumsum": "cumsum", "cumprod": "cumprod",
     "reduce_window_sum": "window_sum", "select_and_scatter_add": "scatter_sum",
     **dict.fromkeys(LINALG, "linalg"),
+    "fft": "fft",  # fft (issue 19)
 }  # fmt: skip
+# Primitives whose complex results are compared part by part within their bound.
+COMPLEX_BOUNDED = frozenset({"fft"})
 
 
 def tolerance(name: str, dtype: Any) -> Tolerance:
     """The per-element tolerance of primitive ``name`` for results of ``dtype``."""
     dt = np.dtype(dtype)
+    if dt.kind == "c" and name in COMPLEX_BOUNDED:
+        return Tolerance(bound=BOUND_OF[name])
     if not _is_float(dt):
         return EXACT
     if name in BOUND_OF:
@@ -472,6 +503,9 @@ def ulp_distance(actual: NDArray, expected: NDArray) -> NDArray:
     NaN, inf where exactly one is. Integers and booleans: |actual - expected|.
     """
     a, e = np.asarray(actual), np.asarray(expected)
+    if a.dtype.kind == "c":  # the distance of complex values, not of their real parts
+        with np.errstate(invalid="ignore"):
+            return np.asarray(np.abs(a.astype(np.complex128) - e.astype(np.complex128)))
     if not _is_float(a.dtype):
         return np.abs(a.astype(np.float64) - e.astype(np.float64))
     if a.size == 0:
@@ -684,6 +718,8 @@ def _agrees(
     a: NDArray, e: NDArray, tol: Tolerance, dist: NDArray, operands: Sequence[NDArray], params: Mapping[str, Any]
 ) -> NDArray:
     """Elementwise agreement by rules 1-3."""
+    if a.dtype.kind == "c" and tol.bound:  # part by part, each within the bound
+        return np.asarray(_agrees(a.real, e.real, tol, dist, operands, params) & _agrees(a.imag, e.imag, tol, dist, operands, params))
     if not _is_float(a.dtype):
         return np.asarray(a == e)
     if tol.bound:
