@@ -409,3 +409,19 @@ def case_of(name: str) -> Any:
 
     i32 = np.dtype(np.int32)
     return case(name, {}, [Operand((2,), i32, moderate()), Operand((2,), i32, moderate())])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_complex_results_with_nan_parts_agree_part_by_part(dtype: Any, backend_name: str, tmp_path: pathlib.Path) -> None:
+    # The default run (slice 1/8) failed conj of a real NaN on XLA: "got nan+0j, expected nan+0j,
+    # nan ulps apart, allowed exact" -- complex results were compared as integers (a == e), where
+    # NaN never meets NaN. The reproducer, written and replayed:
+    from minijax.core import ShapedArray, primitive_registry
+
+    with enable_x64(dtype == np.float64):
+        closed = one_equation(primitive_registry["conj"], {"input_dtype": np.dtype(dtype)},
+                              [ShapedArray((), np.dtype(dtype))])  # fmt: skip
+        check = Check("primitive", "conj", np.dtype(dtype).name, closed, [np.array(np.nan, dtype)], dtype == np.float64)
+        directory = write_reproducer(check, Outcome("fail"), tmp_path / "conj", backend_name, "numpy")
+        outcome, line = runner.replay(directory)
+    assert outcome.passed, line
