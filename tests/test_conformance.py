@@ -271,6 +271,44 @@ def test_progress_counts_rows_checks_and_failures() -> None:
 
 
 @pytest.mark.single_backend
+def test_progress_shows_the_rate_and_the_time_left() -> None:
+    progress = Progress(4, io.StringIO(), enabled=False)
+    unit = Unit("primitives", "primitive", "sin", "float32", 1, False)
+    progress.advance(UnitResult(unit, passed=10))
+    # One row of four in 30 s: 10 checks / 30 s, and three more rows at that pace.
+    assert progress.rate(30.0) == "0.3 checks/s (0.03 rows/s)"
+    assert progress.eta(30.0) == "1m30s"
+    assert progress.eta(2.0) == "6s"
+    assert "checks/s" in progress.line() and "ETA" in progress.line()
+    assert Progress(3, io.StringIO()).eta(5.0) == "?"
+
+
+@pytest.mark.single_backend
+def test_jobs_run_the_same_rows_to_the_same_results(tmp_path: pathlib.Path) -> None:
+    # --jobs N hands rows to N spawned workers; each draws a row's cases from the seed alone,
+    # so the table is the one a single process prints. A failing row's check comes back
+    # through its reproducer (the worker writes it), as the planted bug shows.
+    def run(jobs: int, backend: str) -> conformance.Report:
+        options = conformance.Options(backend, only=["neg", "cumsum"], examples=2, jobs=jobs, progress=False,
+                                      sections=("primitives",), reproducers=tmp_path / f"r{jobs}",
+                                      imports=("planted_neg_backend",))  # fmt: skip
+        return conformance.run(options, out=io.StringIO())
+
+    checks.import_modules(["planted_neg_backend"])  # registers it here too: the run plans on it
+    one, two = run(1, "numpy"), run(2, "numpy")
+    assert [(r.unit.kind, r.unit.subject, r.unit.dtype, r.passed, r.failed) for r in one.results] == [
+        (r.unit.kind, r.unit.subject, r.unit.dtype, r.passed, r.failed) for r in two.results
+    ]
+    planted = run(2, "planted-neg")
+    failed = [r for r in planted.results if r.failed]
+    assert {r.unit.subject for r in failed} == {"neg"}
+    check, outcome = failed[0].failure or (None, None)
+    assert check is not None and outcome is not None and check.subject == "neg" and outcome.failed
+    with pytest.raises(ValueError, match="--jobs"):
+        conformance.Options("numpy", jobs=0)
+
+
+@pytest.mark.single_backend
 def test_an_error_inside_a_backend_is_a_failure_with_its_message() -> None:
     class Broken(NumpyBackend):
         name = "broken"
