@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-import minijax.config
 import minijax.primitives
 from minijax import dtypes
 from minijax.backend import Backend, backend_names, get_backend
+from minijax.config import x64_enabled
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, subjaxprs
 from minijax.testing.loading import (
@@ -174,6 +174,9 @@ class Compiled:
         self.closed = closed
         self.executable = compile_once(backend, closed)
 
+    def __call__(self, *args: NDArray) -> list[NDArray]:
+        return _outputs(self.backend, self.executable(_inputs(self.backend, self.closed.in_avals, args)))
+
 
 # Compiling is most of a conformance run's time (XLA: ~35 ms of CPU a program), and the
 # laws and programs of a run compile the same program again and again: the same drawn
@@ -220,7 +223,7 @@ def compile_once(backend: Backend, closed: ClosedJaxpr) -> Any:
     if key_text is None:
         compile_counts["compiles"] += 1
         return backend.compile(closed)
-    key = (backend, bool(minijax.config.x64_enabled()), key_text)
+    key = (backend, x64_enabled(), key_text)
     executable = _EXECUTABLES.get(key)
     if executable is not None:
         _EXECUTABLES.move_to_end(key)
@@ -237,9 +240,6 @@ def compile_once(backend: Backend, closed: ClosedJaxpr) -> Any:
 def clear_compiled() -> None:
     """Forget the executables ``compile_once`` keeps (the end of a run)."""
     _EXECUTABLES.clear()
-
-    def __call__(self, *args: NDArray) -> list[NDArray]:
-        return _outputs(self.backend, self.executable(_inputs(self.backend, self.closed.in_avals, args)))
 
 
 class Eager:

@@ -45,7 +45,14 @@ import minijax
 from minijax.backend import Backend
 from minijax.core import primitive_registry
 from minijax.interpreters import ad
-from minijax.testing.checks import Check, backend_named, clear_compiled, import_modules, load_reproducer, write_reproducer
+from minijax.testing.checks import (
+    Check,
+    backend_named,
+    clear_compiled,
+    import_modules,
+    load_reproducer,
+    write_reproducer,
+)
 from minijax.testing.corpus import load_corpus
 from minijax.testing.defaults import (
     DEFAULT_EXAMPLES,
