@@ -463,3 +463,28 @@ def test_complex_results_with_nan_parts_agree_part_by_part(dtype: Any, backend_n
         directory = write_reproducer(check, Outcome("fail"), tmp_path / "conj", backend_name, "numpy")
         outcome, line = runner.replay(directory)
     assert outcome.passed, line
+
+
+@pytest.mark.single_backend
+def test_a_program_is_compiled_once_per_run_by_its_text() -> None:
+    import minijax
+
+    def f(x: Any) -> Any:
+        return x * 2.0 + 1.0
+
+    numpy = checks.backend_named("numpy")
+    x = np.ones(3, np.float32)
+    checks.clear_compiled()
+    before = dict(checks.compile_counts)
+    first = checks.Compiled(numpy, minijax.make_jaxpr(f)(x))
+    again = checks.Compiled(numpy, minijax.make_jaxpr(f)(x))  # a new jaxpr object, the same text
+    assert again.executable is first.executable
+    assert checks.compile_counts["compiles"] - before["compiles"] == 1
+    assert checks.compile_counts["reused"] - before["reused"] == 1
+    np.testing.assert_array_equal(again(x)[0], f(x))
+    # Another shape is another program; a program with a constant is compiled every time.
+    assert checks.Compiled(numpy, minijax.make_jaxpr(f)(np.ones(4, np.float32))).executable is not first.executable
+    with_const = minijax.make_jaxpr(lambda v: v + np.arange(3, dtype=np.float32))(x)
+    assert with_const.consts and checks.program_key(with_const) is None
+    checks.clear_compiled()
+    assert checks.Compiled(numpy, minijax.make_jaxpr(f)(x)).executable is not first.executable
