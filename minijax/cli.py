@@ -217,7 +217,7 @@ def conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             imports=tuple(args.imports),
         )
         report = suite.run(options, out, err)
-    except (ValueError, ImportError) as e:
+    except (ValueError, ImportError, suite.WorkerDied) as e:
         print(f"minijax conformance: {e}", file=err)
         return 2
     return 0 if report.ok else 1

@@ -23,3 +23,19 @@ class PlantedNeg(NumpyBackend):
 
 
 register_backend("planted-neg", PlantedNeg)
+
+
+class CrashingNeg(NumpyBackend):
+    """neg kills its process, as a backend's segfault would."""
+
+    name = "crashing-neg"
+
+    def prepare(self, prim: Primitive, params: Any, in_avals: Any, out_avals: Any, device: Any = None) -> Any:
+        if prim.name == "neg":
+            import os
+
+            os._exit(3)
+        return super().prepare(prim, params, in_avals, out_avals)
+
+
+register_backend("crashing-neg", CrashingNeg)

@@ -309,6 +309,16 @@ def test_jobs_run_the_same_rows_to_the_same_results(tmp_path: pathlib.Path) -> N
 
 
 @pytest.mark.single_backend
+def test_a_worker_that_dies_ends_the_run_naming_the_unfinished_rows(tmp_path: pathlib.Path) -> None:
+    # Without a timeout or a hang: the pool notices the dead process.
+    checks.import_modules(["planted_neg_backend"])
+    options = conformance.Options("crashing-neg", only=["neg"], examples=1, jobs=2, progress=False,
+                                  sections=("primitives",), reproducers=tmp_path, imports=("planted_neg_backend",))  # fmt: skip
+    with pytest.raises(conformance.WorkerDied, match="primitive neg"):
+        conformance.run(options, out=io.StringIO())
+
+
+@pytest.mark.single_backend
 def test_an_error_inside_a_backend_is_a_failure_with_its_message() -> None:
     class Broken(NumpyBackend):
         name = "broken"

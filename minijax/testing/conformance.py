@@ -272,6 +272,10 @@ def run(options: Options, out: TextIO | None = None, err: TextIO | None = None) 
 _WORKER: dict[str, Any] = {}
 
 
+class WorkerDied(RuntimeError):
+    """A ``--jobs`` worker process died: the backend crashed it (a single process would have died too)."""
+
+
 def _worker_start(options: Options) -> None:
     # As the command does: hypothesis's caches away from the directory the run started in.
     from hypothesis.configuration import set_hypothesis_home_dir
@@ -311,14 +315,28 @@ def _result_from_worker(unit: Unit, fields: dict[str, Any], max_bytes: int) -> U
 
 def _run_in_workers(options: Options, units: list[Unit], progress: Progress) -> list[UnitResult]:
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     results: list[UnitResult | None] = [None] * len(units)
     context = multiprocessing.get_context("spawn")
-    with context.Pool(min(options.jobs, len(units)), _worker_start, (options,)) as pool:
-        for index, fields in pool.imap_unordered(_worker_run, range(len(units)), chunksize=1):
-            result = _result_from_worker(units[index], fields, options.max_bytes)
-            results[index] = result
-            progress.advance(result)
+    workers = min(options.jobs, len(units))
+    with ProcessPoolExecutor(workers, context, initializer=_worker_start, initargs=(options,)) as pool:
+        pending = {pool.submit(_worker_run, i): i for i in range(len(units))}
+        try:
+            for future in as_completed(pending):
+                index, fields = future.result()
+                result = _result_from_worker(units[index], fields, options.max_bytes)
+                results[index] = result
+                progress.advance(result)
+        except BrokenProcessPool:
+            # A worker died (the backend crashed the process): one process would have died too,
+            # but here the rows it was running are known, so say which.
+            unfinished = [units[i] for i in sorted(pending.values()) if results[i] is None]
+            names = ", ".join(f"{u.kind} {u.subject} {u.dtype}" for u in unfinished[: workers + 1])
+            raise WorkerDied(f"--jobs: a worker process died (the backend crashed it?) with {len(unfinished)} rows "
+                             f"unfinished, the first: {names}; run those without --jobs (--only) to see the crash"
+                             ) from None  # fmt: skip
     return [r for r in results if r is not None]
 
 
@@ -380,5 +398,5 @@ def test_conformance(conformance_unit: Unit, request: pytest.FixtureRequest) -> 
         pytest.fail(f"{outcome.message}\nreproducer: {directory} (minijax replay {directory})", pytrace=False)
 
 
-__all__ = ["DEFAULT_EXAMPLES", "LAWS", "SECTIONS", "Options", "import_modules", "parse_slice", "plan", "program_units",
+__all__ = ["DEFAULT_EXAMPLES", "LAWS", "SECTIONS", "Options", "WorkerDied", "import_modules", "parse_slice", "plan", "program_units",
            "reproducer_directory", "run", "slice_of"]  # fmt: skip
