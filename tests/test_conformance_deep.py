@@ -21,17 +21,18 @@ def replayed(check: Check, directory: pathlib.Path, backend: str) -> tuple[Outco
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_tridiagonal_solve_with_no_right_hand_sides_has_a_derivative(
-    dtype: Any, backend_name: str, tmp_path: pathlib.Path
+@pytest.mark.parametrize(("kind", "positions"), [("jvp", [0, 1, 2, 3]), ("vjp", [0, 1, 2, 3]), ("transpose", [3])])
+def test_tridiagonal_solve_with_no_right_hand_sides_has_derivatives(
+    dtype: Any, kind: str, positions: list[int], backend_name: str, tmp_path: pathlib.Path
 ) -> None:
-    # `--backend numpy --law-examples 20` (jvp law): b of shape (1, 0) made the reference's
-    # perturbed solver reshape an empty array to (-1, 1, 0), which NumPy cannot infer.
+    # `--backend numpy --law-examples 20` (the jvp, vjp and transpose laws): b of shape (1, 0) made
+    # the reference's perturbed solver reshape an empty array to (-1, 1, 0), which NumPy cannot infer.
     x64 = dtype == np.float64
     with enable_x64(x64):
         vector, rhs = ShapedArray((1,), np.dtype(dtype)), ShapedArray((1, 0), np.dtype(dtype))
         closed = one_equation(primitive_registry["tridiagonal_solve"], {"perturb_singular": True},
                               [vector, vector, vector, rhs])  # fmt: skip
         args = [np.zeros(1, dtype), np.full(1, 2.0, dtype), np.zeros(1, dtype), np.zeros((1, 0), dtype)]
-        check = Check("jvp", "tridiagonal_solve", np.dtype(dtype).name, closed, args, x64, {"positions": [0, 1, 2, 3]})
-        outcome, line = replayed(check, tmp_path / "jvp", backend_name)
+        check = Check(kind, "tridiagonal_solve", np.dtype(dtype).name, closed, args, x64, {"positions": positions})
+        outcome, line = replayed(check, tmp_path / kind, backend_name)
     assert outcome.passed, line
