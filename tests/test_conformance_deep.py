@@ -36,3 +36,14 @@ def test_tridiagonal_solve_with_no_right_hand_sides_has_derivatives(
         check = Check(kind, "tridiagonal_solve", np.dtype(dtype).name, closed, args, x64, {"positions": positions})
         outcome, line = replayed(check, tmp_path / kind, backend_name)
     assert outcome.passed, line
+
+
+def test_tridiagonal_solve_with_no_right_hand_sides_batches(backend_name: str, tmp_path: pathlib.Path) -> None:
+    # The same finding under the vmap law (the loop side ran the reference's solver on b: (1, 0)).
+    vector, rhs = ShapedArray((1,), np.dtype(np.float32)), ShapedArray((1, 0), np.dtype(np.float32))
+    closed = one_equation(primitive_registry["tridiagonal_solve"], {"perturb_singular": True},
+                          [vector, vector, vector, rhs])  # fmt: skip
+    args = [np.zeros((1, 1), np.float32), np.full(1, 2.0, np.float32), np.zeros(1, np.float32), np.zeros((1, 0), np.float32)]
+    options = {"in_axes": [0, None, None, None], "out_axes": 0, "axis_size": 1}
+    outcome, line = replayed(Check("vmap", "tridiagonal_solve", "float32", closed, args, False, options), tmp_path, backend_name)
+    assert outcome.passed, line
