@@ -213,9 +213,11 @@ def conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             cases=pathlib.Path(args.cases) if args.cases else None,
             max_bytes=args.max_bytes,
             progress=not args.quiet,
+            jobs=args.jobs,
+            imports=tuple(args.imports),
         )
         report = suite.run(options, out, err)
-    except (ValueError, ImportError) as e:
+    except (ValueError, ImportError, suite.WorkerDied) as e:
         print(f"minijax conformance: {e}", file=err)
         return 2
     return 0 if report.ok else 1
@@ -267,6 +269,9 @@ def _add_conformance_parsers(commands: Any) -> None:
     _add_max_bytes(p, "a case")
     p.add_argument("--import", metavar="MODULE", dest="imports", action="append", default=[],
                    help="import this module first, e.g. one that calls register_backend (repeatable)")
+    p.add_argument("--jobs", metavar="N", type=int, default=1,
+                   help="run the rows in N worker processes (default: 1, all in this one); the results "
+                        "are the same as one process's")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     r = commands.add_parser("replay", help="re-run a reproducer written by `minijax conformance` and print its verdict")
     r.add_argument("directory", metavar="DIR")

@@ -271,6 +271,54 @@ def test_progress_counts_rows_checks_and_failures() -> None:
 
 
 @pytest.mark.single_backend
+def test_progress_shows_the_rate_and_the_time_left() -> None:
+    progress = Progress(4, io.StringIO(), enabled=False)
+    unit = Unit("primitives", "primitive", "sin", "float32", 1, False)
+    progress.advance(UnitResult(unit, passed=10))
+    # One row of four in 30 s: 10 checks / 30 s, and three more rows at that pace.
+    assert progress.rate(30.0) == "0.3 checks/s (0.03 rows/s)"
+    assert progress.eta(30.0) == "1m30s"
+    assert progress.eta(2.0) == "6s"
+    assert "checks/s" in progress.line() and "ETA" in progress.line()
+    assert Progress(3, io.StringIO()).eta(5.0) == "?"
+
+
+@pytest.mark.single_backend
+def test_jobs_run_the_same_rows_to_the_same_results(tmp_path: pathlib.Path) -> None:
+    # --jobs N hands rows to N spawned workers; each draws a row's cases from the seed alone,
+    # so the table is the one a single process prints. A failing row's check comes back
+    # through its reproducer (the worker writes it), as the planted bug shows.
+    def run(jobs: int, backend: str) -> conformance.Report:
+        options = conformance.Options(backend, only=["neg", "cumsum"], examples=2, jobs=jobs, progress=False,
+                                      sections=("primitives",), reproducers=tmp_path / f"r{jobs}",
+                                      imports=("planted_neg_backend",))  # fmt: skip
+        return conformance.run(options, out=io.StringIO())
+
+    checks.import_modules(["planted_neg_backend"])  # registers it here too: the run plans on it
+    one, two = run(1, "numpy"), run(2, "numpy")
+    assert [(r.unit.kind, r.unit.subject, r.unit.dtype, r.passed, r.failed) for r in one.results] == [
+        (r.unit.kind, r.unit.subject, r.unit.dtype, r.passed, r.failed) for r in two.results
+    ]
+    planted = run(2, "planted-neg")
+    failed = [r for r in planted.results if r.failed]
+    assert {r.unit.subject for r in failed} == {"neg"}
+    check, outcome = failed[0].failure or (None, None)
+    assert check is not None and outcome is not None and check.subject == "neg" and outcome.failed
+    with pytest.raises(ValueError, match="--jobs"):
+        conformance.Options("numpy", jobs=0)
+
+
+@pytest.mark.single_backend
+def test_a_worker_that_dies_ends_the_run_naming_the_unfinished_rows(tmp_path: pathlib.Path) -> None:
+    # Without a timeout or a hang: the pool notices the dead process.
+    checks.import_modules(["planted_neg_backend"])
+    options = conformance.Options("crashing-neg", only=["neg"], examples=1, jobs=2, progress=False,
+                                  sections=("primitives",), reproducers=tmp_path, imports=("planted_neg_backend",))  # fmt: skip
+    with pytest.raises(conformance.WorkerDied, match="primitive neg"):
+        conformance.run(options, out=io.StringIO())
+
+
+@pytest.mark.single_backend
 def test_an_error_inside_a_backend_is_a_failure_with_its_message() -> None:
     class Broken(NumpyBackend):
         name = "broken"
@@ -409,3 +457,44 @@ def case_of(name: str) -> Any:
 
     i32 = np.dtype(np.int32)
     return case(name, {}, [Operand((2,), i32, moderate()), Operand((2,), i32, moderate())])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_complex_results_with_nan_parts_agree_part_by_part(dtype: Any, backend_name: str, tmp_path: pathlib.Path) -> None:
+    # The default run (slice 1/8) failed conj of a real NaN on XLA: "got nan+0j, expected nan+0j,
+    # nan ulps apart, allowed exact" -- complex results were compared as integers (a == e), where
+    # NaN never meets NaN. The reproducer, written and replayed:
+    from minijax.core import ShapedArray, primitive_registry
+
+    with enable_x64(dtype == np.float64):
+        closed = one_equation(primitive_registry["conj"], {"input_dtype": np.dtype(dtype)},
+                              [ShapedArray((), np.dtype(dtype))])  # fmt: skip
+        check = Check("primitive", "conj", np.dtype(dtype).name, closed, [np.array(np.nan, dtype)], dtype == np.float64)
+        directory = write_reproducer(check, Outcome("fail"), tmp_path / "conj", backend_name, "numpy")
+        outcome, line = runner.replay(directory)
+    assert outcome.passed, line
+
+
+@pytest.mark.single_backend
+def test_a_program_is_compiled_once_per_run_by_its_text() -> None:
+    import minijax
+
+    def f(x: Any) -> Any:
+        return x * 2.0 + 1.0
+
+    numpy = checks.backend_named("numpy")
+    x = np.ones(3, np.float32)
+    checks.clear_compiled()
+    before = dict(checks.compile_counts)
+    first = checks.Compiled(numpy, minijax.make_jaxpr(f)(x))
+    again = checks.Compiled(numpy, minijax.make_jaxpr(f)(x))  # a new jaxpr object, the same text
+    assert again.executable is first.executable
+    assert checks.compile_counts["compiles"] - before["compiles"] == 1
+    assert checks.compile_counts["reused"] - before["reused"] == 1
+    np.testing.assert_array_equal(again(x)[0], f(x))
+    # Another shape is another program; a program with a constant is compiled every time.
+    assert checks.Compiled(numpy, minijax.make_jaxpr(f)(np.ones(4, np.float32))).executable is not first.executable
+    with_const = minijax.make_jaxpr(lambda v: v + np.arange(3, dtype=np.float32))(x)
+    assert with_const.consts and checks.program_key(with_const) is None
+    checks.clear_compiled()
+    assert checks.Compiled(numpy, minijax.make_jaxpr(f)(x)).executable is not first.executable

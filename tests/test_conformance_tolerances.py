@@ -312,3 +312,19 @@ def test_a_sum_that_may_overflow_on_the_way_is_unspecified() -> None:
     assert judge("reduce_prod", [p], np.float32(1e30), np.float32(np.inf), axes).ok
     assert judge("cumprod", [p], f32(1e30, np.inf, 1e30), f32(1e30, np.inf, np.inf), forward).ok
     assert not judge("reduce_prod", [f32(2.0, 3.0)], np.float32(np.inf), np.float32(6.0), axes).ok
+
+
+def test_complex_results_are_judged_part_by_part() -> None:
+    c = np.complex64
+    nan_re = np.array([complex(np.nan, 0.0)], c)
+    assert compare_primitive("conj", {}, [f32(np.nan)], [nan_re], [nan_re.copy()]).ok
+    assert compare_program([nan_re], [nan_re.copy()]).ok
+    # An exact primitive: one ulp in the imaginary part is a disagreement, and the message says where.
+    one = np.array([complex(1.0, 2.0)], c)
+    off = np.array([complex(1.0, float(up(f32(2.0), 1)[0]))], c)
+    got = compare_primitive("conj", {}, [one], [off], [one])
+    assert not got.ok and "output 0 (c64[1]), imaginary part" in got.detail, got.detail
+    # A NaN part against a number is still a disagreement.
+    assert not compare_primitive("conj", {}, [one], [nan_re], [one]).ok
+    # A listed primitive keeps its ulps on each part (mul: 0 in float32, so exact).
+    assert compare_primitive("mul", {}, [one, one], [one * one], [one * one]).ok

@@ -460,8 +460,10 @@ def _tridiagonal_solve_perturbed(dl: Array, d: Array, du: Array, b: Array) -> Ar
     the kernel's subnormals are (``_flush``)."""
     *batch, m, k = b.shape
     work = _working(b).dtype.type
-    lower, diag, upper = (_flush(np.asarray(v, work).reshape(-1, m)) for v in (dl, d, du))
-    rhs_all = _flush(np.asarray(b, work).reshape(-1, m, k))
+    # The batch's size spelled out, not -1: with no right-hand sides (k == 0) or no rows, -1 is ambiguous.
+    n = shape_size(tuple(batch))
+    lower, diag, upper = (_flush(np.asarray(v, work).reshape(n, m)) for v in (dl, d, du))
+    rhs_all = _flush(np.asarray(b, work).reshape(n, m, k))
     out = np.zeros_like(rhs_all)
     eps = work(np.finfo(work).eps)
     zero = work(0)

@@ -24,6 +24,7 @@ prints the same verdict.
 from __future__ import annotations
 
 import ast
+import collections
 import dataclasses
 import functools
 import importlib
@@ -38,6 +39,7 @@ import numpy as np
 import minijax.primitives
 from minijax import dtypes
 from minijax.backend import Backend, backend_names, get_backend
+from minijax.config import x64_enabled
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, subjaxprs
 from minijax.testing.loading import (
@@ -170,10 +172,74 @@ class Compiled:
         require_support(backend, closed.jaxpr)
         self.backend = backend
         self.closed = closed
-        self.executable = backend.compile(closed)
+        self.executable = compile_once(backend, closed)
 
     def __call__(self, *args: NDArray) -> list[NDArray]:
         return _outputs(self.backend, self.executable(_inputs(self.backend, self.closed.in_avals, args)))
+
+
+# Compiling is most of a conformance run's time (XLA: ~35 ms of CPU a program), and the
+# laws and programs of a run compile the same program again and again: the same drawn
+# shapes in another draw, the reference's program of a check, the jvp program of a law that
+# an earlier draw already built. A program is its printed jaxpr (spec/jaxpr.md: the text
+# holds every param and literal exactly, which is what reproducers rely on), so a program
+# whose text was compiled before on the same backend reuses that executable. Programs whose
+# text may not say everything (a constant, a Python callable in a param) are compiled anew.
+_EXECUTABLES: collections.OrderedDict[tuple[Backend, bool, str], Any] = collections.OrderedDict()
+EXECUTABLE_CACHE_SIZE = 256
+compile_counts = {"compiles": 0, "reused": 0}
+
+
+def program_key(closed: ClosedJaxpr) -> str | None:
+    """The text that identifies ``closed`` as a program, or None when its text may not."""
+    if closed.consts or not _plain_params(closed.jaxpr):
+        return None
+    return str(closed.jaxpr)
+
+
+def _plain_params(jaxpr: Jaxpr) -> bool:
+    for eqn in jaxpr.eqns:
+        for value in eqn.params.values():
+            if not _plain_value(value):
+                return False
+    return True
+
+
+def _plain_value(value: Any) -> bool:
+    if isinstance(value, ClosedJaxpr):
+        return not value.consts and _plain_params(value.jaxpr)
+    if isinstance(value, Jaxpr):
+        return _plain_params(value)
+    if isinstance(value, (tuple, list)):
+        return all(_plain_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain_value(v) for v in value.values())
+    return not callable(value) or isinstance(value, (type, np.dtype))
+
+
+def compile_once(backend: Backend, closed: ClosedJaxpr) -> Any:
+    """``backend.compile(closed)``, reusing the executable of an identical program compiled before."""
+    key_text = program_key(closed)
+    if key_text is None:
+        compile_counts["compiles"] += 1
+        return backend.compile(closed)
+    key = (backend, x64_enabled(), key_text)
+    executable = _EXECUTABLES.get(key)
+    if executable is not None:
+        _EXECUTABLES.move_to_end(key)
+        compile_counts["reused"] += 1
+        return executable
+    compile_counts["compiles"] += 1
+    executable = backend.compile(closed)
+    _EXECUTABLES[key] = executable
+    if len(_EXECUTABLES) > EXECUTABLE_CACHE_SIZE:
+        _EXECUTABLES.popitem(last=False)
+    return executable
+
+
+def clear_compiled() -> None:
+    """Forget the executables ``compile_once`` keeps (the end of a run)."""
+    _EXECUTABLES.clear()
 
 
 class Eager:
@@ -442,6 +508,10 @@ __all__ = [
     "Eager",
     "Outcome",
     "Unsupported",
+    "clear_compiled",
+    "compile_once",
+    "compile_counts",
+    "program_key",
     "backend_named",
     "import_modules",
     "load_reproducer",

@@ -34,6 +34,7 @@ import os
 import pathlib
 import re
 import sys
+import tempfile
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -44,7 +45,14 @@ import minijax
 from minijax.backend import Backend
 from minijax.core import primitive_registry
 from minijax.interpreters import ad
-from minijax.testing.checks import Check, backend_named, import_modules, write_reproducer
+from minijax.testing.checks import (
+    Check,
+    backend_named,
+    clear_compiled,
+    import_modules,
+    load_reproducer,
+    write_reproducer,
+)
 from minijax.testing.corpus import load_corpus
 from minijax.testing.defaults import (
     DEFAULT_EXAMPLES,
@@ -83,6 +91,8 @@ class Options:
     cases: pathlib.Path | None = None  # the corpus directory (default: spec/cases)
     max_bytes: int = DEFAULT_MAX_BYTES  # refuse a case needing more (minijax.testing.loading)
     progress: bool = True
+    jobs: int = 1  # worker processes running rows (1: all in this process)
+    imports: tuple[str, ...] = ()  # modules each worker imports first (ones that register a backend)
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.sections) - set(SECTIONS))
@@ -90,6 +100,8 @@ class Options:
             raise ValueError(f"conformance: unknown sections {unknown}; the sections are {list(SECTIONS)}")
         if self.examples < 1 or self.program_examples < 0:
             raise ValueError("conformance: --examples must be at least 1")
+        if self.jobs < 1:
+            raise ValueError(f"conformance --jobs: {self.jobs} workers; it needs at least 1")
         if self.slice is not None:
             k, n = self.slice
             if not 1 <= k <= n:
@@ -224,10 +236,14 @@ def run(options: Options, out: TextIO | None = None, err: TextIO | None = None) 
     report = Report(backend.name, reference.name, options.settings())
     progress = Progress(len(units), err, enabled=options.progress)
     start = time.perf_counter()
-    for unit in units:
-        result = run_unit(unit, backend, reference, options.seed)
-        report.results.append(result)
-        progress.advance(result)
+    if options.jobs > 1 and len(units) > 1:
+        report.results.extend(_run_in_workers(options, units, progress))
+    else:
+        for unit in units:
+            result = run_unit(unit, backend, reference, options.seed)
+            report.results.append(result)
+            progress.advance(result)
+    clear_compiled()
     report.seconds = time.perf_counter() - start
     for i, result in report.failures():
         if result.failure is not None:
@@ -241,6 +257,87 @@ def run(options: Options, out: TextIO | None = None, err: TextIO | None = None) 
         options.report.write_text(json.dumps(report.to_json(minijax.__version__), indent=2) + "\n")
         print(f"report written to {options.report}", file=out)
     return report
+
+
+# ---------------------------------------------------------------------------
+# --jobs N: rows in worker processes
+#
+# Each worker plans the same rows from the same options (the plan is deterministic) and runs
+# the rows it is handed by index; hypothesis draws a row's cases from the run's seed alone, so
+# a row finds the same thing in any worker as in one process. A failing row's worker writes its
+# reproducer, and this process reads the check back from it (a check's program holds primitives,
+# which do not travel between processes; the reproducer is the check's portable form).
+# Workers are spawned, not forked: a forked XLA client (its threads) is not safe to use.
+
+_WORKER: dict[str, Any] = {}
+
+
+class WorkerDied(RuntimeError):
+    """A ``--jobs`` worker process died: the backend crashed it (a single process would have died too)."""
+
+
+def _worker_start(options: Options) -> None:
+    # As the command does: hypothesis's caches away from the directory the run started in.
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(pathlib.Path(tempfile.gettempdir()) / "minijax-hypothesis")
+    import_modules(options.imports)
+    backend = backend_named(options.backend)
+    _WORKER.update(options=options, backend=backend, reference=backend_named(options.reference),
+                   units=plan(options, backend))  # fmt: skip
+
+
+def _worker_run(index: int) -> tuple[int, dict[str, Any]]:
+    options: Options = _WORKER["options"]
+    unit: Unit = _WORKER["units"][index]
+    result = run_unit(unit, _WORKER["backend"], _WORKER["reference"], options.seed)
+    directory = None
+    outcome = None
+    if result.failed and result.failure is not None:
+        check, outcome = result.failure
+        directory = str(reproducer_directory(options.reproducers, result))
+        write_reproducer(check, outcome, pathlib.Path(directory), _WORKER["backend"].name, _WORKER["reference"].name)
+    fields = {f: getattr(result, f) for f in ("passed", "failed", "unsupported", "executions", "worst_ulps", "note", "seconds")}
+    return index, {**fields, "outcome": outcome, "reproducer": directory}
+
+
+def _result_from_worker(unit: Unit, fields: dict[str, Any], max_bytes: int) -> UnitResult:
+    outcome, directory = fields.pop("outcome"), fields.pop("reproducer")
+    result = UnitResult(unit, **fields)
+    if outcome is not None and directory is not None:
+        try:
+            check, _ = load_reproducer(pathlib.Path(directory), max_bytes)
+            result.failure = (check, outcome)
+        except (ValueError, OSError) as e:  # too large to read back: the row keeps the verdict as its note
+            result.note = f"{outcome.message} (reproducer {directory}: {e})"
+    return result
+
+
+def _run_in_workers(options: Options, units: list[Unit], progress: Progress) -> list[UnitResult]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    results: list[UnitResult | None] = [None] * len(units)
+    context = multiprocessing.get_context("spawn")
+    workers = min(options.jobs, len(units))
+    with ProcessPoolExecutor(workers, context, initializer=_worker_start, initargs=(options,)) as pool:
+        pending = {pool.submit(_worker_run, i): i for i in range(len(units))}
+        try:
+            for future in as_completed(pending):
+                index, fields = future.result()
+                result = _result_from_worker(units[index], fields, options.max_bytes)
+                results[index] = result
+                progress.advance(result)
+        except BrokenProcessPool:
+            # A worker died (the backend crashed the process): one process would have died too,
+            # but here the rows it was running are known, so say which.
+            unfinished = [units[i] for i in sorted(pending.values()) if results[i] is None]
+            names = ", ".join(f"{u.kind} {u.subject} {u.dtype}" for u in unfinished[: workers + 1])
+            raise WorkerDied(f"--jobs: a worker process died (the backend crashed it?) with {len(unfinished)} rows "
+                             f"unfinished, the first: {names}; run those without --jobs (--only) to see the crash"
+                             ) from None  # fmt: skip
+    return [r for r in results if r is not None]
 
 
 # ---------------------------------------------------------------------------
@@ -301,5 +398,5 @@ def test_conformance(conformance_unit: Unit, request: pytest.FixtureRequest) -> 
         pytest.fail(f"{outcome.message}\nreproducer: {directory} (minijax replay {directory})", pytrace=False)
 
 
-__all__ = ["DEFAULT_EXAMPLES", "LAWS", "SECTIONS", "Options", "import_modules", "parse_slice", "plan", "program_units",
+__all__ = ["DEFAULT_EXAMPLES", "LAWS", "SECTIONS", "Options", "WorkerDied", "import_modules", "parse_slice", "plan", "program_units",
            "reproducer_directory", "run", "slice_of"]  # fmt: skip

@@ -180,7 +180,20 @@ class Progress:
         bar = "#" * filled + "-" * (self.WIDTH - filled)
         elapsed = time.perf_counter() - self.start
         return (f"[{bar}] {self.done}/{self.total} rows, {self.checks} checks, {self.failed} failed, "
-                f"{elapsed:.0f}s  {current}")  # fmt: skip
+                f"{elapsed:.0f}s, {self.rate(elapsed)}, ETA {self.eta(elapsed)}  {current}")  # fmt: skip
+
+    def rate(self, elapsed: float) -> str:
+        """Checks (and rows) a second so far."""
+        if elapsed <= 0:
+            return "- checks/s"
+        return f"{self.checks / elapsed:.1f} checks/s ({self.done / elapsed:.2f} rows/s)"
+
+    def eta(self, elapsed: float) -> str:
+        """The time left at the rate of the rows so far (rows differ in cost, so it firms up as they pass)."""
+        if not self.done:
+            return "?"
+        left = round(elapsed * (self.total - self.done) / self.done)
+        return f"{left // 60}m{left % 60:02d}s" if left >= 60 else f"{left}s"
 
 
 # ---------------------------------------------------------------------------

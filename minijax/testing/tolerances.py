@@ -657,6 +657,9 @@ def compare_primitive(
     bad_types = _check_types(actual, expected)
     if bad_types is not None:
         return bad_types
+    if _any_complex(actual):
+        parts = compare_primitive(name, params, [_magnitude(x) for x in operands], _split(actual), _split(expected))
+        return _joined(parts, actual)
     unsigned = actual
     actual = with_expected_signs(name, params, actual, expected)
     operands = [np.asarray(x) for x in operands]
@@ -765,6 +768,8 @@ def compare_program(
     bad_types = _check_types(actual, expected)
     if bad_types is not None:
         return bad_types
+    if _any_complex(actual):
+        return _joined(compare_program(_split(actual), _split(expected), rtol, atol), actual)
     worst = 0.0
     for k, (a, e) in enumerate(zip(actual, expected)):
         dist = ulp_distance(a, e)
@@ -783,6 +788,46 @@ def compare_program(
         if not ok.all():
             return Agreement(False, worst, _describe(k, a, e, ok, dist, allowed))
     return Agreement(True, worst)
+
+
+# Complex results (spec/tolerances.md, "Complex results"): a complex number is judged as its
+# two parts, each by the rules of the parts' dtype (so NaN parts agree with NaN parts, as
+# for real results), and the number agrees when both parts do. Bounds that scale with the
+# operands' magnitudes see a complex operand's modulus.
+
+
+def _any_complex(xs: Sequence[NDArray]) -> bool:
+    return any(np.iscomplexobj(x) for x in xs)
+
+
+def _split(xs: Sequence[NDArray]) -> list[NDArray]:
+    """Each complex array as its real and imaginary parts (two outputs); real arrays as they are."""
+    out: list[NDArray] = []
+    for x in xs:
+        x = np.asarray(x)
+        out.extend([np.ascontiguousarray(x.real), np.ascontiguousarray(x.imag)] if np.iscomplexobj(x) else [x])
+    return out
+
+
+def _magnitude(x: NDArray) -> NDArray:
+    x = np.asarray(x)
+    return np.asarray(np.abs(x)) if np.iscomplexobj(x) else x
+
+
+def _joined(parts: Agreement, actual: Sequence[NDArray]) -> Agreement:
+    """``parts``'s verdict on the split outputs, its message naming the output and part it was about."""
+    if parts.ok or not parts.detail.startswith("output "):
+        return parts
+    names: list[str] = []
+    for k, x in enumerate(actual):
+        if np.iscomplexobj(x):
+            aval = f"{dtypes.short_dtype_name(np.asarray(x).dtype)}[{','.join(map(str, np.shape(x)))}]"
+            names += [f"output {k} ({aval}), real part", f"output {k} ({aval}), imaginary part"]
+        else:
+            names.append(f"output {k}")
+    head, _, rest = parts.detail.partition(" (")
+    index = int(head.split()[1])
+    return Agreement(False, parts.worst_ulps, f"{names[index]} ({rest}" if index < len(names) else parts.detail)
 
 
 @functools.cache

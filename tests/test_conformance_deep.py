@@ -1,0 +1,49 @@
+"""Regressions found by the conformance suite at depth (issue 25): each test is the finding's
+reproducer, written as `minijax conformance` wrote it and replayed as `minijax replay` does."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+from minijax.config import enable_x64
+from minijax.core import ShapedArray, primitive_registry
+from minijax.testing import runner
+from minijax.testing.checks import Check, Outcome, write_reproducer
+from minijax.testing.suite import one_equation
+
+
+def replayed(check: Check, directory: pathlib.Path, backend: str) -> tuple[Outcome, str]:
+    return runner.replay(write_reproducer(check, Outcome("fail"), directory, backend, "numpy"))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("kind", "positions"), [("jvp", [0, 1, 2, 3]), ("vjp", [0, 1, 2, 3]), ("transpose", [3])])
+def test_tridiagonal_solve_with_no_right_hand_sides_has_derivatives(
+    dtype: Any, kind: str, positions: list[int], backend_name: str, tmp_path: pathlib.Path
+) -> None:
+    # `--backend numpy --law-examples 20` (the jvp, vjp and transpose laws): b of shape (1, 0) made
+    # the reference's perturbed solver reshape an empty array to (-1, 1, 0), which NumPy cannot infer.
+    x64 = dtype == np.float64
+    with enable_x64(x64):
+        vector, rhs = ShapedArray((1,), np.dtype(dtype)), ShapedArray((1, 0), np.dtype(dtype))
+        closed = one_equation(primitive_registry["tridiagonal_solve"], {"perturb_singular": True},
+                              [vector, vector, vector, rhs])  # fmt: skip
+        args = [np.zeros(1, dtype), np.full(1, 2.0, dtype), np.zeros(1, dtype), np.zeros((1, 0), dtype)]
+        check = Check(kind, "tridiagonal_solve", np.dtype(dtype).name, closed, args, x64, {"positions": positions})
+        outcome, line = replayed(check, tmp_path / kind, backend_name)
+    assert outcome.passed, line
+
+
+def test_tridiagonal_solve_with_no_right_hand_sides_batches(backend_name: str, tmp_path: pathlib.Path) -> None:
+    # The same finding under the vmap law (the loop side ran the reference's solver on b: (1, 0)).
+    vector, rhs = ShapedArray((1,), np.dtype(np.float32)), ShapedArray((1, 0), np.dtype(np.float32))
+    closed = one_equation(primitive_registry["tridiagonal_solve"], {"perturb_singular": True},
+                          [vector, vector, vector, rhs])  # fmt: skip
+    args = [np.zeros((1, 1), np.float32), np.full(1, 2.0, np.float32), np.zeros(1, np.float32), np.zeros((1, 0), np.float32)]
+    options = {"in_axes": [0, None, None, None], "out_axes": 0, "axis_size": 1}
+    outcome, line = replayed(Check("vmap", "tridiagonal_solve", "float32", closed, args, False, options), tmp_path, backend_name)
+    assert outcome.passed, line
