@@ -23,9 +23,6 @@ PENDING = {
     "shardings (issue 17)": ("sharding", "Sharding", "jax.sharding", "Mesh"),
     "jax.experimental.checkify (issue 20)": ("checkify",),
     "collectives": ("(a collective)",),
-    # minijax runs from PYTHONPATH here, without its entry points: the NumPy reference backend, which has
-    # no HLO (``Lowered.compiler_ir()`` is None there).
-    "HLO text on the numpy backend": ("'NoneType' object has no attribute 'as_hlo_text'",),
 }
 # Tests that fail for a reason other than a missing feature, each with the reason (the end of the test id:
 # the module part of a junit class name depends on pytest's rootdir).
