@@ -55,6 +55,7 @@ from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.mesh import PartitionSpec, Sharding
 from minijax.placement import lay_out, placement, to_device
 from minijax.primitives.calls import jit_p
+from minijax.state import Ref
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Jitted", "Lowered", "Traced", "Wrapped", "clear_caches", "jit"]
 
@@ -663,6 +664,9 @@ class Jitted(Wrapped):
         """A call off the hot path: tracing, placement, static or keyword arguments, disabled jit."""
         if config_module.read("jax_disable_jit"):
             return self.fun(*args, **kwargs)
+        refs = _refs_of(self.fun, args, kwargs)  # refs (issue 24)
+        if refs is not None:
+            return self._call_with_refs(args, kwargs, *refs)
         eager = core.current_trace() is core.eval_trace
         entry, flat, device, committed = self._entry(args, kwargs)
         if not eager:
@@ -672,6 +676,44 @@ class Jitted(Wrapped):
             self._remember_fast(args, entry, device)
         outs = entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _call_with_refs(self, args: tuple[Any, ...], kwargs: dict[str, Any], passed: list[int], closed: list[Ref]) -> Any:
+        """A call that reads or writes Refs (issue 24), discharged: the refs' values go in as
+        arguments of a pure function, their final values come out as results and are written
+        back. ``passed``: the positions of the Refs among the flat arguments; ``closed``: the
+        Refs the function reads as globals or closure cells."""
+        if self.static_argnums or self.static_argnames:
+            raise NotImplementedError("jit with static arguments of a function that uses Refs is not supported by minijax yet (issue 24)")
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        passed_refs: list[Ref] = [leaves[i] for i in passed]
+        names = arg_names_of(self.fun, args, kwargs)
+        where: dict[int, int] = {}
+        for i, ref in zip(passed, passed_refs):
+            if id(ref) in where:
+                raise ValueError(
+                    "only one reference to a mutable array may be passed as an argument to a function, but when "
+                    f"tracing {DebugInfo(self.fun, (), 'jit').func_src} for jit the mutable array reference of type "
+                    f"{ref.aval} appeared at both {_name(names, where[id(ref)])} and {_name(names, i)}."
+                )
+            where[id(ref)] = i
+        for ref in closed:
+            if id(ref) in where:
+                raise ValueError(
+                    f"when tracing {DebugInfo(self.fun, (), 'jit').func_src} for jit, a mutable array reference of type "
+                    f"{ref.aval} was both closed over and passed as the argument {_name(names, where[id(ref)])}"
+                )
+        key = (tree, tuple(passed), tuple(closed))
+        inner = self._ref_calls.get(key) if hasattr(self, "_ref_calls") else None
+        if inner is None:
+            inner = Jitted(_discharged(self.fun, tree, passed, closed), (), (), (), (), self._backend_name)
+            self.__dict__.setdefault("_ref_calls", {})[key] = inner
+        values = [ref.get(Ellipsis) for ref in (*passed_refs, *closed)]
+        taken = set(passed)
+        others = {i: leaf for i, leaf in enumerate(leaves) if i not in taken}
+        out, finals = inner(values, others)
+        for ref, value in zip((*passed_refs, *closed), finals):
+            ref._value = value
+        return out
 
     # =================================================================================
     # Fast path. An optimisation of ``_call`` above, which is what it computes:
@@ -943,6 +985,70 @@ class Compiled(_Stage):
         device, committed = self._device, False
         outs = self._entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(self._entry.out_tree, outs)
+
+
+# --- refs (issue 24): jit of a function that reads or writes Refs ------------------------
+
+
+def _refs_of(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[int], list[Ref]] | None:
+    """The Refs a call of ``fun`` uses, when it uses any: the positions of those among its flat
+    arguments, and those it reaches as a global or a closure cell of its own code (a Ref
+    reached further away, through another function, raises at its first use: state.py)."""
+    passed = [i for i, leaf in enumerate(tree_util.tree_leaves((args, kwargs))) if isinstance(leaf, Ref)]
+    closed: list[Ref] = []
+    code = getattr(fun, "__code__", None)
+    if code is not None:
+        cells = getattr(fun, "__closure__", None) or ()
+        for cell in cells:
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if isinstance(value, Ref) and value not in closed:
+                closed.append(value)
+        module_globals = getattr(fun, "__globals__", {})
+        for name in code.co_names:
+            value = module_globals.get(name)
+            if isinstance(value, Ref) and value not in closed:
+                closed.append(value)
+    return (passed, closed) if passed or closed else None
+
+
+def _name(names: list[str], i: int) -> str:
+    return names[i] if i < len(names) else f"argument {i}"
+
+
+def _discharged(fun: Callable[..., Any], tree: Any, passed: list[int], closed: list[Ref]) -> Callable[..., Any]:
+    """``fun`` as a pure function of its Refs' values: ``(values, other leaves) -> (out, final values)``.
+    Inside, the passed Refs are new Refs of the trace; the closed-over ones are lent to it for the
+    call (their value and home trace swapped, and restored after)."""
+
+    def pure(values: list[Any], others: dict[int, Any]) -> tuple[Any, list[Any]]:
+        leaves = [others.get(i) for i in range(tree.num_leaves)]
+        inner = [Ref(v) for v in values[: len(passed)]]
+        for i, ref in zip(passed, inner):
+            leaves[i] = ref
+        saved = [(ref._value, ref._home) for ref in closed]
+        here = core.current_trace()
+        for ref, value in zip(closed, values[len(passed):]):
+            ref._value, ref._home = value, here
+        try:
+            args, kwargs = tree_util.tree_unflatten(tree, leaves)
+            out = fun(*args, **kwargs)
+            for leaf in tree_util.tree_leaves(out):
+                if isinstance(leaf, Ref):
+                    raise ValueError(
+                        f"function {DebugInfo(fun, (), 'jit').func_src} traced for jit returned a mutable array "
+                        f"reference of type {leaf.aval}, but mutable array references cannot be returned."
+                    )
+            finals = [ref.get(Ellipsis) for ref in (*inner, *closed)]
+        finally:
+            for ref, (value, home) in zip(closed, saved):
+                ref._value, ref._home = value, home
+        return out, finals
+
+    functools.update_wrapper(pure, fun)
+    return pure
 
 
 def jit(

@@ -1,0 +1,184 @@
+"""Mutable array references (``jax.Ref``, ``jax.new_ref``): the reference type itself.
+
+JAX stages every read and write of a ``Ref`` as a state primitive (``get``, ``swap``,
+``addupdate``) and, under ``jit``, discharges them: the refs become inputs and outputs of
+the compiled program. minijax discharges at trace time instead: a ``Ref`` holds its current
+value (an Array, or a tracer of the trace that created it), a read indexes that value and a
+write replaces it with an indexed update (``value.at[idx].set(v)``). A program that uses
+refs therefore traces to the pure operations they stand for, and both backends run it
+unchanged. Its jaxpr shows those operations, not JAX's state primitives.
+
+A ref belongs to the trace that was current when it was made. Reading or writing it under
+another one (a function closing over a ref made outside ``jit``, ``vmap``, ``scan``, ...)
+would have to thread the ref's value through that transformation, which minijax does only
+for refs passed to ``jit`` as arguments (``stages.Jitted``); any other such use raises
+``NotImplementedError`` naming the ref, rather than leaking a tracer or baking in a stale value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from minijax import core
+from minijax.array import Array
+from minijax.core import ShapedArray
+from minijax.primitives.elementwise import convert_element_type_p
+
+REFS_ISSUE = "issue 24"
+
+
+class AbstractRef:
+    """The type of a ``Ref``: printed ``Ref{float32[3]}`` as JAX prints it."""
+
+    __slots__ = ("inner_aval",)
+
+    def __init__(self, inner_aval: ShapedArray) -> None:
+        self.inner_aval = inner_aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.inner_aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.inner_aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.inner_aval.shape)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbstractRef) and other.inner_aval == self.inner_aval
+
+    def __hash__(self) -> int:
+        return hash(("Ref", self.inner_aval))
+
+    def __str__(self) -> str:
+        # JAX prints a ref's type without its value's weak-type mark.
+        return f"Ref{{{str(self.inner_aval).lstrip('~')}}}"
+
+    __repr__ = __str__
+
+
+def _whole(idx: Any) -> bool:
+    return idx is Ellipsis or (isinstance(idx, tuple) and (idx == () or idx == (Ellipsis,)))
+
+
+class Ref:
+    """A mutable array: ``ref[idx]`` reads, ``ref[idx] = v`` writes (NumPy indexing).
+
+    Not an array: arithmetic and ``jnp`` functions reject it; read it first (``ref[...]``).
+    """
+
+    __slots__ = ("_value", "_home", "__weakref__")
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+        self._home = core.current_trace()
+
+    # --- what it is -----------------------------------------------------------------
+    @property
+    def aval(self) -> AbstractRef:
+        return AbstractRef(core.get_aval(self._value))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._value.shape)
+
+    @property
+    def dtype(self) -> Any:
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._value.shape)
+
+    @property
+    def size(self) -> int:
+        size = 1
+        for d in self._value.shape:
+            size *= d
+        return size
+
+    def __len__(self) -> int:
+        if not self._value.shape:
+            raise TypeError("len() of unsized object")
+        return int(self._value.shape[0])
+
+    def __repr__(self) -> str:
+        self._check_trace("print")
+        text = repr(self._value)
+        # Array(...) -> Ref(...): JAX keeps the continuation lines' indentation as it is.
+        return "Ref" + text[text.index("("):] if text.startswith("Array(") else f"Ref({text})"
+
+    __str__ = __repr__
+
+    def unsafe_buffer_pointer(self) -> int:
+        self._check_trace("unsafe_buffer_pointer")
+        pointer: int = self._value.unsafe_buffer_pointer()
+        return pointer
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        # np.asarray(ref) is a read, as in JAX (an eager ref converts to its value).
+        self._check_trace("convert")
+        return self._value.__array__(dtype) if dtype is not None else self._value.__array__()
+
+    # --- reading and writing --------------------------------------------------------------
+    def _check_trace(self, what: str) -> None:
+        if core.current_trace() is not self._home:
+            raise NotImplementedError(
+                f"minijax cannot {what} the Ref of type {self.aval} here: it was created outside the "
+                "transformation being traced (a function that closes over a Ref, under jit, vmap, grad, "
+                "scan, ...). JAX discharges such refs into the transformation's inputs and outputs; minijax "
+                f"does that only for Refs passed to jit as arguments ({REFS_ISSUE}). Pass the Ref to the "
+                "jitted function as an argument, or create it inside the function."
+            )
+
+    def get(self, idx: Any = Ellipsis) -> Any:
+        self._check_trace("read")
+        return self._value if _whole(idx) else self._value[idx]
+
+    def swap(self, idx: Any, value: Any) -> Any:
+        """``old, self[idx] = self[idx], value``; returns ``old``."""
+        self._check_trace("write")
+        old = self.get(idx)
+        value = _checked_value(self, old, value)
+        self._value = value if _whole(idx) else self._value.at[idx].set(value)
+        return old
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self.get(idx)
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        self.swap(idx, value)
+
+    def addupdate(self, idx: Any, value: Any) -> None:
+        """``self[idx] += value``."""
+        self._check_trace("write")
+        old = self.get(idx)
+        value = _checked_value(self, old, value)
+        self._value = old + value if _whole(idx) else self._value.at[idx].add(value)
+
+    def freeze(self) -> Any:
+        """The ref's final value (``jax.freeze``)."""
+        return self.get(Ellipsis)
+
+
+def _checked_value(ref: Ref, old: Any, value: Any) -> Any:
+    """``value`` as what ``ref[idx]`` holds: JAX's rules for ``swap``. The shape must be the
+    indexed part's exactly (no broadcasting); the dtype its dtype, a weakly typed value
+    (a Python scalar) taking the ref's dtype. The ref keeps its own weak type."""
+    aval = core.get_aval(value)  # raises TypeError for what is not an array
+    if aval.dtype != old.dtype and not aval.weak_type:
+        raise ValueError(f"Invalid dtype for `swap`. Ref dtype: {ref.dtype}. Value dtype: {aval.dtype}. ")
+    if tuple(aval.shape) != tuple(old.shape):
+        raise ValueError(
+            f"Invalid shape for `swap`. Ref shape: {ref.shape}. Expected shape: {tuple(old.shape)}. "
+            f"Value shape: {tuple(aval.shape)}. Transforms: (). "
+        )
+    weak = core.get_aval(ref._value).weak_type
+    if isinstance(value, (Array, core.Tracer)) and aval.dtype == old.dtype and aval.weak_type == weak:
+        return value
+    return convert_element_type_p.bind(value, new_dtype=np.dtype(old.dtype), weak_type=weak, sharding=None)
