@@ -55,7 +55,7 @@ from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.mesh import PartitionSpec, Sharding
 from minijax.placement import lay_out, placement, to_device
 from minijax.primitives.calls import jit_p
-from minijax.state import Ref
+from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Jitted", "Lowered", "Traced", "Wrapped", "clear_caches", "jit"]
 
@@ -707,12 +707,11 @@ class Jitted(Wrapped):
         if inner is None:
             inner = Jitted(_discharged(self.fun, tree, passed, closed), (), (), (), (), self._backend_name)
             self.__dict__.setdefault("_ref_calls", {})[key] = inner
-        values = [ref.get(Ellipsis) for ref in (*passed_refs, *closed)]
+        values = values_of((*passed_refs, *closed))
         taken = set(passed)
         others = {i: leaf for i, leaf in enumerate(leaves) if i not in taken}
         out, finals = inner(values, others)
-        for ref, value in zip((*passed_refs, *closed), finals):
-            ref._value = value
+        write_back((*passed_refs, *closed), finals)
         return out
 
     # =================================================================================
@@ -992,25 +991,9 @@ class Compiled(_Stage):
 
 def _refs_of(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[int], list[Ref]] | None:
     """The Refs a call of ``fun`` uses, when it uses any: the positions of those among its flat
-    arguments, and those it reaches as a global or a closure cell of its own code (a Ref
-    reached further away, through another function, raises at its first use: state.py)."""
+    arguments, and those it closes over (``state.closed_refs``)."""
     passed = [i for i, leaf in enumerate(tree_util.tree_leaves((args, kwargs))) if isinstance(leaf, Ref)]
-    closed: list[Ref] = []
-    code = getattr(fun, "__code__", None)
-    if code is not None:
-        cells = getattr(fun, "__closure__", None) or ()
-        for cell in cells:
-            try:
-                value = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-            if isinstance(value, Ref) and value not in closed:
-                closed.append(value)
-        module_globals = getattr(fun, "__globals__", {})
-        for name in code.co_names:
-            value = module_globals.get(name)
-            if isinstance(value, Ref) and value not in closed:
-                closed.append(value)
+    closed = closed_refs(fun)
     return (passed, closed) if passed or closed else None
 
 
@@ -1028,11 +1011,7 @@ def _discharged(fun: Callable[..., Any], tree: Any, passed: list[int], closed: l
         inner = [Ref(v) for v in values[: len(passed)]]
         for i, ref in zip(passed, inner):
             leaves[i] = ref
-        saved = [(ref._value, ref._home) for ref in closed]
-        here = core.current_trace()
-        for ref, value in zip(closed, values[len(passed):]):
-            ref._value, ref._home = value, here
-        try:
+        with lent(closed, values[len(passed):]):
             args, kwargs = tree_util.tree_unflatten(tree, leaves)
             out = fun(*args, **kwargs)
             for leaf in tree_util.tree_leaves(out):
@@ -1041,14 +1020,10 @@ def _discharged(fun: Callable[..., Any], tree: Any, passed: list[int], closed: l
                         f"function {DebugInfo(fun, (), 'jit').func_src} traced for jit returned a mutable array "
                         f"reference of type {leaf.aval}, but mutable array references cannot be returned."
                     )
-            finals = [ref.get(Ellipsis) for ref in (*inner, *closed)]
-        finally:
-            for ref, (value, home) in zip(closed, saved):
-                ref._value, ref._home = value, home
+            finals = values_of((*inner, *closed))
         return out, finals
 
-    functools.update_wrapper(pure, fun)
-    return pure
+    return lending(pure, fun)
 
 
 def jit(

@@ -17,6 +17,10 @@ for refs passed to ``jit`` as arguments (``stages.Jitted``); any other such use 
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import types
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +31,7 @@ from minijax.core import ShapedArray
 from minijax.primitives.elementwise import convert_element_type_p
 
 REFS_ISSUE = "issue 24"
+functools_partial = functools.partial
 
 
 class AbstractRef:
@@ -182,3 +187,110 @@ def _checked_value(ref: Ref, old: Any, value: Any) -> Any:
     if isinstance(value, (Array, core.Tracer)) and aval.dtype == old.dtype and aval.weak_type == weak:
         return value
     return convert_element_type_p.bind(value, new_dtype=np.dtype(old.dtype), weak_type=weak, sharding=None)
+
+
+# --- refs reached by a function: lent to the transformation that traces it ----------------
+
+
+def closed_refs(fun: Callable[..., Any], depth: int = 3) -> list[Ref]:
+    """The Refs ``fun`` reaches as a global of its code or a closure cell, and through the
+    functions it reaches that way (a helper it calls; a wrapper that closes over the user's
+    function, as ``fori_loop``'s does), ``depth`` levels down; minijax's own functions hold
+    no refs and are not searched. Refs reached any other way (an object's attribute, a
+    method) are not found: their first use under the transformation raises
+    NotImplementedError (``Ref._check_trace``)."""
+    found: list[Ref] = []
+    seen: set[int] = set()
+
+    def visit(f: Any, level: int) -> None:
+        while isinstance(f, functools_partial):
+            for arg in (*f.args, *f.keywords.values()):
+                if isinstance(arg, Ref) and arg not in found:
+                    found.append(arg)
+            f = f.func
+        if getattr(f, LENDS_REFS, False):  # a wrapper that lends them already (``lending``)
+            return
+        f = getattr(f, "__wrapped__", f)
+        code = getattr(f, "__code__", None)
+        if code is None or id(f) in seen:
+            return
+        seen.add(id(f))
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if isinstance(value, Ref):
+                if value not in found:
+                    found.append(value)
+            elif level > 0 and isinstance(value, (types.FunctionType, functools_partial)):
+                visit(value, level - 1)
+        # minijax's own modules hold no refs: only the closures of its functions (wrappers of
+        # the user's) are searched.
+        module_globals = {} if _is_minijax(f) else getattr(f, "__globals__", None) or {}
+        for name in _global_names(code) if module_globals else ():
+            value = module_globals.get(name)
+            if isinstance(value, Ref):
+                if value not in found:
+                    found.append(value)
+            elif level > 0 and isinstance(value, types.FunctionType):
+                visit(value, level - 1)
+
+    visit(fun, depth)
+    return found
+
+
+def _global_names(code: types.CodeType) -> Iterator[str]:
+    """The names ``code`` and the functions defined in it (a loop body written inside the
+    jitted function) may read as globals."""
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _global_names(const)
+
+
+def _is_minijax(f: Any) -> bool:
+    module = getattr(f, "__module__", None) or ""
+    return module == "minijax" or module.startswith(("minijax.", "minijax_"))
+
+
+@contextlib.contextmanager
+def lent(refs: Sequence[Ref], values: Sequence[Any]) -> Iterator[None]:
+    """Inside: each ref holds the given value (a tracer of the transformation tracing now) and
+    belongs to the current trace; after, it holds what it held before (the caller writes the
+    final values back at its own level)."""
+    saved = [(ref._value, ref._home) for ref in refs]
+    here = core.current_trace()
+    for ref, value in zip(refs, values):
+        ref._value, ref._home = value, here
+    try:
+        yield
+    finally:
+        for ref, (value, home) in zip(refs, saved):
+            ref._value, ref._home = value, home
+
+
+LENDS_REFS = "_minijax_lends_refs"
+
+
+def lending(wrapper: Callable[..., Any], name_from: Any = None) -> Callable[..., Any]:
+    """Mark ``wrapper`` as a function that lends refs itself: ``closed_refs`` of it is empty,
+    so that the transformation tracing it threads no ref twice. Named as ``name_from`` (for
+    errors and jaxprs)."""
+    setattr(wrapper, LENDS_REFS, True)
+    if name_from is not None:
+        for attr in ("__name__", "__qualname__", "__module__"):
+            value = getattr(name_from, attr, None)
+            if value is not None:
+                setattr(wrapper, attr, value)
+    return wrapper
+
+
+def values_of(refs: Sequence[Ref]) -> list[Any]:
+    return [ref.get(Ellipsis) for ref in refs]
+
+
+def write_back(refs: Sequence[Ref], values: Sequence[Any]) -> None:
+    for ref, value in zip(refs, values):
+        ref._check_trace("write")
+        ref._value = value
