@@ -1016,9 +1016,14 @@ def _discharged(fun: Callable[..., Any], tree: Any, passed: list[int], closed: l
             out = fun(*args, **kwargs)
             for leaf in tree_util.tree_leaves(out):
                 if isinstance(leaf, Ref):
+                    where = ""
+                    if any(leaf is ref for ref in inner):
+                        i = passed[next(n for n, ref in enumerate(inner) if ref is leaf)]
+                        names = arg_names_of(fun, *tree_util.tree_unflatten(tree, [0] * tree.num_leaves))
+                        where = f"\n\nThe returned mutable array was passed in as the argument {_name(names, i)}."
                     raise ValueError(
                         f"function {DebugInfo(fun, (), 'jit').func_src} traced for jit returned a mutable array "
-                        f"reference of type {leaf.aval}, but mutable array references cannot be returned."
+                        f"reference of type {leaf.aval}, but mutable array references cannot be returned.{where}"
                     )
             finals = values_of((*inner, *closed))
         return out, finals

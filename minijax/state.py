@@ -125,11 +125,6 @@ class Ref:
         pointer: int = self._value.unsafe_buffer_pointer()
         return pointer
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        # np.asarray(ref) is a read, as in JAX (an eager ref converts to its value).
-        self._check_trace("convert")
-        return self._value.__array__(dtype) if dtype is not None else self._value.__array__()
-
     # --- reading and writing --------------------------------------------------------------
     def _check_trace(self, what: str) -> None:
         if core.current_trace() is not self._home:
@@ -143,7 +138,10 @@ class Ref:
 
     def get(self, idx: Any = Ellipsis) -> Any:
         self._check_trace("read")
-        return self._value if _whole(idx) else self._value[idx]
+        if _whole(idx):
+            return self._value
+        _check_int_bounds(idx, self.shape)
+        return self._value[idx]
 
     def swap(self, idx: Any, value: Any) -> Any:
         """``old, self[idx] = self[idx], value``; returns ``old``."""
@@ -171,10 +169,21 @@ class Ref:
         return self.get(Ellipsis)
 
 
+def _check_int_bounds(idx: Any, shape: tuple[int, ...]) -> None:
+    """JAX's rule for a ref's static integer indices: in bounds, or a ValueError (an Array's
+    out-of-bounds index would be clamped; a ref's is refused)."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if any(p is Ellipsis or p is None for p in parts):
+        return  # the dimensions an integer indexes are not simply its position
+    for i, dim in zip(parts, shape):
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool) and not -dim <= int(i) < dim:
+            raise ValueError(f"Out of bound indexer: idx={i}, dim={dim}.")
+
+
 def _checked_value(ref: Ref, old: Any, value: Any) -> Any:
     """``value`` as what ``ref[idx]`` holds: JAX's rules for ``swap``. The shape must be the
     indexed part's exactly (no broadcasting); the dtype its dtype, a weakly typed value
-    (a Python scalar) taking the ref's dtype. The ref keeps its own weak type."""
+    (a Python scalar) taking the ref's dtype."""
     aval = core.get_aval(value)  # raises TypeError for what is not an array
     if aval.dtype != old.dtype and not aval.weak_type:
         raise ValueError(f"Invalid dtype for `swap`. Ref dtype: {ref.dtype}. Value dtype: {aval.dtype}. ")
@@ -183,10 +192,9 @@ def _checked_value(ref: Ref, old: Any, value: Any) -> Any:
             f"Invalid shape for `swap`. Ref shape: {ref.shape}. Expected shape: {tuple(old.shape)}. "
             f"Value shape: {tuple(aval.shape)}. Transforms: (). "
         )
-    weak = core.get_aval(ref._value).weak_type
-    if isinstance(value, (Array, core.Tracer)) and aval.dtype == old.dtype and aval.weak_type == weak:
-        return value
-    return convert_element_type_p.bind(value, new_dtype=np.dtype(old.dtype), weak_type=weak, sharding=None)
+    if isinstance(value, (Array, core.Tracer)) and aval.dtype == old.dtype:
+        return value  # its weak type too: JAX prints a ref with the weak type of what was written
+    return convert_element_type_p.bind(value, new_dtype=np.dtype(old.dtype), weak_type=aval.weak_type, sharding=None)
 
 
 # --- refs reached by a function: lent to the transformation that traces it ----------------

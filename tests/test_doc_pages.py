@@ -48,6 +48,8 @@ PAGES = [
     Page("autodiff_cookbook", cell_count=35, rtol=5e-3, print_rtol=5e-3,
          known_gaps=(("WrDHHfKI8bgM", "cholesky of a complex matrix (issue 19: complex linear algebra)"),)),
     Page("debugging", cell_count=12, rtol=1e-5, print_rtol=1e-6, unordered_cells=("c3",)),
+    # refs (issue 24): `Ref`: mutable arrays for data plumbing and memory control.
+    Page("array_refs", cell_count=19, rtol=1e-5, print_rtol=1e-5),
 ]
 BY_NAME = {page.name: page for page in PAGES}
 
