@@ -121,9 +121,16 @@ class Ref:
     __str__ = __repr__
 
     def unsafe_buffer_pointer(self) -> int:
+        """The address of the buffer holding the ref's value now. A write gives the ref a new
+        Array (refs are discharged), so unlike JAX's the address changes."""
         self._check_trace("unsafe_buffer_pointer")
-        pointer: int = self._value.unsafe_buffer_pointer()
-        return pointer
+        buf = getattr(self._value, "_buf", None)
+        pointer = getattr(buf, "unsafe_buffer_pointer", None)
+        if callable(pointer):
+            return int(pointer())
+        if isinstance(buf, np.ndarray):  # the NumPy backend's buffer
+            return int(buf.ctypes.data)
+        raise NotImplementedError(f"unsafe_buffer_pointer: the backend's buffers ({type(buf).__name__}) give no address")
 
     # --- reading and writing --------------------------------------------------------------
     def _check_trace(self, what: str) -> None:

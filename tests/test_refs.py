@@ -262,3 +262,20 @@ def test_a_ref_used_under_a_transformation_it_was_not_passed_to_raises() -> None
     with pytest.raises(NotImplementedError, match="cannot write the Ref"):
         lax.scan(through_a_dict, 0.0, jnp.arange(3.0))
     assert float(x_ref[...]) == 0.0
+
+
+def test_a_custom_vjp_function_with_a_ref_argument() -> None:
+    @jax.custom_vjp
+    def stash(grads_ref: jax.Ref, x: jax.Array) -> jax.Array:
+        return x
+
+    stash.defvjp(lambda r, x: (x, r), lambda r, g: (None, g))
+    grads = jax.new_ref(0.0)
+    assert float(stash(grads, jnp.float32(3.0))) == 3.0  # concrete: the function itself runs
+    with pytest.raises(NotImplementedError, match="custom_vjp function stash takes a Ref"):
+        jax.grad(lambda x: stash(grads, x))(1.0)
+
+
+def test_unsafe_buffer_pointer_is_the_current_values() -> None:
+    ref = jax.new_ref(jnp.arange(3.0))
+    assert isinstance(ref.unsafe_buffer_pointer(), int) and ref.unsafe_buffer_pointer() != 0
