@@ -29,7 +29,6 @@ from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad
 from minijax.interpreters.tracing import abstractify, fun_name, trace_to_jaxpr
 from minijax.jaxpr import eval_jaxpr
-from minijax.state import Ref
 
 # compat (issue 24): JAX's jax.custom_derivatives also names the primitives (Equinox reads them).
 from minijax.primitives.calls import (
@@ -39,6 +38,7 @@ from minijax.primitives.calls import (
     custom_jvp_call_p as custom_jvp_call_p,
     custom_vjp_call_p as custom_vjp_call_p,
 )
+from minijax.state import Ref
 
 __all__ = [
     "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp", "custom_jvp_call_p", "custom_vjp",

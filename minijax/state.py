@@ -199,9 +199,11 @@ def _checked_value(ref: Ref, old: Any, value: Any) -> Any:
             f"Invalid shape for `swap`. Ref shape: {ref.shape}. Expected shape: {tuple(old.shape)}. "
             f"Value shape: {tuple(aval.shape)}. Transforms: (). "
         )
-    if isinstance(value, (Array, core.Tracer)) and aval.dtype == old.dtype:
-        return value  # its weak type too: JAX prints a ref with the weak type of what was written
-    return convert_element_type_p.bind(value, new_dtype=np.dtype(old.dtype), weak_type=aval.weak_type, sharding=None)
+    # A ref's type is strong (JAX's ``Ref{int32[]}``): what is written loses its weak type, so that a ref
+    # made of a Python scalar prints weak_type=True only until its first write, as in JAX.
+    if isinstance(value, (Array, core.Tracer)) and aval.dtype == old.dtype and not aval.weak_type:
+        return value
+    return convert_element_type_p.bind(value, new_dtype=np.dtype(old.dtype), weak_type=False, sharding=None)
 
 
 # --- refs reached by a function: lent to the transformation that traces it ----------------

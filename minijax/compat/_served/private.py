@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes as _dtypes, numpy as _jnp, tree_util as _tree_util
-from minijax.state import AbstractRef as _AbstractRef
-from minijax.compat._served.standin import stand_in_class
 from minijax.extend import source_info_util as _source_info_util
+from minijax.state import AbstractRef as _AbstractRef
 
 # --- jax._src.traceback_util: Flax and Equinox hide their frames from tracebacks at import.
 _exclude_paths: list[str] = []
