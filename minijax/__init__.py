@@ -139,3 +139,13 @@ from minijax.vectorization import vmap as vmap
 __version__ = "0.1.0"
 # JAX's tuple form of the version, for version checks (``__version_info__ >= (0, 4)``).
 __version_info__ = tuple(int(part) for part in __version__.split("."))
+
+# refs (issue 24): mutable array references (jax.Ref, jax.new_ref, jax.ref)
+from minijax import ref as ref  # noqa: E402
+from minijax.ref import (  # noqa: E402
+    Ref as Ref,
+    empty_ref as empty_ref,
+    free_ref as free_ref,
+    freeze as freeze,
+    new_ref as new_ref,
+)

@@ -36,7 +36,7 @@ from minijax.interpreters.tracing import (
     trace_to_jaxpr,
 )
 from minijax.jaxpr import ClosedJaxpr
-from minijax.mesh import ShardedAval
+from minijax.mesh import AbstractMesh, NamedSharding, PartitionSpec, ShardedAval
 from minijax.placement import device_put as device_put
 
 
@@ -279,7 +279,14 @@ def typeof(x: Any) -> core.ShapedArray:
     aval = core.get_aval(x)
     if type(x) is Array and x._sharding is not None:
         return ShardedAval(aval.shape, aval.dtype, aval.weak_type, x._sharding)
-    return aval
+    # issue 24 (refs part: Optax's alias_test): a value with no sharding of its own (a tracer, an array
+    # never placed) still has one, as in JAX: replicated over the empty abstract mesh. Libraries pass
+    # it on as ``out_sharding`` (optax.tree_utils.tree_random_like).
+    return ShardedAval(aval.shape, aval.dtype, aval.weak_type, _unplaced_sharding(aval.ndim))
+
+
+def _unplaced_sharding(ndim: int) -> NamedSharding:
+    return NamedSharding(AbstractMesh((), ()), PartitionSpec(*([None] * ndim)))
 
 
 def print_environment_info(return_string: bool = False) -> str | None:

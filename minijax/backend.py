@@ -225,8 +225,11 @@ _discovered = False
 _default_name: str | None = None
 
 # Bundled backends, used only when the package's entry points are not
-# installed (running from a source checkout without `pip install`).
-_BUNDLED = {"numpy": "minijax_numpy:make_backend"}
+# installed (running from a source checkout without `pip install`, as the
+# ecosystem environment does): the same two the entry points name, so that a
+# checkout on PYTHONPATH picks the backend an install would. XLA's factory
+# fails where jaxlib is missing, and the default then falls back to NumPy.
+_BUNDLED = {"numpy": "minijax_numpy:make_backend", "xla": "minijax_xla:make_backend"}
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:

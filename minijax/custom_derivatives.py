@@ -38,6 +38,7 @@ from minijax.primitives.calls import (
     custom_jvp_call_p as custom_jvp_call_p,
     custom_vjp_call_p as custom_vjp_call_p,
 )
+from minijax.state import Ref
 
 __all__ = [
     "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp", "custom_jvp_call_p", "custom_vjp",
@@ -230,6 +231,17 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         args = _resolve_args(self.fun, args, kwargs, "custom_vjp")
         nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree = tree_util.tree_flatten(diff)
+        if any(isinstance(x, Ref) for x in flat):
+            # refs (issue 24): a ref argument (plumbing, as the stash-gradients recipe passes one). Called
+            # on concrete values, nothing differentiates it: the function itself runs. Differentiated,
+            # the bwd rule would have to write the ref during the backward pass, which minijax's
+            # trace-time refs cannot.
+            if any(isinstance(x, core.Tracer) for x in flat):
+                raise NotImplementedError(
+                    f"custom_vjp function {name} takes a Ref and is called under a transformation: minijax "
+                    "does not support Ref arguments of custom_vjp functions there yet (issue 24)"
+                )
+            return self.fun(*args)
         out_tree_box: list[tree_util.PyTreeDef] = []
         res_tree_box: list[tree_util.PyTreeDef] = []
         fun, fwd, bwd, nd = self.fun, self.fwd, self.bwd, self.nondiff_argnums

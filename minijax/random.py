@@ -100,7 +100,9 @@ KeyArray = Any
 
 
 def _no_sharding(name: str, out_sharding: Any) -> None:
-    if out_sharding is not None:
+    # A sharding over a mesh with no axes (what ``jax.typeof(x).sharding`` is for an unplaced value)
+    # places nothing: the same as none.
+    if out_sharding is not None and getattr(getattr(out_sharding, "mesh", None), "axis_names", None) != ():
         raise NotImplementedError(f"random.{name}(out_sharding=...) is not supported: minijax has no shardings.")
 
 

@@ -64,6 +64,7 @@ from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.mesh import NamedSharding, PartitionSpec, Sharding
 from minijax.placement import lay_out, placement, put_sharded, resolve_sharding, to_device
 from minijax.primitives.calls import jit_p
+from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Jitted", "Lowered", "Traced", "Wrapped", "clear_caches", "jit"]
 
@@ -760,6 +761,9 @@ class Jitted(Wrapped):
         """A call off the hot path: tracing, placement, static or keyword arguments, disabled jit."""
         if config_module.read("jax_disable_jit"):
             return self.fun(*args, **kwargs)
+        refs = _refs_of(self.fun, args, kwargs)  # refs (issue 24)
+        if refs is not None:
+            return self._call_with_refs(args, kwargs, *refs)
         eager = core.current_trace() is core.eval_trace
         entry, flat, device, committed = self._entry(args, kwargs)
         if not eager:
@@ -773,6 +777,43 @@ class Jitted(Wrapped):
                 return tree_util.tree_unflatten(entry.out_tree, spmd_outs)
         outs = entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _call_with_refs(self, args: tuple[Any, ...], kwargs: dict[str, Any], passed: list[int], closed: list[Ref]) -> Any:
+        """A call that reads or writes Refs (issue 24), discharged: the refs' values go in as
+        arguments of a pure function, their final values come out as results and are written
+        back. ``passed``: the positions of the Refs among the flat arguments; ``closed``: the
+        Refs the function reads as globals or closure cells."""
+        if self.static_argnums or self.static_argnames:
+            raise NotImplementedError("jit with static arguments of a function that uses Refs is not supported by minijax yet (issue 24)")
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        passed_refs: list[Ref] = [leaves[i] for i in passed]
+        names = arg_names_of(self.fun, args, kwargs)
+        where: dict[int, int] = {}
+        for i, ref in zip(passed, passed_refs):
+            if id(ref) in where:
+                raise ValueError(
+                    "only one reference to a mutable array may be passed as an argument to a function, but when "
+                    f"tracing {DebugInfo(self.fun, (), 'jit').func_src} for jit the mutable array reference of type "
+                    f"{ref.aval} appeared at both {_name(names, where[id(ref)])} and {_name(names, i)}."
+                )
+            where[id(ref)] = i
+        for ref in closed:
+            if id(ref) in where:
+                raise ValueError(
+                    f"when tracing {DebugInfo(self.fun, (), 'jit').func_src} for jit, a mutable array reference of type "
+                    f"{ref.aval} was both closed over and passed as the argument {_name(names, where[id(ref)])}"
+                )
+        key = (tree, tuple(passed), tuple(closed))
+        inner = self._ref_calls.get(key) if hasattr(self, "_ref_calls") else None
+        if inner is None:
+            inner = Jitted(_discharged(self.fun, tree, passed, closed), (), (), (), (), self._backend_name)
+            self.__dict__.setdefault("_ref_calls", {})[key] = inner
+        values = values_of((*passed_refs, *closed))
+        taken = set(passed)
+        others = {i: leaf for i, leaf in enumerate(leaves) if i not in taken}
+        out, finals = inner(values, others)
+        write_back((*passed_refs, *closed), finals)
+        return out
 
     # =================================================================================
     # Fast path. An optimisation of ``_call`` above, which is what it computes:
@@ -1076,6 +1117,51 @@ class Compiled(_Stage):
         device, committed = self._device, False
         outs = self._entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(self._entry.out_tree, outs)
+
+
+# --- refs (issue 24): jit of a function that reads or writes Refs ------------------------
+
+
+def _refs_of(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[int], list[Ref]] | None:
+    """The Refs a call of ``fun`` uses, when it uses any: the positions of those among its flat
+    arguments, and those it closes over (``state.closed_refs``)."""
+    passed = [i for i, leaf in enumerate(tree_util.tree_leaves((args, kwargs))) if isinstance(leaf, Ref)]
+    closed = closed_refs(fun)
+    return (passed, closed) if passed or closed else None
+
+
+def _name(names: list[str], i: int) -> str:
+    return names[i] if i < len(names) else f"argument {i}"
+
+
+def _discharged(fun: Callable[..., Any], tree: Any, passed: list[int], closed: list[Ref]) -> Callable[..., Any]:
+    """``fun`` as a pure function of its Refs' values: ``(values, other leaves) -> (out, final values)``.
+    Inside, the passed Refs are new Refs of the trace; the closed-over ones are lent to it for the
+    call (their value and home trace swapped, and restored after)."""
+
+    def pure(values: list[Any], others: dict[int, Any]) -> tuple[Any, list[Any]]:
+        leaves = [others.get(i) for i in range(tree.num_leaves)]
+        inner = [Ref(v) for v in values[: len(passed)]]
+        for i, ref in zip(passed, inner):
+            leaves[i] = ref
+        with lent(closed, values[len(passed):]):
+            args, kwargs = tree_util.tree_unflatten(tree, leaves)
+            out = fun(*args, **kwargs)
+            for leaf in tree_util.tree_leaves(out):
+                if isinstance(leaf, Ref):
+                    where = ""
+                    if any(leaf is ref for ref in inner):
+                        i = passed[next(n for n, ref in enumerate(inner) if ref is leaf)]
+                        names = arg_names_of(fun, *tree_util.tree_unflatten(tree, [0] * tree.num_leaves))
+                        where = f"\n\nThe returned mutable array was passed in as the argument {_name(names, i)}."
+                    raise ValueError(
+                        f"function {DebugInfo(fun, (), 'jit').func_src} traced for jit returned a mutable array "
+                        f"reference of type {leaf.aval}, but mutable array references cannot be returned.{where}"
+                    )
+            finals = values_of((*inner, *closed))
+        return out, finals
+
+    return lending(pure, fun)
 
 
 def jit(

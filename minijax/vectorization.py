@@ -9,6 +9,7 @@ from typing import Any
 from minijax import core, tree_util
 from minijax.interpreters import batching
 from minijax.interpreters.tracing import arg_names_of
+from minijax.state import Ref, closed_refs, lent, values_of, write_back
 
 
 def _is_axis_leaf(x: Any) -> bool:
@@ -71,6 +72,20 @@ def vmap(
         flat, in_tree = tree_util.tree_flatten((args, kwargs))
         # Keyword arguments are always mapped over their leading axis, as in JAX.
         axes = _broadcast_axes("vmap in_axes", (in_axes, 0), (args, kwargs))
+        # refs (issue 24): a Ref argument is discharged: its value is mapped at its axis, the function
+        # gets a Ref of one slice, and the final values come back at the same axis and are written back.
+        refs = [(i, x) for i, x in enumerate(flat) if isinstance(x, Ref)]
+        if refs:
+            flat = list(flat)
+            for i, ref in refs:
+                flat[i] = ref.get(Ellipsis)
+        # Refs the function closes over are lent to it unbatched: reading them is fine, writing a
+        # batched value into one is JAX's error (which value would the ref hold after the vmap?).
+        closed = closed_refs(fun)
+        n_args = len(flat)
+        if closed:
+            flat = [*flat, *values_of(closed)]
+            axes = [*axes, *([None] * len(closed))]
         sizes: list[tuple[int, int, Any]] = []
         dims: list[int | None] = []
         for i, (x, axis) in enumerate(zip(flat, axes)):
@@ -103,17 +118,39 @@ def vmap(
         out_box: list[Any] = []
 
         def flat_fun(*leaves: Any) -> list[Any]:
-            a, k = tree_util.tree_unflatten(in_tree, leaves)
-            out = fun(*a, **k)
+            leaves, lent_values = leaves[:n_args], leaves[n_args:]
+            inner = [Ref(leaves[i]) for i, _ in refs]
+            if refs:
+                leaves = tuple(inner[refs_at[j]] if j in refs_at else x for j, x in enumerate(leaves))
+            with lent(closed, lent_values):
+                a, k = tree_util.tree_unflatten(in_tree, leaves)
+                out = fun(*a, **k)
+                finals = values_of(closed)
+            for ref, value in zip(closed, finals):
+                if isinstance(value, batching.BatchTracer) and value.batch_dim is not None:
+                    raise ValueError(
+                        "performing a set/swap operation with vmapped value on an unbatched array reference of type "
+                        f"{ref.aval}. Move the array reference to be an argument to the vmapped function?"
+                    )
             out_leaves, out_tree = tree_util.tree_flatten(out)
+            if any(isinstance(leaf, Ref) for leaf in out_leaves):
+                raise ValueError("vmap: a function cannot return a mutable array reference (Ref)")
             out_tree_box.append(out_tree)
             out_box.append(out)
-            return out_leaves
+            return out_leaves + values_of(inner) + finals
+
+        refs_at = {i: n for n, (i, _) in enumerate(refs)}
 
         def out_dims(n: int) -> list[Any]:
-            return _broadcast_axes("vmap out_axes", out_axes, tree_util.tree_unflatten(out_tree_box[0], [0] * n))
+            n -= len(refs) + len(closed)
+            return [*_broadcast_axes("vmap out_axes", out_axes, tree_util.tree_unflatten(out_tree_box[0], [0] * n)),
+                    *(dims[i] for i, _ in refs), *([None] * len(closed))]  # fmt: skip
 
         outs = batching.vmap_flat(flat_fun, flat, dims, size, axis_name, out_dims)
+        if refs or closed:
+            extra = len(refs) + len(closed)
+            write_back([*(ref for _, ref in refs), *closed], outs[len(outs) - extra:])
+            outs = outs[: len(outs) - extra]
         return tree_util.tree_unflatten(out_tree_box[0], outs)
 
     return vmapped

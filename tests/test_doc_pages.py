@@ -49,6 +49,11 @@ PAGES = [
          known_gaps=(("WrDHHfKI8bgM", "cholesky of a complex matrix (issue 19: complex linear algebra)"),)),
     Page("tracing", cell_count=10, rtol=1e-5, print_rtol=1e-5),
     Page("debugging", cell_count=12, rtol=1e-5, print_rtol=1e-6, unordered_cells=("c3",)),
+    # refs (issue 24): `Ref`: mutable arrays for data plumbing and memory control.
+    Page("array_refs", cell_count=19, rtol=1e-5, print_rtol=1e-5,
+         different_output=(("c2", "the error names the argument's class: JAX's internal tracer class, minijax's Ref"),
+                           ("c16", "unsafe_buffer_pointer: JAX updates the ref's buffer in place, minijax's ref "
+                                   "holds a new Array after the call (refs are discharged at trace time)"))),
 ]
 BY_NAME = {page.name: page for page in PAGES}
 

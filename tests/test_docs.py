@@ -60,6 +60,7 @@ TRANSLATED = [
     "101/sharp-bits.md",
     "example-libraries.md",
     "ecosystem.md",  # compat (issue 24)
+    "refs.md",  # refs (issue 24)
     "convolutions.md",
     "windowed-reductions.md",
     "image.md",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -107,3 +108,17 @@ def test_installed_metadata_matches_pyproject() -> None:
     assert entry_points[("console_scripts", "minijax")] == "minijax.cli:main"
     for name, value in PYPROJECT["project"]["entry-points"]["minijax.backends"].items():
         assert entry_points[("minijax.backends", name)] == value
+
+
+def test_a_checkout_without_entry_points_offers_the_same_backends() -> None:
+    # The ecosystem environment (docs/ecosystem.md) runs this checkout from PYTHONPATH, with no
+    # installed metadata: it must find the backends an install registers, XLA included (issue 24).
+    code = (
+        "from importlib import metadata\n"
+        "metadata.entry_points = lambda **kw: []\n"
+        "from minijax import backend\n"
+        "print(' '.join(backend.backend_names()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'backends'}"})  # fmt: skip
+    assert set(done.stdout.split()) == set(PYPROJECT["project"]["entry-points"]["minijax.backends"])

@@ -45,7 +45,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                          "minijax.debugger",  # jax.debug.breakpoint's jdb
                          "minijax.pmap",
                          # stagesx (issue 20): jax.export, jax.profiler
-                         "minijax.export", "minijax.profiler")),
+                         "minijax.export", "minijax.profiler",
+                         # refs (issue 24): the Ref type, which jit's argument handling knows
+                         "minijax.state")),
     ("libraries", ("minijax.custom_batching",  # customrules (issue 20)
                    "minijax.lax", "minijax.lax.*", "minijax.numpy", "minijax.numpy.*", "minijax.nn", "minijax.nn.*",
                    "minijax.scipy", "minijax.scipy.*", "minijax.random", "minijax.experimental",
@@ -56,7 +58,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    # extend (issue 20): jax.extend, and jax._src.util for JAX's pages
                    "minijax.extend", "minijax.extend.*", "minijax._src", "minijax._src.*",
                    # sharding (issue 17): jax.sharding, shard_map
-                   "minijax.sharding", "minijax.shard_map")),
+                   "minijax.sharding", "minijax.shard_map",
+                   # refs (issue 24): jax.ref
+                   "minijax.ref")),
     ("backends", ("minijax_numpy", "minijax_numpy.*", "minijax_xla", "minijax_xla.*")),
     ("package", ("minijax", "minijax.__main__", "minijax.cli", "minijax.test_util", "minijax.testing",
                  "minijax.testing.*",

@@ -54,7 +54,6 @@ PENDING_MODULES: dict[str, str] = {
 # Public names minijax does not have yet, in modules it has: a stand-in that raises when used.
 PENDING_NAMES: dict[str, dict[str, str]] = {
     "jax.lax": {name: f"lax.{name} (a collective)" for name in ("all_to_all", "pswapaxes", "ppermute", "pshuffle")},
-    "jax": {"Ref": "jax.Ref (mutable array references)", "new_ref": "jax.new_ref (mutable array references)"},
 }
 # Pending dtype names: NumPy's scalar types, which libraries use as test parameters at import; making an
 # array of one raises minijax's own error naming the dtype until minijax has it.

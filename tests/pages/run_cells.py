@@ -106,6 +106,8 @@ def synthetic_face() -> np.ndarray:
 def _is_array(value: Any) -> bool:
     if isinstance(value, np.ndarray):
         return True
+    if isinstance(value, type):  # a class (`from jax import Array, Ref`): JAX's have shape and dtype properties
+        return False
     module = type(value).__module__ or ""
     return module.split(".")[0] in ("jax", "jaxlib", "minijax") and hasattr(value, "shape") and hasattr(value, "dtype")
 

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from minijax import dtypes as _dtypes, numpy as _jnp, tree_util as _tree_util
-from minijax.compat._served.standin import stand_in_class
 from minijax.extend import source_info_util as _source_info_util
+from minijax.state import AbstractRef as _AbstractRef
 
 # --- jax._src.traceback_util: Flax and Equinox hide their frames from tracebacks at import.
 _exclude_paths: list[str] = []
@@ -67,7 +67,6 @@ def _wait_for_tokens() -> None:
     """minijax has no runtime tokens: effects are done when the call returns."""
 
 
-_WHY_REF = "minijax has no mutable array references (jax.Ref)"
 
 # module -> {name: value}
 _PRIVATE: dict[str, dict[str, Any]] = {
@@ -80,7 +79,7 @@ _PRIVATE: dict[str, dict[str, Any]] = {
     "jax._src.dispatch": {"wait_for_tokens": _wait_for_tokens},
     "jax._src.dtypes": {name: getattr(_dtypes, name) for name in dir(_dtypes) if not name.startswith("_")},
     "jax._src.state": {},
-    "jax._src.state.types": {"AbstractRef": stand_in_class("jax._src.state.types.AbstractRef", _WHY_REF)},
+    "jax._src.state.types": {"AbstractRef": _AbstractRef},  # refs (issue 24): minijax's type of a Ref
     "jax._src.interpreters": {},
     # chex.restrict_backends patches JAX's compile functions; minijax has none there, so it finds nothing to patch.
     "jax._src.compiler": {},

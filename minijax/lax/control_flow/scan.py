@@ -23,6 +23,7 @@ from minijax.jaxpr_passes import consts_as_inputs, typematch
 from minijax.lax.control_flow.common import asarray, check_carry_type, keep_outputs, operand_aval
 from minijax.primitives import elementwise as ew, slicing, structural as sp
 from minijax.primitives.scan import bind_scan, mapped_aval, split_list
+from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
 from minijax.vectorization import vmap
 
 __all__ = ["map", "scan"]
@@ -49,6 +50,9 @@ def scan(
     """
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
+    refs = closed_refs(f)
+    if refs and not config_module.read("jax_disable_jit"):
+        return _scan_with_refs(f, refs, init, xs, length, reverse, unroll)
     init_flat, init_tree = tree_util.tree_flatten(init)
     xs_flat, xs_tree = tree_util.tree_flatten(xs)
     length = _infer_length(xs_flat, length)
@@ -228,6 +232,24 @@ def _scan_python(f: Callable[..., Any], init: Any, xs_flat: list[Any], xs_tree: 
 
 # ---------------------------------------------------------------------------
 # lax.map
+
+
+def _scan_with_refs(
+    f: Callable[[Any, Any], tuple[Any, Any]], refs: list[Ref], init: Any, xs: Any, length: int | None, reverse: bool,
+    unroll: int | bool,
+) -> tuple[Any, Any]:
+    """``scan`` of a body that closes over Refs (issue 24): their values are carried along,
+    lent to the body in each step, and written back after the loop."""
+
+    def body(carry: tuple[Any, list[Any]], x: Any) -> tuple[tuple[Any, list[Any]], Any]:
+        inner, values = carry
+        with lent(refs, values):
+            inner, y = f(inner, x)
+            return (inner, values_of(refs)), y
+
+    (carry, finals), ys = scan(lending(body, f), (init, values_of(refs)), xs, length, reverse, unroll)
+    write_back(refs, finals)
+    return carry, ys
 
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001 (JAX's name)

@@ -29,6 +29,7 @@ from minijax.lax.control_flow.common import asarray, check_carry_type, is_concre
 from minijax.lax.control_flow.scan import scan
 from minijax.primitives import elementwise as ew
 from minijax.primitives.while_loop import while_p
+from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
 
 __all__ = ["fori_loop", "while_loop"]
 
@@ -60,6 +61,9 @@ def _while_loop(
 ) -> Any:
     """``while_loop``; errors in the body say it was traced for ``body_for``
     (or as ``body_info`` says: fori_loop names its own body function)."""
+    refs = [*closed_refs(cond_fun), *(r for r in closed_refs(body_fun) if r not in closed_refs(cond_fun))]
+    if refs and not config_module.read("jax_disable_jit"):
+        return _while_with_refs(cond_fun, body_fun, init_val, body_for, body_info, refs)
     if config_module.read("jax_disable_jit"):
         try:
             val = tree_util.tree_map(asarray, init_val)
@@ -189,6 +193,26 @@ def _move_forwarded_to_consts(
 
 # ---------------------------------------------------------------------------
 # fori_loop
+
+
+def _while_with_refs(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any, body_for: str,
+    body_info: DebugInfo | None, refs: list[Ref],
+) -> Any:
+    """A while loop whose functions close over Refs (issue 24): their values are carried
+    along, lent to both functions in each step, and written back after the loop."""
+
+    def cond(carry: tuple[Any, list[Any]]) -> Any:
+        with lent(refs, carry[1]):
+            return cond_fun(carry[0])
+
+    def body(carry: tuple[Any, list[Any]]) -> tuple[Any, list[Any]]:
+        with lent(refs, carry[1]):
+            return body_fun(carry[0]), values_of(refs)
+
+    val, finals = _while_loop(lending(cond, cond_fun), lending(body, body_fun), (init_val, values_of(refs)), body_for)
+    write_back(refs, finals)
+    return val
 
 
 def fori_loop(
