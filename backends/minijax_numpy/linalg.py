@@ -27,15 +27,29 @@ _F32 = np.dtype(np.float32)
 
 
 def _working(x: Array) -> Array:
-    """x in the dtype LAPACK computes it in: float32 or float64."""
-    return x if x.dtype in (np.float32, np.float64) else x.astype(_F32)
+    """x in the dtype LAPACK computes it in: float32, float64, complex64 or complex128."""
+    return x if x.dtype in (np.float32, np.float64, np.complex64, np.complex128) else x.astype(_F32)
+
+
+def _real(dtype: Any) -> Any:
+    """The dtype of the real part (complex64 -> float32; real dtypes stay)."""
+    return np.finfo(dtype).dtype if np.dtype(dtype).kind == "c" else dtype
 
 
 def _read_triangle(x: Array, lower: bool) -> Array:
-    """The symmetric matrices built from the triangle of x a routine reads."""
+    """The symmetric (Hermitian, for complex x) matrices built from the triangle of x a routine reads;
+    LAPACK reads only the real part of a Hermitian matrix's diagonal."""
+    def mirror(t: Array) -> Array:
+        return np.conj(np.swapaxes(t, -1, -2))
+
     if lower:
-        return np.tril(x) + np.swapaxes(np.tril(x, -1), -1, -2)
-    return np.triu(x) + np.swapaxes(np.triu(x, 1), -1, -2)
+        out = np.tril(x) + mirror(np.tril(x, -1))
+    else:
+        out = np.triu(x) + mirror(np.triu(x, 1))
+    if x.dtype.kind == "c":
+        n = x.shape[-1]
+        out[..., range(n), range(n)] = out[..., range(n), range(n)].real
+    return out
 
 
 def _nan_where_failed(results: Sequence[Array], failed: Array) -> list[Array]:
@@ -115,6 +129,8 @@ def triangular_solve(
     a: Array, b: Array, *, left_side: bool, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
 ) -> Array:
     t, rhs = _working(a), _working(b)
+    if conjugate_a:
+        t = np.conj(t)
     # op(A) = Aᵀ turns a lower triangle into an upper one.
     if transpose_a:
         t, lower = np.swapaxes(t, -1, -2), not lower
@@ -140,8 +156,10 @@ def lu(x: Array) -> list[Array]:
     permutation = np.tile(np.arange(m, dtype=np.int32), (count, 1))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for j in range(k):
-            # The pivot: the first row (from j down) with the largest magnitude in column j.
-            p = j + np.argmax(np.abs(a[:, j:, j]), axis=1)
+            # The pivot: the first row (from j down) with the largest magnitude in column j; for complex
+            # entries LAPACK's magnitude is |re| + |im| (izamax).
+            column = a[:, j:, j]
+            p = j + np.argmax(np.abs(column.real) + np.abs(column.imag) if column.dtype.kind == "c" else np.abs(column), axis=1)
             pivots[:, j] = p
             a[every, j], a[every, p] = a[every, p], a[every, j].copy()
             permutation[every, j], permutation[every, p] = permutation[every, p], permutation[every, j].copy()
@@ -198,7 +216,7 @@ def eigh(x: Array, *, lower: bool, sort_eigenvalues: bool, subset_by_index: Any,
     work = np.where(bad[..., None, None], 0, work)
     (w, v), failed = _per_matrix(lambda m: np.linalg.eigh(m, UPLO="L" if lower else "U"), work, 2)
     w, v = _nan_where_failed([w, v], failed | bad)
-    return [_columns(v, subset_by_index).astype(x.dtype), _columns(w, subset_by_index).astype(x.dtype)]
+    return [_columns(v, subset_by_index).astype(x.dtype), _columns(w, subset_by_index).astype(_real(x.dtype))]
 
 
 @impl("svd")
@@ -209,13 +227,13 @@ def svd(x: Array, *, full_matrices: bool, compute_uv: bool, subset_by_index: Any
     if not compute_uv:
         (s,), failed = _per_matrix(lambda m: (np.linalg.svd(m, compute_uv=False),), work, 1)
         (s,) = _nan_where_failed([s], failed | bad)
-        return [_columns(s, subset_by_index).astype(x.dtype)]
+        return [_columns(s, subset_by_index).astype(_real(x.dtype))]
     (u, s, vt), failed = _per_matrix(lambda m: np.linalg.svd(m, full_matrices=full_matrices), work, 3)
     u, s, vt = _nan_where_failed([u, s, vt], failed | bad)
     if subset_by_index is not None:
         start, end = subset_by_index
         s, u, vt = s[..., start:end], u[..., start:end], vt[..., start:end, :]
-    return [s.astype(x.dtype), u.astype(x.dtype), vt.astype(x.dtype)]
+    return [s.astype(_real(x.dtype)), u.astype(x.dtype), vt.astype(x.dtype)]
 
 
 # ---------------------------------------------------------------------------
