@@ -35,6 +35,7 @@ from minijax.custom_derivatives import custom_jvp
 from minijax.lax import linalg as lax_linalg
 from minijax.numpy import creation, reductions, shape_ops, sorting, tensor_contractions, ufuncs, ufuncs_math, util
 from minijax.primitives.linalg import (
+    conj_transpose as _H,
     diagonal as _diagonal,
     lu_solve as _lu_solve,
     matmul as _matmul,
@@ -117,7 +118,7 @@ def cholesky(a: ArrayLike, *, upper: bool = False, symmetrize_input: bool = True
 
 def _cholesky_impl(a: Array, *, upper: bool, symmetrize_input: bool) -> Array:
     factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    return _T(factor) if upper else factor
+    return _H(factor) if upper else factor
 
 
 _cholesky_impl.__name__ = "cholesky"
@@ -373,7 +374,7 @@ def _pinv_body(a: Array, rtol: Any, hermitian: bool) -> Array:
     rtol = lax.expand_dims(rtol[..., None], tuple(range(s.ndim - rtol.ndim - 1)))
     cutoff = rtol * s[..., 0:1]
     s = sorting.where(s > cutoff, s, np.inf).astype(u.dtype)
-    res = tensor_contractions.matmul(_T(vh), ufuncs.divide(_T(u), s[..., None]), precision=lax.Precision.HIGHEST)
+    res = tensor_contractions.matmul(_H(vh), ufuncs.divide(_H(u), s[..., None]), precision=lax.Precision.HIGHEST)
     return lax.convert_element_type(res, a.dtype)
 
 
@@ -385,12 +386,12 @@ def _pinv_jvp(rtol: Any, hermitian: bool, primals: tuple[Array], tangents: tuple
         a, a_dot = lax_linalg.symmetrize(a), lax_linalg.symmetrize(a_dot)
     m, n = a.shape[-2:]
     if m >= n:
-        s = _matmul(_matmul(p, _T(p)), _T(a_dot))
-        t = _matmul(_matmul(_T(a_dot), _T(p)), p)
+        s = _matmul(_matmul(p, _H(p)), _H(a_dot))
+        t = _matmul(_matmul(_H(a_dot), _H(p)), p)
         p_dot = -_matmul(_matmul(p, a_dot), p) + s - _matmul(_matmul(s, a), p) + t - _matmul(_matmul(p, a), t)
     else:
-        s = _matmul(p, _matmul(_T(p), _T(a_dot)))
-        t = _matmul(_T(a_dot), _matmul(_T(p), p))
+        s = _matmul(p, _matmul(_H(p), _H(a_dot)))
+        t = _matmul(_H(a_dot), _matmul(_H(p), p))
         p_dot = -_matmul(p, _matmul(a_dot, p)) + s - _matmul(s, _matmul(a, p)) + t - _matmul(p, _matmul(a, t))
     return p, p_dot
 
