@@ -237,6 +237,51 @@ def svd(x: Array, *, full_matrices: bool, compute_uv: bool, subset_by_index: Any
 
 
 # ---------------------------------------------------------------------------
+# eig: numpy.linalg.eig calls LAPACK's geev, as XLA does, so the eigenvalues
+# come in the same order and each right eigenvector has geev's normalisation
+# (unit 2-norm, largest component real). NumPy has no left eigenvectors: they
+# are the rows of V⁻¹, conjugated and normalised the same way.
+
+
+def _normalise_columns(v: Array) -> Array:
+    """Each column scaled to unit 2-norm with its largest-magnitude component real and positive."""
+    v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+    k = np.argmax(np.abs(v), axis=-2)[..., None, :]
+    largest = np.take_along_axis(v, k, axis=-2)
+    phase = np.where(largest == 0, 1, np.conj(largest) / np.where(largest == 0, 1, np.abs(largest)))
+    return np.asarray(v * phase)
+
+
+@impl("eig")
+def eig(
+    x: Array, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool, enable_eigvec_derivs: bool,
+    implementation: Any,
+) -> list[Array]:
+    out_dtype = np.result_type(x.dtype, np.complex64)
+    n = x.shape[-1]
+    if x.size == 0:
+        count = 1 + int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
+        return [np.zeros(x.shape[:-1], out_dtype)] + [np.zeros(x.shape, out_dtype)] * (count - 1)
+    work = _working(x)
+    bad = ~_finite_matrices(work)
+    work = np.where(bad[..., None, None], 0, work)
+    (w, vr), failed = _per_matrix(np.linalg.eig, work, 2)
+    w, vr = w.astype(out_dtype), vr.astype(out_dtype)
+    results = [w]
+    if compute_left_eigenvectors:
+        with np.errstate(all="ignore"):
+            try:
+                inverse = np.linalg.inv(vr)
+            except np.linalg.LinAlgError:  # a defective matrix: its left eigenvectors are not defined
+                inverse = np.full_like(vr, np.nan)
+            vl = _normalise_columns(np.conj(np.swapaxes(inverse, -1, -2)))
+        results.append(vl.astype(out_dtype))
+    if compute_right_eigenvectors:
+        results.append(vr)
+    return [r.astype(out_dtype) for r in _nan_where_failed(results, failed | bad)]
+
+
+# ---------------------------------------------------------------------------
 # The Householder family (LAPACK's orgqr, ormqr, gehrd, sytrd), written out.
 # A reflector H = I - tau v vᵀ has v[0] = 1; the rest of v is stored in the
 # matrix, below (or above) the entry it leaves behind. Every loop runs over

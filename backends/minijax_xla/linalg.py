@@ -395,6 +395,54 @@ def _eigh(ctx: LoweringRuleContext, x: Value, *, lower: bool, sort_eigenvalues: 
 
 
 # ---------------------------------------------------------------------------
+# eig (cla, issue 19): geev. For real matrices jaxlib's kernel returns the
+# eigenvalues as real and imaginary parts and unpacks LAPACK's packed
+# conjugate-pair eigenvectors into complex ones itself.
+
+
+def _geev_mode(compute: bool) -> ir.Attribute:
+    # jaxlib's eig::ComputationMode: 'V' (kComputeEigenvectors) or 'N' (kNoEigenvectors).
+    return lapack.char_attr("V" if compute else "N")
+
+
+@register("eig")
+def _eig(
+    ctx: LoweringRuleContext, x: Value, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
+    enable_eigvec_derivs: bool, implementation: Any,
+) -> list[Value]:
+    _cpu_only(ctx, "eig", "geev")
+    (aval,) = ctx.avals_in
+    shape = aval.shape
+    batch, n = shape[:-2], shape[-1]
+    if aval.size == 0:
+        return _empty_results(ctx)
+    dt = _working(aval.dtype)
+    x = _convert(x, shape, aval.dtype, dt)
+    cdt = np.dtype(np.result_type(dt, np.complex64))
+    nd = len(shape)
+    w_shape = (*batch, n)
+    vector_types = [tensor_type(shape, cdt), tensor_type(shape, cdt), tensor_type(batch, _I32)]
+    vector_layouts = [lapack.matrix_layout(nd), lapack.matrix_layout(nd), lapack.row_major_layout(nd - 2)]
+    real = dt.kind != "c"
+    w_types = [tensor_type(w_shape, dt)] * (2 if real else 1)
+    results = lapack.call(
+        lapack.target_name("geev", dt), [x], [*w_types, *vector_types],
+        operand_layouts=_matrix_io(nd, 1),
+        result_layouts=[lapack.row_major_layout(nd - 1)] * len(w_types) + vector_layouts,
+        attributes={"compute_left": _geev_mode(compute_left_eigenvectors), "compute_right": _geev_mode(compute_right_eigenvectors)},
+    )  # fmt: skip
+    *w_parts, vl, vr, info = results
+    w = hlo.complex(*w_parts) if real else w_parts[0]
+    ok = hlo.and_(_info_ok(info, batch), _all_finite(x, shape))
+    outs = [_nan_unless(ok, w, batch, w_shape, cdt)]
+    if compute_left_eigenvectors:
+        outs.append(_nan_unless(ok, vl, batch, shape, cdt))
+    if compute_right_eigenvectors:
+        outs.append(_nan_unless(ok, vr, batch, shape, cdt))
+    return [_convert(v, a.shape, cdt, a.dtype) for v, a in zip(outs, ctx.avals_out)]
+
+
+# ---------------------------------------------------------------------------
 # svd: gesdd (divide and conquer, the default) or gesvd (QR iteration)
 
 

@@ -12,8 +12,7 @@ reuse the LU factors, ``pinv`` has the Golub-Pereyra rule.
 
 Where minijax differs from JAX (the docs' differences page lists these):
 
-* ``eig`` and ``eigvals`` (nonsymmetric eigenproblems) and ``qr(mode="raw")``
-  raise NotImplementedError;
+* ``qr(mode="raw")`` raises NotImplementedError;
 * ``svd(hermitian=True)`` computes the SVD of the symmetric part with the
   general SVD (JAX uses eigh; singular vectors may differ in sign);
 * ``solve`` is a custom-jvp function rather than JAX's
@@ -26,7 +25,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -48,7 +47,7 @@ ArrayLike = Any
 Array = Any
 
 __all__ = [
-    "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det", "diagonal",
+    "EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det", "diagonal",
     "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
     "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
     "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm",
@@ -232,16 +231,35 @@ def eigvalsh(a: ArrayLike, UPLO: str | None = "L", *, symmetrize_input: bool = T
     return _eigvalsh_jit(a, UPLO, symmetrize_input=bool(symmetrize_input))
 
 
-def eig(a: ArrayLike) -> NoReturn:
-    """Not implemented in minijax: the nonsymmetric eigenproblem (complex results)."""
-    raise NotImplementedError("jnp.linalg.eig (nonsymmetric eigendecomposition) is not implemented in minijax; "
-                              "for symmetric matrices use jnp.linalg.eigh.")  # fmt: skip
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
 
 
-def eigvals(a: ArrayLike) -> NoReturn:
-    """Not implemented in minijax: the nonsymmetric eigenproblem (complex results)."""
-    raise NotImplementedError("jnp.linalg.eigvals (nonsymmetric eigenvalues) is not implemented in minijax; "
-                              "for symmetric matrices use jnp.linalg.eigvalsh.")  # fmt: skip
+def eig(a: ArrayLike) -> EigResult:
+    """(eigenvalues, eigenvectors) of general square matrices, both complex; eigenvectors in columns.
+
+    Each eigenvector has unit 2-norm and its largest component real (LAPACK's geev).
+    """
+    (a,) = _arrays("jnp.linalg.eig", a)
+    (a,) = util.promote_dtypes_inexact(a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def _eigvals_impl(a: Array) -> Array:
+    (a,) = util.promote_dtypes_inexact(a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
+
+
+_eigvals_impl.__name__ = "eigvals"
+_eigvals_jit = jit(_eigvals_impl)
+
+
+def eigvals(a: ArrayLike) -> Array:
+    """The (complex) eigenvalues of general square matrices."""
+    (a,) = _arrays("jnp.linalg.eigvals", a)
+    return _eigvals_jit(a)
 
 
 # ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Linear-algebra primitives: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eigh, svd,
+"""Linear-algebra primitives: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eigh, eig, svd,
 householder_product, ormqr, hessenberg, tridiagonal, schur, symmetric_product, cholesky_update and
 tridiagonal_solve.
 
@@ -67,9 +67,18 @@ class EighImplementation(enum.Enum):
     QDWH = "qdwh"
 
 
+class EigImplementation(enum.Enum):
+    """Which library computes a nonsymmetric eigendecomposition (``jax.lax.linalg.EigImplementation``)."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
 # algorithm=SvdAlgorithm.QR and friends read back from jaxpr text.
 param_constructors["SvdAlgorithm"] = SvdAlgorithm
 param_constructors["EighImplementation"] = EighImplementation
+param_constructors["EigImplementation"] = EigImplementation
 
 
 # ---------------------------------------------------------------------------
@@ -269,6 +278,31 @@ def _eigh_rule(x: ShapedArray, *, lower: bool, sort_eigenvalues: bool, subset_by
 
 
 eigh_p = standard_primitive("eigh", _eigh_rule, multiple_results=True)
+
+
+# ---------------------------------------------------------------------------
+# eig (cla, issue 19): the nonsymmetric eigenproblem, LAPACK's geev. The
+# results are complex for every operand dtype.
+
+
+def _eig_rule(
+    x: ShapedArray, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool, enable_eigvec_derivs: bool,
+    implementation: Any,
+) -> list[ShapedArray]:
+    batch, (core,) = _split("eig", [x], [2])  # eig C1
+    _check_float("eig", x, 0)  # eig C2
+    if core[0] != core[1]:  # eig C3
+        raise ValueError(f"The input to eig must be a square matrix. Got shape {core}.")
+    if implementation not in (None, EigImplementation.LAPACK):  # eig C4
+        raise ValueError("Only the lapack implementation is supported on CPU.")
+    dtype = ew.complex_dtype(x.dtype)  # eig C5
+    weak = x.weak_type
+    vectors = ShapedArray(x.shape, dtype, weak)
+    count = int(bool(compute_left_eigenvectors)) + int(bool(compute_right_eigenvectors))
+    return [ShapedArray((*batch, core[0]), dtype, weak)] + [vectors] * count
+
+
+eig_p = standard_primitive("eig", _eig_rule, multiple_results=True)
 
 
 # ---------------------------------------------------------------------------
@@ -843,6 +877,79 @@ def _eigh_jvp(
 ad.primitive_jvps[eigh_p] = _eigh_jvp
 
 
+# --- eig: nondegenerate perturbation theory (Giles 2008, sec. 3.1). With
+# A V = V diag(w) and P = V⁻¹ Ȧ V: ẇ = diag(P), and V̇ = V (F ∘ P) + V diag(c),
+# F_ij = 1/(w_j - w_i) off the diagonal. The free multiples c_j of each
+# column are fixed by LAPACK's normalisation (unit 2-norm, largest-magnitude
+# component real), as JAX fixes them. The left eigenvectors are the right
+# ones of Aᴴ (eigenvalues conj(w)). Eigenvector derivatives are opt-in
+# (enable_eigvec_derivs), as in JAX.
+
+
+def _solve_square(a: Any, b: Any) -> Any:
+    """a⁻¹ b for square matrices a (batched), by LU with partial pivoting."""
+    lu_, _, permutation = lu_p.bind(a)
+    return lu_solve(lu_, permutation, b)
+
+
+def _eig_vector_jvp(w: Any, v: Any, da: Any) -> tuple[Any, Any]:
+    aval = get_aval(v)
+    nd, n = aval.ndim, aval.shape[-1]
+    eye_n = sp.expand_dims(eye(aval.dtype, (n, n)), tuple(range(nd - 2)))
+    gaps = ew.sub_p.bind(ew.add_p.bind(eye_n, sp.expand_dims(w, (nd - 2,))), sp.expand_dims(w, (nd - 1,)))
+    fmat = ew.sub_p.bind(ew.integer_pow_p.bind(gaps, y=-1), eye_n)
+    p = matmul(_solve_square(v, da), v)
+    dw = diagonal(p)
+    u = matmul(v, ew.mul_p.bind(fmat, p))
+    # c_j = -re(v_jᴴ u_j) - i im(u_kj) / re(v_kj), k the row of v_j's largest |entry|.
+    rows = sp.iota(np.int32, aval.shape, nd - 2)
+    k = red.argmax_p.bind(ew.abs_p.bind(v), axes=(nd - 2,), index_dtype=np.dtype(np.int32))
+    mask = ew.convert_element_type(ew.eq_p.bind(rows, sp.expand_dims(k, (nd - 2,))), aval.dtype)
+
+    def col_sum(x: Any) -> Any:
+        return sp.reduce_sum(x, (nd - 2,))
+
+    re_part = ew.neg_p.bind(cx.real(col_sum(ew.mul_p.bind(cx.conj(v), u))))
+    im_part = ew.neg_p.bind(ew.div_p.bind(cx.imag(col_sum(ew.mul_p.bind(mask, u))), cx.real(col_sum(ew.mul_p.bind(mask, v)))))
+    c = cx.complex(re_part, im_part)
+    return dw, ew.add_p.bind(u, ew.mul_p.bind(v, sp.expand_dims(c, (nd - 2,))))
+
+
+def _eig_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
+    enable_eigvec_derivs: bool, implementation: Any,
+) -> tuple[Any, Any]:
+    (a,), (da,) = primals, tangents
+    if (compute_left_eigenvectors or compute_right_eigenvectors) and not enable_eigvec_derivs:
+        raise NotImplementedError(
+            "Derivatives of non-symmetric eigenvectors are only valid under assumptions on the input that JAX cannot "
+            "check (see the enable_eigvec_derivs argument to jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to "
+            "jax.lax.linalg.eig to opt in. See https://github.com/jax-ml/jax/issues/2748 for discussion."
+        )
+    outs = eig_p.bind(
+        a, compute_left_eigenvectors=compute_left_eigenvectors, compute_right_eigenvectors=True,
+        enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation,
+    )  # fmt: skip
+    w, vr = outs[0], outs[-1]
+    da = ew.convert_element_type(da, get_aval(vr).dtype)
+    if not (compute_left_eigenvectors or compute_right_eigenvectors):
+        nd = get_aval(vr).ndim
+        return [w], [sp.reduce_sum(ew.mul_p.bind(_solve_square(vr, da), _T(vr)), (nd - 1,))]
+    dw, dvr = _eig_vector_jvp(w, vr, da)
+    primal_out, tangent_out = [w], [dw]
+    if compute_left_eigenvectors:
+        _, dvl = _eig_vector_jvp(cx.conj(w), outs[1], conj_transpose(da))
+        primal_out.append(outs[1])
+        tangent_out.append(dvl)
+    if compute_right_eigenvectors:
+        primal_out.append(vr)
+        tangent_out.append(dvr)
+    return primal_out, tangent_out
+
+
+ad.primitive_jvps[eig_p] = _eig_jvp
+
+
 # --- svd: with A = U diag(s) Vᴴ (reduced), ṡ = re diag(Uᴴ Ȧ V) and the
 # singular vectors from F_ij = 1/(s_j² - s_i²); the extra terms for tall and
 # wide matrices project Ȧ onto the complements of U's and V's columns
@@ -922,7 +1029,7 @@ def _batch_at_front(prim: Any) -> Any:
 
 
 for _prim in (
-    cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, svd_p, householder_product_p, ormqr_p, hessenberg_p,
+    cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, eig_p, svd_p, householder_product_p, ormqr_p, hessenberg_p,
     tridiagonal_p, schur_p, symmetric_product_p,
 ):  # fmt: skip
     batching.primitive_batchers[_prim] = _batch_at_front(_prim)
