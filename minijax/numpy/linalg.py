@@ -527,6 +527,9 @@ def _slogdet_small_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[A
         x00, x01, x10, x11 = x[..., 0, 0], x[..., 0, 1], x[..., 1, 0], x[..., 1, 1]
         det = x00 * x11 - x01 * x10
         ans_dot = (g[..., 0, 0] * x11 - g[..., 0, 1] * x10 - g[..., 1, 0] * x01 + g[..., 1, 1] * x00) / det
+    if dtypes.issubdtype(ans_dot.dtype, np.complexfloating):  # the imaginary part turns the sign
+        real_part = ufuncs_math.real(ans_dot)
+        return (sign, ans), ((ans_dot - real_part.astype(ans_dot.dtype)) * sign, real_part)
     return (sign, ans), (creation.zeros_like(sign), ans_dot)
 
 
@@ -541,6 +544,14 @@ def _slogdet_lu_value(a: Array) -> tuple[Array, Array]:
     lu, pivots, _ = lax_linalg.lu(a)
     diag = _diagonal(lu)
     is_zero = reductions.any(diag == creation.array(0, dtype=dtype), axis=-1)
+    if dtypes.issubdtype(dtype, np.complexfloating):  # cla (issue 19): the sign is the product of U's phases
+        parity = _pivot_parity(pivots)
+        abs_diag = ufuncs.abs(diag)
+        phases = reductions.prod(diag / abs_diag.astype(dtype), axis=-1)
+        sign = sorting.where(is_zero, creation.array(0, dtype=dtype), creation.array(-2 * (parity % 2) + 1, dtype=dtype) * phases)
+        real = abs_diag.dtype
+        logdet = sorting.where(is_zero, creation.array(-np.inf, dtype=real), reductions.sum(ufuncs_math.log(abs_diag), axis=-1))
+        return sign, logdet
     parity = _pivot_parity(pivots) + sorting.count_nonzero(diag < 0, axis=-1)
     sign = sorting.where(is_zero, creation.array(0, dtype=dtype), creation.array(-2 * (parity % 2) + 1, dtype=dtype))
     logdet = sorting.where(is_zero, creation.array(-np.inf, dtype=dtype), reductions.sum(ufuncs_math.log(ufuncs.abs(diag)).astype(dtype), axis=-1))
@@ -565,6 +576,9 @@ def _slogdet_jvp_common(value: Any) -> Any:
         # tangent must be transposable for grad.
         lu, _, permutation = lax_linalg.lu(x)
         ans_dot = _trace_last(_lu_solve(lu, permutation, g))
+        if dtypes.issubdtype(ans_dot.dtype, np.complexfloating):  # the imaginary part turns the sign
+            real_part = ufuncs_math.real(ans_dot)
+            return (sign, ans), ((ans_dot - real_part.astype(ans_dot.dtype)) * sign, real_part)
         return (sign, ans), (creation.zeros_like(sign), ans_dot)
 
     return jvp

@@ -787,13 +787,14 @@ def _qr_matmul(a: Any, b: Any) -> Any:
 def _thin_qr_jvp(q: Any, r: Any, dx: Any) -> tuple[Any, Any]:
     """(dQ, dR) of X = Q R for m >= n and square R."""
     dx_rinv = triangular_solve(r, dx)  # X R⁻¹: a right-side solve
-    qt_dx_rinv = _qr_matmul(_T(q), dx_rinv)
+    qt_dx_rinv = _qr_matmul(conj_transpose(q), dx_rinv)
     lower = tril(qt_dx_rinv, -1)
-    do = ew.sub_p.bind(lower, _T(lower))  # skew-symmetric
-    # JAX's correction for complex matrices, I ∘ (X - re(X)): zero for real ones, kept so the jaxprs match.
+    do = ew.sub_p.bind(lower, conj_transpose(lower))  # skew-Hermitian
+    # The diagonal of Qᴴ dQ is imaginary, I ∘ (X - re(X)): zero for real ones, kept so the jaxprs match.
     n = get_aval(r).shape[-1]
     eye_n = sp.expand_dims(eye(get_aval(do).dtype, (n, n)), tuple(range(get_aval(qt_dx_rinv).ndim - 2)))
-    do = ew.add_p.bind(do, ew.mul_p.bind(eye_n, ew.sub_p.bind(qt_dx_rinv, qt_dx_rinv)))
+    re_part = ew.convert_element_type(cx.real(qt_dx_rinv), get_aval(do).dtype) if is_complex(do) else qt_dx_rinv
+    do = ew.add_p.bind(do, ew.mul_p.bind(eye_n, ew.sub_p.bind(qt_dx_rinv, re_part)))
     dq = ew.add_p.bind(_qr_matmul(q, ew.sub_p.bind(do, qt_dx_rinv)), dx_rinv)
     dr = _qr_matmul(ew.sub_p.bind(qt_dx_rinv, do), r)
     return dq, dr
