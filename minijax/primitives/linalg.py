@@ -932,6 +932,9 @@ def _eig_jvp(
         enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation,
     )  # fmt: skip
     w, vr = outs[0], outs[-1]
+    if get_aval(a).shape[-1] == 0:  # empty matrices: nothing moves
+        kept = outs if compute_right_eigenvectors else outs[:-1]
+        return kept, [ew.full_like(o, 0) for o in kept]
     da = ew.convert_element_type(da, get_aval(vr).dtype)
     if not (compute_left_eigenvectors or compute_right_eigenvectors):
         nd = get_aval(vr).ndim
