@@ -25,7 +25,7 @@ _COMPLEX = "issue 19: complex dtypes and the FFT"
 DEFERRED: dict[str, dict[str, str]] = {
     "numpy": {
         name: _COMPLEX
-        for name in ["fft", "roots"]
+        for name in ["fft"]  # cla (issue 19): roots built
     },
     "numpy.fft": {name: _COMPLEX for name in RECORDED["modules"]["numpy.fft"]},
     "scipy.fft": {name: _COMPLEX for name in RECORDED["modules"]["scipy.fft"]},
@@ -36,7 +36,7 @@ DEFERRED: dict[str, dict[str, str]] = {
     },
     # extend (issue 20): the primitives minijax has not built, each with where it is (or is not) built.
     "extend.core.primitives": {
-        **{name: _COMPLEX for name in ["fft_p", "eig_p"]},
+        **{name: _COMPLEX for name in ["fft_p"]},  # cla (issue 19): eig_p built
         **{name: "minijax has no tokens" for name in ["after_all_p", "create_token_p"]},
         **{name: "lax.ppermute/all_to_all are built over all_gather (issue 17), not as primitives; no ragged_all_to_all"
            for name in ["all_to_all_p", "ppermute_p", "ragged_all_to_all_p"]},
