@@ -468,8 +468,8 @@ def _lstsq_impl(a: Array, b: Array, rcond: Any, numpy_resid: bool = False) -> tu
         rank = mask.sum()
         safe_s = sorting.where(mask, s, 1).astype(a.dtype)
         s_inv = sorting.where(mask, 1 / safe_s, 0)[:, None]
-        u_t_b = tensor_contractions.matmul(u.T, b, precision=lax.Precision.HIGHEST)
-        x = tensor_contractions.matmul(vt.T, s_inv * u_t_b, precision=lax.Precision.HIGHEST)
+        u_t_b = tensor_contractions.matmul(_H(u), b, precision=lax.Precision.HIGHEST)
+        x = tensor_contractions.matmul(_H(vt), s_inv * u_t_b, precision=lax.Precision.HIGHEST)
     # NumPy returns empty residuals in some cases; under jit the full ones are returned always (as JAX).
     if numpy_resid and (rank < n or m <= n):
         resid = creation.asarray([])

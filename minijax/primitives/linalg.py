@@ -452,7 +452,7 @@ def unpermute_rows(x: Any, permutation: Any) -> Any:
 
 
 def lu_solve(lu_: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
-    """Solve A x = b (``trans=0``) or Aᵀ x = b (``trans=1``) from A's LU factors.
+    """Solve A x = b (``trans=0``), Aᵀ x = b (``trans=1``) or Aᴴ x = b (``trans=2``) from A's LU factors.
 
     ``b`` has the matrix axes (..., m, k) with the batch axes of ``lu_``.
     """
@@ -460,11 +460,12 @@ def lu_solve(lu_: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
         x = permute_rows(b, permutation)
         x = triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
         return triangular_solve(lu_, x, left_side=True, lower=False)
-    if trans == 1:
-        x = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
-        x = triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
+    if trans in (1, 2):
+        conj = trans == 2  # (no effect on real factors)
+        x = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=conj)
+        x = triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True, conjugate_a=conj, unit_diagonal=True)
         return unpermute_rows(x, permutation)
-    raise ValueError(f"'trans' value must be 0 or 1, got {trans}")
+    raise ValueError(f"'trans' value must be 0, 1 or 2, got {trans}")
 
 
 # ---------------------------------------------------------------------------
