@@ -258,7 +258,6 @@ def eig(
     implementation: Any,
 ) -> list[Array]:
     out_dtype = np.result_type(x.dtype, np.complex64)
-    n = x.shape[-1]
     if x.size == 0:
         count = 1 + int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
         return [np.zeros(x.shape[:-1], out_dtype)] + [np.zeros(x.shape, out_dtype)] * (count - 1)

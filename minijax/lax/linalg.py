@@ -16,15 +16,15 @@ share them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from minijax.lax._qdwh import qdwh as qdwh  # ext21 (issue 21): written with lax operations, as JAX's
 from minijax.primitives import elementwise as ew
 from minijax.primitives.linalg import (
-    EigImplementation as EigImplementation,
     EighImplementation as EighImplementation,
+    EigImplementation as EigImplementation,
     SvdAlgorithm as SvdAlgorithm,
     cholesky_p as cholesky_p,
     cholesky_update_p as cholesky_update_p,
