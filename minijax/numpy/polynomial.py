@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import core, dtypes
+from minijax import core, dtypes, lax
 from minijax.numpy import util
 from minijax.numpy.namespace import jnp
 from minijax.numpy.ufuncs import staged
@@ -33,9 +33,7 @@ def _poly(seq_of_zeros: Any) -> Any:
     (z,) = util.promote_dtypes_inexact(seq_of_zeros)
     z = jnp.atleast_1d(z)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:  # a matrix: its characteristic polynomial
-        from minijax.numpy import linalg  # (linalg imports this module's neighbours: a late import)
-
-        z = linalg.eigvals(z)
+        z = jnp.linalg.eigvals(z)
     if z.ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     if z.shape[0] == 0:
@@ -242,22 +240,18 @@ def _complex_dtype(dtype: Any) -> Any:
 
 
 def _roots_no_zeros(p: Any) -> Any:
-    from minijax.numpy import linalg
-
     if p.size < 2:
         return jnp.array([], dtype=_complex_dtype(p.dtype))
     # The companion matrix: ones below the diagonal, -p[1:] / p[0] on the first row.
     companion = jnp.diag(jnp.ones((p.size - 2,), p.dtype), -1)
     companion = companion.at[0, :].set(-p[1:] / p[0])
-    return linalg.eigvals(companion)
+    return jnp.linalg.eigvals(companion)
 
 
 _roots_no_zeros_jit = staged("_roots_no_zeros", _roots_no_zeros)
 
 
 def _roots_with_zeros(p: Any, num_leading_zeros: Any) -> Any:
-    from minijax import lax
-
     p = jnp.where(len(p) == num_leading_zeros, 1.0, p)  # all zeros: LAPACK would fail
     found = _roots_no_zeros_jit(jnp.roll(p, -num_leading_zeros))
     found = lax.sort_key_val(found == 0, found)[1]  # the zero roots last
