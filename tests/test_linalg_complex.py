@@ -270,10 +270,35 @@ def test_eig_derivatives(x64):
     _check(vectors, real)
 
 
+def _tridiagonal_system(seed: int, dtype: Any) -> tuple[np.ndarray, ...]:
+    r = np.random.default_rng(seed)
+
+    def c(*shape: int) -> np.ndarray:
+        return (r.standard_normal(shape) + 1j * r.standard_normal(shape)).astype(dtype)
+
+    dl, d, du, b = c(4), c(4) * 0.1, c(4), c(4, 2)  # a small diagonal: rows are swapped
+    dl[0] = du[-1] = 0
+    return dl, d, du, b
+
+
+def test_tridiagonal_solve_of_complex_systems():
+    dl, d, du, b = _tridiagonal_system(16, np.complex64)
+    dense = np.diag(d) + np.diag(dl[1:], -1) + np.diag(du[:-1], 1)
+    close(LL.tridiagonal_solve(dl, d, du, b), np.linalg.solve(dense, b), 1e-4)
+    with pytest.raises(NotImplementedError, match="perturb_singular=True"):
+        LL.tridiagonal_solve(dl, d, du, b, perturb_singular=True)
+
+
+def test_tridiagonal_solve_derivatives(x64):
+    _check(LL.tridiagonal_solve, *_tridiagonal_system(17, np.complex128))
+
+
 # ---------------------------------------------------------------------------
 # What stays refused
 
 
-def test_schur_of_a_complex_matrix_still_refused():
+def test_schur_and_the_householder_family_of_complex_matrices_still_refused():
     with pytest.raises(NotImplementedError, match="schur of complex matrices"):
         LL.schur(cgeneral(3))
+    with pytest.raises(NotImplementedError, match="hessenberg of complex matrices"):
+        LL.hessenberg(cgeneral(3))

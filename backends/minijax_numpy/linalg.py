@@ -439,14 +439,23 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *, perturb_singu
     if perturb_singular:
         return _tridiagonal_solve_perturbed(dl, d, du, b)
     *batch, m, k = b.shape
-    lower, diag, upper = _flat(dl, 1)[:, 1:], _flat(d, 1), _flat(du, 1)  # LAPACK's DL is dl[1:]
-    rhs = _flat(b, 2)
+    # Complex systems (zgtsv) in complex128, pivoting on |re| + |im| as LAPACK does.
+    work = np.complex128 if b.dtype.kind == "c" else np.float64
+
+    def flat(x: Array, core: int) -> Array:
+        return np.array(x, dtype=work).reshape((shape_size(x.shape[: x.ndim - core]), *x.shape[x.ndim - core :]))
+
+    def size(x: Array) -> Array:
+        return np.asarray(np.abs(x.real) + np.abs(x.imag))
+
+    lower, diag, upper = flat(dl, 1)[:, 1:], flat(d, 1), flat(du, 1)  # LAPACK's DL is dl[1:]
+    rhs = flat(b, 2)
     count = rhs.shape[0]
-    upper2 = np.zeros((count, max(m - 2, 0)))  # the fill-in: A[i, i+2] after a row swap
+    upper2 = np.zeros((count, max(m - 2, 0)), work)  # the fill-in: A[i, i+2] after a row swap
     failed = np.zeros(count, np.bool_)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for i in range(m - 1):
-            swap = np.abs(diag[:, i]) < np.abs(lower[:, i])
+            swap = size(diag[:, i]) < size(lower[:, i])
             failed |= ~swap & (diag[:, i] == 0)
             # Without a swap: eliminate row i+1 with row i.
             fact = lower[:, i] / np.where(swap, 1, diag[:, i])
@@ -454,7 +463,7 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *, perturb_singu
             keep_rhs = rhs[:, i + 1] - fact[:, None] * rhs[:, i]
             # With a swap: row i+1 becomes the pivot row.
             sfact = diag[:, i] / np.where(swap, lower[:, i], 1)
-            next_upper = upper[:, i + 1] if i + 1 < m - 1 else np.zeros(count)
+            next_upper = upper[:, i + 1] if i + 1 < m - 1 else np.zeros(count, work)
             swap_next = upper[:, i] - sfact * diag[:, i + 1]
             swap_rhs = rhs[:, i] - sfact[:, None] * rhs[:, i + 1]
             new_row_i = np.where(swap[:, None], rhs[:, i + 1], rhs[:, i])

@@ -111,8 +111,8 @@ def _split(name: str, avals: Sequence[ShapedArray], ranks: Sequence[int]) -> tup
 
 
 # cla (issue 19): the primitives whose complex form minijax does not compute yet (schur: helper sci21;
-# the Householder family and tridiagonal_solve: listed in docs/differences.md).
-_COMPLEX_NOT_YET = frozenset({"schur", "householder_product", "ormqr", "hessenberg", "tridiagonal", "tridiagonal_solve"})
+# the Householder family: listed in docs/differences.md).
+_COMPLEX_NOT_YET = frozenset({"schur", "householder_product", "ormqr", "hessenberg", "tridiagonal"})
 
 
 def _check_float(name: str, aval: ShapedArray, position: int) -> None:
@@ -630,6 +630,11 @@ def _tridiagonal_solve_rule(
             f"{[a.ndim - r for a, r in zip(avals, (1, 1, 1, 2))]} batch dimensions for the inputs."
         )
     _check_floats(name, avals)  # tridiagonal_solve C3
+    if perturb_singular and b.dtype.kind == "c":  # (JAX's kernel takes them; minijax's NumPy one does not yet)
+        raise NotImplementedError(
+            "tridiagonal_solve(perturb_singular=True) of complex systems is not supported by minijax yet "
+            "(docs/differences.md); use perturb_singular=False."
+        )
     if dl.shape != d.shape or dl.shape != du.shape:  # tridiagonal_solve C4
         raise TypeError("tridiagonal_solve requires that all diagonal arguments have the same shape.")
     if dl.shape != b.shape[:-1]:  # tridiagonal_solve C5
