@@ -289,6 +289,16 @@ def test_tridiagonal_solve_of_complex_systems():
         LL.tridiagonal_solve(dl, d, du, b, perturb_singular=True)
 
 
+def test_tridiagonal_solve_perturbed_of_empty_systems():
+    # An empty system (m = 0) with a right-hand side: the NumPy kernel inferred its batch size from 0 elements.
+    z = np.zeros((0,), np.float32)
+    out = LL.tridiagonal_solve(z, z, z, np.zeros((0, 1), np.float32), perturb_singular=True)
+    assert out.shape == (0, 1)
+    out = LL.tridiagonal_solve(np.ones(1, np.float32), np.ones(1, np.float32), np.ones(1, np.float32),
+                               np.zeros((1, 0), np.float32), perturb_singular=True)  # fmt: skip
+    assert out.shape == (1, 0)
+
+
 def test_tridiagonal_solve_derivatives(x64):
     _check(LL.tridiagonal_solve, *_tridiagonal_system(17, np.complex128))
 

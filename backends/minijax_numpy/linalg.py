@@ -531,8 +531,9 @@ def _tridiagonal_solve_perturbed(dl: Array, d: Array, du: Array, b: Array) -> Ar
     the kernel's subnormals are (``_flush``)."""
     *batch, m, k = b.shape
     work = _working(b).dtype.type
-    lower, diag, upper = (_flush(np.asarray(v, work).reshape(-1, m)) for v in (dl, d, du))
-    rhs_all = _flush(np.asarray(b, work).reshape(-1, m, k))
+    count = shape_size(batch)  # (not -1: an empty system has no size to infer it from)
+    lower, diag, upper = (_flush(np.asarray(v, work).reshape(count, m)) for v in (dl, d, du))
+    rhs_all = _flush(np.asarray(b, work).reshape(count, m, k))
     out = np.zeros_like(rhs_all)
     eps = work(np.finfo(work).eps)
     zero = work(0)
