@@ -42,11 +42,9 @@ PAGES = [
     # Cell c3 prints from a loop with unordered jax.debug.print: XLA may run the prints in any order.
     Page("thinking_in_jax", cell_count=32, rtol=1e-5, print_rtol=1e-5,
          different_output=(("kpv5K7QYxQnX", "type(x) is minijax's Array class, not jaxlib's ArrayImpl"),)),
-    Page("complex_differentiation", cell_count=9, rtol=1e-5, print_rtol=1e-5,
-         known_gaps=(("c8", "cholesky of a complex matrix (issue 19: complex linear algebra)"),)),
+    Page("complex_differentiation", cell_count=9, rtol=1e-5, print_rtol=1e-5),
     # The same finite differences as automatic_differentiation's.
-    Page("autodiff_cookbook", cell_count=35, rtol=5e-3, print_rtol=5e-3,
-         known_gaps=(("WrDHHfKI8bgM", "cholesky of a complex matrix (issue 19: complex linear algebra)"),)),
+    Page("autodiff_cookbook", cell_count=35, rtol=5e-3, print_rtol=5e-3),
     Page("tracing", cell_count=10, rtol=1e-5, print_rtol=1e-5),
     Page("debugging", cell_count=12, rtol=1e-5, print_rtol=1e-6, unordered_cells=("c3",)),
     # refs (issue 24): `Ref`: mutable arrays for data plumbing and memory control.

@@ -247,5 +247,7 @@ def test_polynomials_match_numpy() -> None:
           atol=1e-4)
     # d/dp of sum(polyder(p)) is the falling-factorial weight of each coefficient.
     close(jax.jit(jax.grad(lambda t: jnp.sum(jnp.polyder(t))))(p), [3.0, 2.0, 1.0, 0.0])
-    with pytest.raises(NotImplementedError, match="eigenvalues"):
-        jnp.poly(np.eye(2, dtype=np.float32))
+    # A square matrix: its characteristic polynomial (complex, from its eigenvalues), as np.poly.
+    m = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    close(jnp.poly(m), np.poly(m), rtol=1e-5, atol=1e-5)
+    close(jnp.sort_complex(jnp.roots(np.array([1.0, -6.0, 11.0, -6.0], np.float32))), [1, 2, 3], rtol=1e-4, atol=1e-4)

@@ -24,11 +24,9 @@ _COMPLEX = "issue 19: complex dtypes and the FFT"
 DEFERRED: dict[str, dict[str, str]] = {
     "numpy": {
         name: _COMPLEX
-        for name in ["roots"]  # fft (issue 19): jnp.fft, jax.scipy.fft and scipy.signal's spectral functions built
     },
     # extend (issue 20): the primitives minijax has not built, each with where it is (or is not) built.
     "extend.core.primitives": {
-        **{name: _COMPLEX for name in ["eig_p"]},
         **{name: "minijax has no tokens" for name in ["after_all_p", "create_token_p"]},
         **{name: "lax.ppermute/all_to_all are built over all_gather (issue 17), not as primitives; no ragged_all_to_all"
            for name in ["all_to_all_p", "ppermute_p", "ragged_all_to_all_p"]},

@@ -27,15 +27,29 @@ _F32 = np.dtype(np.float32)
 
 
 def _working(x: Array) -> Array:
-    """x in the dtype LAPACK computes it in: float32 or float64."""
-    return x if x.dtype in (np.float32, np.float64) else x.astype(_F32)
+    """x in the dtype LAPACK computes it in: float32, float64, complex64 or complex128."""
+    return x if x.dtype in (np.float32, np.float64, np.complex64, np.complex128) else x.astype(_F32)
+
+
+def _real(dtype: Any) -> Any:
+    """The dtype of the real part (complex64 -> float32; real dtypes stay)."""
+    return np.finfo(dtype).dtype if np.dtype(dtype).kind == "c" else dtype
 
 
 def _read_triangle(x: Array, lower: bool) -> Array:
-    """The symmetric matrices built from the triangle of x a routine reads."""
+    """The symmetric (Hermitian, for complex x) matrices built from the triangle of x a routine reads;
+    LAPACK reads only the real part of a Hermitian matrix's diagonal."""
+    def mirror(t: Array) -> Array:
+        return np.conj(np.swapaxes(t, -1, -2))
+
     if lower:
-        return np.tril(x) + np.swapaxes(np.tril(x, -1), -1, -2)
-    return np.triu(x) + np.swapaxes(np.triu(x, 1), -1, -2)
+        out = np.tril(x) + mirror(np.tril(x, -1))
+    else:
+        out = np.triu(x) + mirror(np.triu(x, 1))
+    if x.dtype.kind == "c":
+        n = x.shape[-1]
+        out[..., range(n), range(n)] = out[..., range(n), range(n)].real
+    return out
 
 
 def _nan_where_failed(results: Sequence[Array], failed: Array) -> list[Array]:
@@ -115,6 +129,8 @@ def triangular_solve(
     a: Array, b: Array, *, left_side: bool, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
 ) -> Array:
     t, rhs = _working(a), _working(b)
+    if conjugate_a:
+        t = np.conj(t)
     # op(A) = Aᵀ turns a lower triangle into an upper one.
     if transpose_a:
         t, lower = np.swapaxes(t, -1, -2), not lower
@@ -140,8 +156,10 @@ def lu(x: Array) -> list[Array]:
     permutation = np.tile(np.arange(m, dtype=np.int32), (count, 1))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for j in range(k):
-            # The pivot: the first row (from j down) with the largest magnitude in column j.
-            p = j + np.argmax(np.abs(a[:, j:, j]), axis=1)
+            # The pivot: the first row (from j down) with the largest magnitude in column j; for complex
+            # entries LAPACK's magnitude is |re| + |im| (izamax).
+            column = a[:, j:, j]
+            p = j + np.argmax(np.abs(column.real) + np.abs(column.imag) if column.dtype.kind == "c" else np.abs(column), axis=1)
             pivots[:, j] = p
             a[every, j], a[every, p] = a[every, p], a[every, j].copy()
             permutation[every, j], permutation[every, p] = permutation[every, p], permutation[every, j].copy()
@@ -198,7 +216,7 @@ def eigh(x: Array, *, lower: bool, sort_eigenvalues: bool, subset_by_index: Any,
     work = np.where(bad[..., None, None], 0, work)
     (w, v), failed = _per_matrix(lambda m: np.linalg.eigh(m, UPLO="L" if lower else "U"), work, 2)
     w, v = _nan_where_failed([w, v], failed | bad)
-    return [_columns(v, subset_by_index).astype(x.dtype), _columns(w, subset_by_index).astype(x.dtype)]
+    return [_columns(v, subset_by_index).astype(x.dtype), _columns(w, subset_by_index).astype(_real(x.dtype))]
 
 
 @impl("svd")
@@ -209,13 +227,57 @@ def svd(x: Array, *, full_matrices: bool, compute_uv: bool, subset_by_index: Any
     if not compute_uv:
         (s,), failed = _per_matrix(lambda m: (np.linalg.svd(m, compute_uv=False),), work, 1)
         (s,) = _nan_where_failed([s], failed | bad)
-        return [_columns(s, subset_by_index).astype(x.dtype)]
+        return [_columns(s, subset_by_index).astype(_real(x.dtype))]
     (u, s, vt), failed = _per_matrix(lambda m: np.linalg.svd(m, full_matrices=full_matrices), work, 3)
     u, s, vt = _nan_where_failed([u, s, vt], failed | bad)
     if subset_by_index is not None:
         start, end = subset_by_index
         s, u, vt = s[..., start:end], u[..., start:end], vt[..., start:end, :]
-    return [s.astype(x.dtype), u.astype(x.dtype), vt.astype(x.dtype)]
+    return [s.astype(_real(x.dtype)), u.astype(x.dtype), vt.astype(x.dtype)]
+
+
+# ---------------------------------------------------------------------------
+# eig: numpy.linalg.eig calls LAPACK's geev, as XLA does, so the eigenvalues
+# come in the same order and each right eigenvector has geev's normalisation
+# (unit 2-norm, largest component real). NumPy has no left eigenvectors: they
+# are the rows of V⁻¹, conjugated and normalised the same way.
+
+
+def _normalise_columns(v: Array) -> Array:
+    """Each column scaled to unit 2-norm with its largest-magnitude component real and positive."""
+    v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+    k = np.argmax(np.abs(v), axis=-2)[..., None, :]
+    largest = np.take_along_axis(v, k, axis=-2)
+    phase = np.where(largest == 0, 1, np.conj(largest) / np.where(largest == 0, 1, np.abs(largest)))
+    return np.asarray(v * phase)
+
+
+@impl("eig")
+def eig(
+    x: Array, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool, enable_eigvec_derivs: bool,
+    implementation: Any,
+) -> list[Array]:
+    out_dtype = np.result_type(x.dtype, np.complex64)
+    if x.size == 0:
+        count = 1 + int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
+        return [np.zeros(x.shape[:-1], out_dtype)] + [np.zeros(x.shape, out_dtype)] * (count - 1)
+    work = _working(x)
+    bad = ~_finite_matrices(work)
+    work = np.where(bad[..., None, None], 0, work)
+    (w, vr), failed = _per_matrix(np.linalg.eig, work, 2)
+    w, vr = w.astype(out_dtype), vr.astype(out_dtype)
+    results = [w]
+    if compute_left_eigenvectors:
+        with np.errstate(all="ignore"):
+            try:
+                inverse = np.linalg.inv(vr)
+            except np.linalg.LinAlgError:  # a defective matrix: its left eigenvectors are not defined
+                inverse = np.full_like(vr, np.nan)
+            vl = _normalise_columns(np.conj(np.swapaxes(inverse, -1, -2)))
+        results.append(vl.astype(out_dtype))
+    if compute_right_eigenvectors:
+        results.append(vr)
+    return [r.astype(out_dtype) for r in _nan_where_failed(results, failed | bad)]
 
 
 # ---------------------------------------------------------------------------
@@ -377,14 +439,23 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *, perturb_singu
     if perturb_singular:
         return _tridiagonal_solve_perturbed(dl, d, du, b)
     *batch, m, k = b.shape
-    lower, diag, upper = _flat(dl, 1)[:, 1:], _flat(d, 1), _flat(du, 1)  # LAPACK's DL is dl[1:]
-    rhs = _flat(b, 2)
+    # Complex systems (zgtsv) in complex128, pivoting on |re| + |im| as LAPACK does.
+    work = np.complex128 if b.dtype.kind == "c" else np.float64
+
+    def flat(x: Array, core: int) -> Array:
+        return np.array(x, dtype=work).reshape((shape_size(x.shape[: x.ndim - core]), *x.shape[x.ndim - core :]))
+
+    def size(x: Array) -> Array:
+        return np.asarray(np.abs(x.real) + np.abs(x.imag))
+
+    lower, diag, upper = flat(dl, 1)[:, 1:], flat(d, 1), flat(du, 1)  # LAPACK's DL is dl[1:]
+    rhs = flat(b, 2)
     count = rhs.shape[0]
-    upper2 = np.zeros((count, max(m - 2, 0)))  # the fill-in: A[i, i+2] after a row swap
+    upper2 = np.zeros((count, max(m - 2, 0)), work)  # the fill-in: A[i, i+2] after a row swap
     failed = np.zeros(count, np.bool_)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for i in range(m - 1):
-            swap = np.abs(diag[:, i]) < np.abs(lower[:, i])
+            swap = size(diag[:, i]) < size(lower[:, i])
             failed |= ~swap & (diag[:, i] == 0)
             # Without a swap: eliminate row i+1 with row i.
             fact = lower[:, i] / np.where(swap, 1, diag[:, i])
@@ -392,7 +463,7 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *, perturb_singu
             keep_rhs = rhs[:, i + 1] - fact[:, None] * rhs[:, i]
             # With a swap: row i+1 becomes the pivot row.
             sfact = diag[:, i] / np.where(swap, lower[:, i], 1)
-            next_upper = upper[:, i + 1] if i + 1 < m - 1 else np.zeros(count)
+            next_upper = upper[:, i + 1] if i + 1 < m - 1 else np.zeros(count, work)
             swap_next = upper[:, i] - sfact * diag[:, i + 1]
             swap_rhs = rhs[:, i] - sfact[:, None] * rhs[:, i + 1]
             new_row_i = np.where(swap[:, None], rhs[:, i + 1], rhs[:, i])

@@ -35,8 +35,9 @@ _lock = threading.Lock()
 _registered = False
 
 # LAPACK's dtype prefixes for the dtypes minijax has.
-_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
-
+_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+# The complex (Hermitian / unitary) names of the real routines.
+_COMPLEX_ROUTINE = {"syevd": "heevd", "sytrd": "hetrd", "orgqr": "ungqr", "ormqr": "unmqr"}
 
 def ensure_registered() -> None:
     """Register jaxlib's LAPACK targets with XLA (CPU) and load the LAPACK functions, once.
@@ -63,10 +64,13 @@ def ensure_registered() -> None:
 
 
 def target_name(routine: str, dtype: Any) -> str:
-    """``lapack_sgetrf_ffi`` for routine "getrf" and float32 (float32 and float64 only)."""
+    """``lapack_sgetrf_ffi`` for routine "getrf" and float32; the real routine's name ("syevd") gives
+    the complex one ("heevd") for complex dtypes."""
     prefix = _PREFIX.get(np.dtype(dtype))
     if prefix is None:
         raise NotImplementedError(f"LAPACK has no {routine} for dtype {np.dtype(dtype).name}")
+    if prefix in "cz":
+        routine = _COMPLEX_ROUTINE.get(routine, routine)
     return f"lapack_{prefix}{routine}_ffi"
 
 

@@ -51,7 +51,19 @@ _BOOL = np.dtype(np.bool_)
 
 def _working(dtype: DType) -> DType:
     """The dtype LAPACK computes ``dtype`` in: float32 for float16/bfloat16."""
-    return dtype if dtype in (np.float32, np.float64) else _F32
+    return dtype if dtype in (np.float32, np.float64, np.complex64, np.complex128) else _F32
+
+
+def _real(dtype: DType) -> DType:
+    """The dtype of the real part (complex64 -> float32; real dtypes stay)."""
+    return np.dtype(np.finfo(dtype).dtype) if dtype.kind == "c" else dtype
+
+
+def _conj(x: Value, shape: Shape, dtype: DType) -> Value:
+    """The complex conjugate (StableHLO has no conj op: re - i im)."""
+    if dtype.kind != "c":
+        return x
+    return hlo.complex(hlo.real(x), hlo.negate(hlo.imag(x)))
 
 
 def _convert(x: Value, shape: Shape, src: DType, dst: DType) -> Value:
@@ -99,7 +111,10 @@ def _reduce(x: Value, init: Value, dtype: DType, out_shape: Shape, axes: Sequenc
 def _all_finite(x: Value, shape: Shape) -> Value:
     """bool[batch]: whether each matrix (the last two axes) is finite everywhere."""
     nd = len(shape)
-    finite = hlo.is_finite(x)
+    if isinstance(ir.RankedTensorType(x.type).element_type, ir.ComplexType):
+        finite = hlo.and_(hlo.is_finite(hlo.real(x)), hlo.is_finite(hlo.imag(x)))
+    else:
+        finite = hlo.is_finite(x)
     return _reduce(finite, constant(True, _BOOL), _BOOL, shape[:-2], (nd - 2, nd - 1), hlo.and_)
 
 
@@ -181,8 +196,10 @@ def _triangular_solve(
     dt = _working(b_aval.dtype)
     a = _convert(a, a_aval.shape, a_aval.dtype, dt)
     b = _convert(b, b_aval.shape, b_aval.dtype, dt)
+    if conjugate_a and not transpose_a:  # trsm conjugates only along with the transpose ('C')
+        a, conjugate_a = _conj(a, a_aval.shape, dt), False
     if _on_gpu(ctx):  # XLA's own op, which XLA:GPU runs with cuBLAS
-        transpose = hlo.TransposeAttr.get("TRANSPOSE" if transpose_a else "NO_TRANSPOSE")
+        transpose = hlo.TransposeAttr.get("ADJOINT" if conjugate_a else "TRANSPOSE" if transpose_a else "NO_TRANSPOSE")
         solved = hlo.triangular_solve(a, b, left_side, lower, unit_diagonal, transpose)
         return [_convert(solved, b_aval.shape, dt, b_aval.dtype)]
     (out,) = lapack.call(
@@ -191,7 +208,7 @@ def _triangular_solve(
         attributes={
             "side": lapack.char_attr("L" if left_side else "R"),
             "uplo": lapack.char_attr("L" if lower else "U"),
-            "trans_x": lapack.char_attr("T" if transpose_a else "N"),
+            "trans_x": lapack.char_attr("C" if conjugate_a else "T" if transpose_a else "N"),
             "diag": lapack.char_attr("U" if unit_diagonal else "N"),
         },
         aliases={0: 1},
@@ -355,25 +372,74 @@ def _eigh(ctx: LoweringRuleContext, x: Value, *, lower: bool, sort_eigenvalues: 
     shape = aval.shape
     batch, n = shape[:-2], shape[-1]
     if aval.size == 0:
-        return [_full(0, aval.dtype, v_aval.shape), _full(0, aval.dtype, w_aval.shape)]
+        return [_full(0, aval.dtype, v_aval.shape), _full(0, w_aval.dtype, w_aval.shape)]
     dt = _working(aval.dtype)
     x = _convert(x, shape, aval.dtype, dt)
     read = hlo.select(_triangle_mask(shape, lower), x, _full(0, dt, shape))
+    rdt = _real(dt)  # the eigenvalues of a Hermitian matrix are real
     v, w, info = lapack.call(
         _target(ctx, "syevd", dt), [x],
-        [tensor_type(shape, dt), tensor_type((*batch, n), dt), tensor_type(batch, _I32)],
+        [tensor_type(shape, dt), tensor_type((*batch, n), rdt), tensor_type(batch, _I32)],
         operand_layouts=_matrix_io(len(shape), 1),
         result_layouts=[lapack.matrix_layout(len(shape)), lapack.row_major_layout(len(batch) + 1), lapack.row_major_layout(len(batch))],
         attributes=_syevd_attributes(ctx, lower), aliases={0: 0},
     )  # fmt: skip
     ok = hlo.and_(_info_ok(info, batch), _all_finite(read, shape))
     v = _nan_unless(ok, v, batch, shape, dt)
-    w = _nan_unless(ok, w, batch, (*batch, n), dt)
+    w = _nan_unless(ok, w, batch, (*batch, n), rdt)
     if subset_by_index is not None:  # syevd computes them all (sorted ascending): keep the range asked
         start, end = subset_by_index
         v = _slice_last(v, shape, 1, start, end)
         w = _slice_last(w, (*batch, n), 1, start, end)
-    return [_convert(v, v_aval.shape, dt, aval.dtype), _convert(w, w_aval.shape, dt, aval.dtype)]
+    return [_convert(v, v_aval.shape, dt, aval.dtype), _convert(w, w_aval.shape, rdt, w_aval.dtype)]
+
+
+# ---------------------------------------------------------------------------
+# eig (cla, issue 19): geev. For real matrices jaxlib's kernel returns the
+# eigenvalues as real and imaginary parts and unpacks LAPACK's packed
+# conjugate-pair eigenvectors into complex ones itself.
+
+
+def _geev_mode(compute: bool) -> ir.Attribute:
+    # jaxlib's eig::ComputationMode: 'V' (kComputeEigenvectors) or 'N' (kNoEigenvectors).
+    return lapack.char_attr("V" if compute else "N")
+
+
+@register("eig")
+def _eig(
+    ctx: LoweringRuleContext, x: Value, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
+    enable_eigvec_derivs: bool, implementation: Any,
+) -> list[Value]:
+    _cpu_only(ctx, "eig", "geev")
+    (aval,) = ctx.avals_in
+    shape = aval.shape
+    batch, n = shape[:-2], shape[-1]
+    if aval.size == 0:
+        return _empty_results(ctx)
+    dt = _working(aval.dtype)
+    x = _convert(x, shape, aval.dtype, dt)
+    cdt = np.dtype(np.result_type(dt, np.complex64))
+    nd = len(shape)
+    w_shape = (*batch, n)
+    vector_types = [tensor_type(shape, cdt), tensor_type(shape, cdt), tensor_type(batch, _I32)]
+    vector_layouts = [lapack.matrix_layout(nd), lapack.matrix_layout(nd), lapack.row_major_layout(nd - 2)]
+    real = dt.kind != "c"
+    w_types = [tensor_type(w_shape, dt)] * (2 if real else 1)
+    results = lapack.call(
+        lapack.target_name("geev", dt), [x], [*w_types, *vector_types],
+        operand_layouts=_matrix_io(nd, 1),
+        result_layouts=[lapack.row_major_layout(nd - 1)] * len(w_types) + vector_layouts,
+        attributes={"compute_left": _geev_mode(compute_left_eigenvectors), "compute_right": _geev_mode(compute_right_eigenvectors)},
+    )  # fmt: skip
+    *w_parts, vl, vr, info = results
+    w = hlo.complex(*w_parts) if real else w_parts[0]
+    ok = hlo.and_(_info_ok(info, batch), _all_finite(x, shape))
+    outs = [_nan_unless(ok, w, batch, w_shape, cdt)]
+    if compute_left_eigenvectors:
+        outs.append(_nan_unless(ok, vl, batch, shape, cdt))
+    if compute_right_eigenvectors:
+        outs.append(_nan_unless(ok, vr, batch, shape, cdt))
+    return [_convert(v, a.shape, cdt, a.dtype) for v, a in zip(outs, ctx.avals_out)]
 
 
 # ---------------------------------------------------------------------------
@@ -402,7 +468,7 @@ def _gesvd_on_gpu(x: Value, shape: Shape, dt: DType, *, full_matrices: bool, com
     layouts = [lapack.matrix_layout(nd) if len(r) == nd and not transposed else lapack.row_major_layout(len(r)) for r in shapes]
     _, s, first, second, info = lapack.call(
         "cusolver_gesvd_ffi", [x],
-        [tensor_type(r, _I32 if i == 4 else dt) for i, r in enumerate(shapes)],
+        [tensor_type(r, _I32 if i == 4 else _real(dt) if i == 1 else dt) for i, r in enumerate(shapes)],
         operand_layouts=layouts[:1], result_layouts=layouts,
         attributes={"full_matrices": _flag(full_matrices), "compute_uv": _flag(compute_uv), "transposed": _flag(transposed)},
         aliases={0: 0},
@@ -418,7 +484,7 @@ def _svd(ctx: LoweringRuleContext, x: Value, *, full_matrices: bool, compute_uv:
     batch = tuple(batch_list)
     k = min(m, n)
     if aval.size == 0:  # no singular values; full U and Vh are identities
-        outs = [_full(0, aval.dtype, ctx.avals_out[0].shape)]
+        outs = [_full(0, ctx.avals_out[0].dtype, ctx.avals_out[0].shape)]
         if compute_uv:
             u_aval, vt_aval = ctx.avals_out[1:]
             make = _eye if full_matrices else (lambda s, d: _full(0, d, s))
@@ -436,17 +502,17 @@ def _svd(ctx: LoweringRuleContext, x: Value, *, full_matrices: bool, compute_uv:
     else:
         _, s, u, vt, info = lapack.call(
             _svd_target(algorithm, dt), [x],
-            [tensor_type(shape, dt), tensor_type(s_shape, dt), tensor_type(u_shape, dt), tensor_type(vt_shape, dt), tensor_type(batch, _I32)],
+            [tensor_type(shape, dt), tensor_type(s_shape, _real(dt)), tensor_type(u_shape, dt), tensor_type(vt_shape, dt), tensor_type(batch, _I32)],
             operand_layouts=_matrix_io(nd, 1),
             result_layouts=[lapack.matrix_layout(nd), lapack.row_major_layout(nd - 1), lapack.matrix_layout(nd), lapack.matrix_layout(nd), lapack.row_major_layout(nd - 2)],
             attributes={"mode": lapack.char_attr(mode)}, aliases={0: 0},
         )  # fmt: skip
     ok = hlo.and_(_info_ok(info, batch), _all_finite(x, shape))
-    s = _nan_unless(ok, s, batch, s_shape, dt)
+    s = _nan_unless(ok, s, batch, s_shape, _real(dt))
     if subset_by_index is not None:
         start, end = subset_by_index
         s = _slice_last(s, s_shape, 1, start, end)
-    outs = [_convert(s, ctx.avals_out[0].shape, dt, aval.dtype)]
+    outs = [_convert(s, ctx.avals_out[0].shape, _real(dt), ctx.avals_out[0].dtype)]
     if compute_uv:
         u = _nan_unless(ok, u, batch, u_shape, dt)
         vt = _nan_unless(ok, vt, batch, vt_shape, dt)

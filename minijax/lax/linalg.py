@@ -10,23 +10,25 @@ precision, diagonals, row permutations, LU solves) live with the primitives
 (minijax/primitives/linalg.py), whose jvp rules and ``minijax.numpy.linalg``
 share them.
 
-Not provided (JAX has it): ``eig`` (it needs complex dtypes) raises
-NotImplementedError naming itself. ``qdwh`` is not a primitive, in JAX
-either: lax operations, in ``minijax.lax._qdwh``.
+``qdwh`` is not a primitive, in JAX either: lax operations, in
+``minijax.lax._qdwh``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 
 from minijax.lax._qdwh import qdwh as qdwh  # ext21 (issue 21): written with lax operations, as JAX's
 from minijax.primitives import elementwise as ew
 from minijax.primitives.linalg import (
     EighImplementation as EighImplementation,
+    EigImplementation as EigImplementation,
     SvdAlgorithm as SvdAlgorithm,
     cholesky_p as cholesky_p,
     cholesky_update_p as cholesky_update_p,
+    eig_p as eig_p,
     eigh_p as eigh_p,
     hessenberg_p as hessenberg_p,
     householder_product_p as householder_product_p,
@@ -50,7 +52,8 @@ ArrayLike = Any
 Array = Any
 
 __all__ = [
-    "EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p", "cholesky_update", "cholesky_update_p", "eig",
+    "EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p", "cholesky_update",
+    "cholesky_update_p", "eig", "eig_p",
     "eigh", "eigh_p", "hessenberg", "hessenberg_p", "householder_product", "householder_product_p", "lu", "lu_p",
     "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "ormqr", "ormqr_p", "qdwh", "qr", "qr_p", "schur",
     "schur_p", "svd", "svd_p", "symmetric_product", "symmetric_product_p", "triangular_solve", "triangular_solve_p",
@@ -142,13 +145,34 @@ def svd(
     return s
 
 
-def _not_implemented(name: str) -> NoReturn:
-    raise NotImplementedError(f"jax.lax.linalg.{name} is not implemented in minijax.")
+def eig(
+    x: ArrayLike,
+    *,
+    compute_left_eigenvectors: bool = True,
+    compute_right_eigenvectors: bool = True,
+    enable_eigvec_derivs: bool = False,
+    implementation: EigImplementation | None = None,
+    use_magma: bool | None = None,
+) -> list[Array]:
+    """[w, vl, vr]: eigenvalues and left/right eigenvectors (columns) of general square matrices, all complex.
 
-
-def eig(x: ArrayLike, **kwargs: Any) -> NoReturn:
-    """Not implemented in minijax (general, nonsymmetric eigendecomposition)."""
-    _not_implemented("eig")
+    vl and vr are there only when asked for. Each eigenvector has unit
+    2-norm and its largest-magnitude component real (LAPACK's geev).
+    Eigenvector derivatives need ``enable_eigvec_derivs=True`` (they assume
+    distinct eigenvalues). ``use_magma`` is deprecated (a GPU option in JAX).
+    """
+    if use_magma is not None:
+        warnings.warn(
+            "use_magma is deprecated, please use implementation=EigImplementation.MAGMA instead.",
+            DeprecationWarning, stacklevel=2,
+        )  # fmt: skip
+        implementation = EigImplementation.MAGMA if use_magma else EigImplementation.LAPACK
+    out: list[Array] = eig_p.bind(
+        x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+        compute_right_eigenvectors=bool(compute_right_eigenvectors), enable_eigvec_derivs=bool(enable_eigvec_derivs),
+        implementation=implementation,
+    )  # fmt: skip
+    return out
 
 
 def schur(

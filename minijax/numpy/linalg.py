@@ -12,8 +12,7 @@ reuse the LU factors, ``pinv`` has the Golub-Pereyra rule.
 
 Where minijax differs from JAX (the docs' differences page lists these):
 
-* ``eig`` and ``eigvals`` (nonsymmetric eigenproblems) and ``qr(mode="raw")``
-  raise NotImplementedError;
+* ``qr(mode="raw")`` raises NotImplementedError;
 * ``svd(hermitian=True)`` computes the SVD of the symmetric part with the
   general SVD (JAX uses eigh; singular vectors may differ in sign);
 * ``solve`` is a custom-jvp function rather than JAX's
@@ -26,7 +25,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,6 +34,7 @@ from minijax.custom_derivatives import custom_jvp
 from minijax.lax import linalg as lax_linalg
 from minijax.numpy import creation, reductions, shape_ops, sorting, tensor_contractions, ufuncs, ufuncs_math, util
 from minijax.primitives.linalg import (
+    conj_transpose as _H,
     diagonal as _diagonal,
     lu_solve as _lu_solve,
     matmul as _matmul,
@@ -47,7 +47,7 @@ ArrayLike = Any
 Array = Any
 
 __all__ = [
-    "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det", "diagonal",
+    "EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det", "diagonal",
     "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
     "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
     "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm",
@@ -117,7 +117,7 @@ def cholesky(a: ArrayLike, *, upper: bool = False, symmetrize_input: bool = True
 
 def _cholesky_impl(a: Array, *, upper: bool, symmetrize_input: bool) -> Array:
     factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    return _T(factor) if upper else factor
+    return _H(factor) if upper else factor
 
 
 _cholesky_impl.__name__ = "cholesky"
@@ -231,16 +231,35 @@ def eigvalsh(a: ArrayLike, UPLO: str | None = "L", *, symmetrize_input: bool = T
     return _eigvalsh_jit(a, UPLO, symmetrize_input=bool(symmetrize_input))
 
 
-def eig(a: ArrayLike) -> NoReturn:
-    """Not implemented in minijax: the nonsymmetric eigenproblem (complex results)."""
-    raise NotImplementedError("jnp.linalg.eig (nonsymmetric eigendecomposition) is not implemented in minijax; "
-                              "for symmetric matrices use jnp.linalg.eigh.")  # fmt: skip
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
 
 
-def eigvals(a: ArrayLike) -> NoReturn:
-    """Not implemented in minijax: the nonsymmetric eigenproblem (complex results)."""
-    raise NotImplementedError("jnp.linalg.eigvals (nonsymmetric eigenvalues) is not implemented in minijax; "
-                              "for symmetric matrices use jnp.linalg.eigvalsh.")  # fmt: skip
+def eig(a: ArrayLike) -> EigResult:
+    """(eigenvalues, eigenvectors) of general square matrices, both complex; eigenvectors in columns.
+
+    Each eigenvector has unit 2-norm and its largest component real (LAPACK's geev).
+    """
+    (a,) = _arrays("jnp.linalg.eig", a)
+    (a,) = util.promote_dtypes_inexact(a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def _eigvals_impl(a: Array) -> Array:
+    (a,) = util.promote_dtypes_inexact(a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
+
+
+_eigvals_impl.__name__ = "eigvals"
+_eigvals_jit = jit(_eigvals_impl)
+
+
+def eigvals(a: ArrayLike) -> Array:
+    """The (complex) eigenvalues of general square matrices."""
+    (a,) = _arrays("jnp.linalg.eigvals", a)
+    return _eigvals_jit(a)
 
 
 # ---------------------------------------------------------------------------
@@ -373,7 +392,7 @@ def _pinv_body(a: Array, rtol: Any, hermitian: bool) -> Array:
     rtol = lax.expand_dims(rtol[..., None], tuple(range(s.ndim - rtol.ndim - 1)))
     cutoff = rtol * s[..., 0:1]
     s = sorting.where(s > cutoff, s, np.inf).astype(u.dtype)
-    res = tensor_contractions.matmul(_T(vh), ufuncs.divide(_T(u), s[..., None]), precision=lax.Precision.HIGHEST)
+    res = tensor_contractions.matmul(_H(vh), ufuncs.divide(_H(u), s[..., None]), precision=lax.Precision.HIGHEST)
     return lax.convert_element_type(res, a.dtype)
 
 
@@ -385,12 +404,12 @@ def _pinv_jvp(rtol: Any, hermitian: bool, primals: tuple[Array], tangents: tuple
         a, a_dot = lax_linalg.symmetrize(a), lax_linalg.symmetrize(a_dot)
     m, n = a.shape[-2:]
     if m >= n:
-        s = _matmul(_matmul(p, _T(p)), _T(a_dot))
-        t = _matmul(_matmul(_T(a_dot), _T(p)), p)
+        s = _matmul(_matmul(p, _H(p)), _H(a_dot))
+        t = _matmul(_matmul(_H(a_dot), _H(p)), p)
         p_dot = -_matmul(_matmul(p, a_dot), p) + s - _matmul(_matmul(s, a), p) + t - _matmul(_matmul(p, a), t)
     else:
-        s = _matmul(p, _matmul(_T(p), _T(a_dot)))
-        t = _matmul(_T(a_dot), _matmul(_T(p), p))
+        s = _matmul(p, _matmul(_H(p), _H(a_dot)))
+        t = _matmul(_H(a_dot), _matmul(_H(p), p))
         p_dot = -_matmul(p, _matmul(a_dot, p)) + s - _matmul(s, _matmul(a, p)) + t - _matmul(p, _matmul(a, t))
     return p, p_dot
 
@@ -449,8 +468,8 @@ def _lstsq_impl(a: Array, b: Array, rcond: Any, numpy_resid: bool = False) -> tu
         rank = mask.sum()
         safe_s = sorting.where(mask, s, 1).astype(a.dtype)
         s_inv = sorting.where(mask, 1 / safe_s, 0)[:, None]
-        u_t_b = tensor_contractions.matmul(u.T, b, precision=lax.Precision.HIGHEST)
-        x = tensor_contractions.matmul(vt.T, s_inv * u_t_b, precision=lax.Precision.HIGHEST)
+        u_t_b = tensor_contractions.matmul(_H(u), b, precision=lax.Precision.HIGHEST)
+        x = tensor_contractions.matmul(_H(vt), s_inv * u_t_b, precision=lax.Precision.HIGHEST)
     # NumPy returns empty residuals in some cases; under jit the full ones are returned always (as JAX).
     if numpy_resid and (rank < n or m <= n):
         resid = creation.asarray([])
@@ -508,6 +527,9 @@ def _slogdet_small_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[A
         x00, x01, x10, x11 = x[..., 0, 0], x[..., 0, 1], x[..., 1, 0], x[..., 1, 1]
         det = x00 * x11 - x01 * x10
         ans_dot = (g[..., 0, 0] * x11 - g[..., 0, 1] * x10 - g[..., 1, 0] * x01 + g[..., 1, 1] * x00) / det
+    if dtypes.issubdtype(ans_dot.dtype, np.complexfloating):  # the imaginary part turns the sign
+        real_part = ufuncs_math.real(ans_dot)
+        return (sign, ans), ((ans_dot - real_part.astype(ans_dot.dtype)) * sign, real_part)
     return (sign, ans), (creation.zeros_like(sign), ans_dot)
 
 
@@ -522,6 +544,14 @@ def _slogdet_lu_value(a: Array) -> tuple[Array, Array]:
     lu, pivots, _ = lax_linalg.lu(a)
     diag = _diagonal(lu)
     is_zero = reductions.any(diag == creation.array(0, dtype=dtype), axis=-1)
+    if dtypes.issubdtype(dtype, np.complexfloating):  # cla (issue 19): the sign is the product of U's phases
+        parity = _pivot_parity(pivots)
+        abs_diag = ufuncs.abs(diag)
+        phases = reductions.prod(diag / abs_diag.astype(dtype), axis=-1)
+        sign = sorting.where(is_zero, creation.array(0, dtype=dtype), creation.array(-2 * (parity % 2) + 1, dtype=dtype) * phases)
+        real = abs_diag.dtype
+        logdet = sorting.where(is_zero, creation.array(-np.inf, dtype=real), reductions.sum(ufuncs_math.log(abs_diag), axis=-1))
+        return sign, logdet
     parity = _pivot_parity(pivots) + sorting.count_nonzero(diag < 0, axis=-1)
     sign = sorting.where(is_zero, creation.array(0, dtype=dtype), creation.array(-2 * (parity % 2) + 1, dtype=dtype))
     logdet = sorting.where(is_zero, creation.array(-np.inf, dtype=dtype), reductions.sum(ufuncs_math.log(ufuncs.abs(diag)).astype(dtype), axis=-1))
@@ -546,6 +576,9 @@ def _slogdet_jvp_common(value: Any) -> Any:
         # tangent must be transposable for grad.
         lu, _, permutation = lax_linalg.lu(x)
         ans_dot = _trace_last(_lu_solve(lu, permutation, g))
+        if dtypes.issubdtype(ans_dot.dtype, np.complexfloating):  # the imaginary part turns the sign
+            real_part = ufuncs_math.real(ans_dot)
+            return (sign, ans), ((ans_dot - real_part.astype(ans_dot.dtype)) * sign, real_part)
         return (sign, ans), (creation.zeros_like(sign), ans_dot)
 
     return jvp

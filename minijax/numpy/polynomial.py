@@ -4,7 +4,8 @@
 ``polymul`` is one convolution; ``polydiv`` is long division with a static
 number of steps; ``polyder``/``polyint`` scale by falling factorials;
 ``polyfit`` solves the scaled Vandermonde least-squares problem. ``roots``
-needs complex eigenvalues and is not here (see docs/differences.md).
+are the eigenvalues of the companion matrix, and ``poly`` of a square
+matrix builds the polynomial of its eigenvalues (``jnp.linalg.eigvals``).
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from minijax import core, dtypes
+from minijax import core, dtypes, lax
 from minijax.numpy import util
 from minijax.numpy.namespace import jnp
 from minijax.numpy.ufuncs import staged
 from minijax.numpy.util import ArrayLike
 
-__all__ = ["poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub"]
+__all__ = ["poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub", "roots"]
 
 
 def _arr(name: str, *xs: Any) -> list[Any]:
@@ -31,9 +32,8 @@ def _arr(name: str, *xs: Any) -> list[Any]:
 def _poly(seq_of_zeros: Any) -> Any:
     (z,) = util.promote_dtypes_inexact(seq_of_zeros)
     z = jnp.atleast_1d(z)
-    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
-        raise NotImplementedError("jnp.poly of a square matrix needs its (complex) eigenvalues, which minijax does not "
-                                  "compute yet; pass the roots as a 1-D array.")
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:  # a matrix: its characteristic polynomial
+        z = jnp.linalg.eigvals(z)
     if z.ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     if z.shape[0] == 0:
@@ -229,3 +229,58 @@ def polyfit(x: ArrayLike, y: ArrayLike, deg: int, rcond: float | None = None, fu
     if rcond is not None:
         rcond = float(core.concrete_or_error(rcond, "rcond must be float"))
     return _polyfit_jit(xa, ya, wa, deg, rcond, bool(full), cov)
+
+
+# ---------------------------------------------------------------------------
+# roots (cla, issue 19): the eigenvalues of the companion matrix
+
+
+def _complex_dtype(dtype: Any) -> Any:
+    return np.result_type(dtype, np.complex64)
+
+
+def _roots_no_zeros(p: Any) -> Any:
+    if p.size < 2:
+        return jnp.array([], dtype=_complex_dtype(p.dtype))
+    # The companion matrix: ones below the diagonal, -p[1:] / p[0] on the first row.
+    companion = jnp.diag(jnp.ones((p.size - 2,), p.dtype), -1)
+    companion = companion.at[0, :].set(-p[1:] / p[0])
+    return jnp.linalg.eigvals(companion)
+
+
+_roots_no_zeros_jit = staged("_roots_no_zeros", _roots_no_zeros)
+
+
+def _roots_with_zeros(p: Any, num_leading_zeros: Any) -> Any:
+    p = jnp.where(len(p) == num_leading_zeros, 1.0, p)  # all zeros: LAPACK would fail
+    found = _roots_no_zeros_jit(jnp.roll(p, -num_leading_zeros))
+    found = lax.sort_key_val(found == 0, found)[1]  # the zero roots last
+    keep = jnp.arange(found.size) < found.size - num_leading_zeros
+    return jnp.where(keep, found, complex(np.nan, np.nan))
+
+
+_roots_with_zeros_jit = staged("_roots_with_zeros", _roots_with_zeros)
+
+
+def roots(p: ArrayLike, *, strip_zeros: bool = True) -> Any:
+    """The roots of the polynomial with coefficients ``p`` (highest power first), complex.
+
+    Leading zeros are dropped (``strip_zeros``, which needs a concrete ``p``);
+    with ``strip_zeros=False`` the roots they would remove are NaN.
+    """
+    (p_arr,) = _arr("roots", p)
+    (p_arr,) = util.promote_dtypes_inexact(p_arr)
+    p_arr = jnp.atleast_1d(p_arr)
+    if p_arr.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    if p_arr.size < 2:
+        return jnp.array([], dtype=_complex_dtype(p_arr.dtype))
+    num_leading_zeros = jnp.where(jnp.all(p_arr == 0), len(p_arr), jnp.argmin(p_arr == 0))
+    if strip_zeros:
+        count = int(core.concrete_or_error(
+            num_leading_zeros,
+            "The error occurred in the jnp.roots() function. To use this within a JIT-compiled context, pass "
+            "strip_zeros=False, but be aware that leading zeros will result in some returned roots being set to NaN.",
+        ))  # fmt: skip
+        return _roots_no_zeros_jit(p_arr[count:])
+    return _roots_with_zeros_jit(p_arr, num_leading_zeros)

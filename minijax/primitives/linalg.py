@@ -1,4 +1,4 @@
-"""Linear-algebra primitives: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eigh, svd,
+"""Linear-algebra primitives: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eigh, eig, svd,
 householder_product, ormqr, hessenberg, tridiagonal, schur, symmetric_product, cholesky_update and
 tridiagonal_solve.
 
@@ -41,7 +41,7 @@ from minijax import dtypes
 from minijax.core import ShapedArray, get_aval
 from minijax.interpreters import ad, batching
 from minijax.jaxpr_parse import param_constructors
-from minijax.primitives import elementwise as ew, reductions as red, slicing, structural as sp
+from minijax.primitives import complex as cx, elementwise as ew, reductions as red, slicing, structural as sp
 from minijax.primitives.common import index_param, standard_primitive
 from minijax.primitives.reductions import Precision
 
@@ -67,9 +67,18 @@ class EighImplementation(enum.Enum):
     QDWH = "qdwh"
 
 
+class EigImplementation(enum.Enum):
+    """Which library computes a nonsymmetric eigendecomposition (``jax.lax.linalg.EigImplementation``)."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
 # algorithm=SvdAlgorithm.QR and friends read back from jaxpr text.
 param_constructors["SvdAlgorithm"] = SvdAlgorithm
 param_constructors["EighImplementation"] = EighImplementation
+param_constructors["EigImplementation"] = EigImplementation
 
 
 # ---------------------------------------------------------------------------
@@ -101,19 +110,37 @@ def _split(name: str, avals: Sequence[ShapedArray], ranks: Sequence[int]) -> tup
     return batches[0], cores
 
 
+# cla (issue 19): the primitives whose complex form minijax does not compute yet (schur: helper sci21;
+# the Householder family: listed in docs/differences.md).
+_COMPLEX_NOT_YET = frozenset({"householder_product", "ormqr", "hessenberg", "tridiagonal"})
+
+
 def _check_float(name: str, aval: ShapedArray, position: int) -> None:
-    """TypeError unless the operand is floating point (JAX's message); complex operands, which JAX
-    takes, are not supported yet (NotImplementedError)."""
+    """TypeError unless the operand is floating point or complex (JAX's message)."""
     if dtypes.issubdtype(aval.dtype, np.complexfloating):
-        raise NotImplementedError(
-            f"{name} of complex matrices is not supported by minijax yet (complex linear algebra: "
-            "docs/differences.md); got dtype " + aval.dtype.name
-        )
+        if name in _COMPLEX_NOT_YET:
+            raise NotImplementedError(
+                f"{name} of complex matrices is not supported by minijax yet (complex linear algebra: "
+                "docs/differences.md); got dtype " + aval.dtype.name
+            )
+        return
     if not dtypes.issubdtype(aval.dtype, np.floating):
         raise TypeError(
             f"{name} does not accept dtype {aval.dtype.name} at position {position}. "
             f"Accepted dtypes at position {position} are subtypes of floating, complexfloating."
         )
+
+
+def is_complex(x: Any) -> bool:
+    """Whether x (a value or an aval) has a complex dtype."""
+    dtype = x.dtype if isinstance(x, ShapedArray) else get_aval(x).dtype
+    return bool(np.dtype(dtype).kind == "c")
+
+
+def conj_transpose(x: Any) -> Any:
+    """The conjugate transpose of each matrix: the transpose for real ones (JAX's ``_H``)."""
+    t = matrix_transpose(x)
+    return cx.conj(t) if is_complex(t) else t
 
 
 def _weak(*avals: ShapedArray) -> bool:
@@ -246,10 +273,36 @@ def _eigh_rule(x: ShapedArray, *, lower: bool, sort_eigenvalues: bool, subset_by
         )
     d = n if subset is None else subset[1] - subset[0]
     weak = x.weak_type
-    return [ShapedArray((*batch, n, d), x.dtype, weak), ShapedArray((*batch, d), x.dtype, weak)]  # eigh C6
+    # eigh C6: Hermitian matrices have real eigenvalues
+    return [ShapedArray((*batch, n, d), x.dtype, weak), ShapedArray((*batch, d), ew.real_dtype(x.dtype), weak)]
 
 
 eigh_p = standard_primitive("eigh", _eigh_rule, multiple_results=True)
+
+
+# ---------------------------------------------------------------------------
+# eig (cla, issue 19): the nonsymmetric eigenproblem, LAPACK's geev. The
+# results are complex for every operand dtype.
+
+
+def _eig_rule(
+    x: ShapedArray, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool, enable_eigvec_derivs: bool,
+    implementation: Any,
+) -> list[ShapedArray]:
+    batch, (core,) = _split("eig", [x], [2])  # eig C1
+    _check_float("eig", x, 0)  # eig C2
+    if core[0] != core[1]:  # eig C3
+        raise ValueError(f"The input to eig must be a square matrix. Got shape {core}.")
+    if implementation not in (None, EigImplementation.LAPACK):  # eig C4
+        raise ValueError("Only the lapack implementation is supported on CPU.")
+    dtype = ew.complex_dtype(x.dtype)  # eig C5
+    weak = x.weak_type
+    vectors = ShapedArray(x.shape, dtype, weak)
+    count = int(bool(compute_left_eigenvectors)) + int(bool(compute_right_eigenvectors))
+    return [ShapedArray((*batch, core[0]), dtype, weak)] + [vectors] * count
+
+
+eig_p = standard_primitive("eig", _eig_rule, multiple_results=True)
 
 
 # ---------------------------------------------------------------------------
@@ -276,7 +329,7 @@ def _svd_rule(
             "SvdAlgorithm.DEFAULT, SvdAlgorithm.QR or SvdAlgorithm.DIVIDE_AND_CONQUER."
         )
     weak = x.weak_type
-    s = ShapedArray((*batch, rank), x.dtype, weak)  # svd C6
+    s = ShapedArray((*batch, rank), ew.real_dtype(x.dtype), weak)  # svd C6: singular values are real
     if not compute_uv:
         return [s]
     u = ShapedArray((*batch, m, m if full_matrices else rank), x.dtype, weak)
@@ -297,11 +350,12 @@ def triangular_solve(
     a: Any, b: Any, *, left_side: bool = False, lower: bool = False, transpose_a: bool = False,
     conjugate_a: bool = False, unit_diagonal: bool = False,
 ) -> Any:
-    """X with op(A) X = B (``left_side``) or X op(A) = B, A triangular, op(A) = A or Aᵀ.
+    """X with op(A) X = B (``left_side``) or X op(A) = B, A triangular, op(A) = A, Aᵀ, conj(A) or Aᴴ.
 
     ``b`` may have one axis fewer than ``a``: a single right-hand side.
+    ``conjugate_a`` has no effect on real matrices (JAX drops it for them too).
     """
-    conjugate_a = False  # no complex dtypes in minijax: conjugation is the identity
+    conjugate_a = bool(conjugate_a) and is_complex(a)
     singleton = np.ndim(b) == np.ndim(a) - 1
     if singleton:
         b = sp.expand_dims(b, (np.ndim(b) if left_side else np.ndim(b) - 1,))
@@ -321,8 +375,8 @@ def matrix_transpose(x: Any) -> Any:
 
 
 def symmetrize(x: Any) -> Any:
-    """(x + xᵀ) / 2."""
-    total = ew.add_p.bind(x, matrix_transpose(x))
+    """(x + xᴴ) / 2: the symmetric (Hermitian) part."""
+    total = ew.add_p.bind(x, conj_transpose(x))
     return ew.div_p.bind(total, ew.scalar_like(total, 2))
 
 
@@ -398,7 +452,7 @@ def unpermute_rows(x: Any, permutation: Any) -> Any:
 
 
 def lu_solve(lu_: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
-    """Solve A x = b (``trans=0``) or Aᵀ x = b (``trans=1``) from A's LU factors.
+    """Solve A x = b (``trans=0``), Aᵀ x = b (``trans=1``) or Aᴴ x = b (``trans=2``) from A's LU factors.
 
     ``b`` has the matrix axes (..., m, k) with the batch axes of ``lu_``.
     """
@@ -406,11 +460,12 @@ def lu_solve(lu_: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
         x = permute_rows(b, permutation)
         x = triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
         return triangular_solve(lu_, x, left_side=True, lower=False)
-    if trans == 1:
-        x = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
-        x = triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
+    if trans in (1, 2):
+        conj = trans == 2  # (no effect on real factors)
+        x = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=conj)
+        x = triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True, conjugate_a=conj, unit_diagonal=True)
         return unpermute_rows(x, permutation)
-    raise ValueError(f"'trans' value must be 0 or 1, got {trans}")
+    raise ValueError(f"'trans' value must be 0, 1 or 2, got {trans}")
 
 
 # ---------------------------------------------------------------------------
@@ -576,6 +631,11 @@ def _tridiagonal_solve_rule(
             f"{[a.ndim - r for a, r in zip(avals, (1, 1, 1, 2))]} batch dimensions for the inputs."
         )
     _check_floats(name, avals)  # tridiagonal_solve C3
+    if perturb_singular and b.dtype.kind == "c":  # (JAX's kernel takes them; minijax's NumPy one does not yet)
+        raise NotImplementedError(
+            "tridiagonal_solve(perturb_singular=True) of complex systems is not supported by minijax yet "
+            "(docs/differences.md); use perturb_singular=False."
+        )
     if dl.shape != d.shape or dl.shape != du.shape:  # tridiagonal_solve C4
         raise TypeError("tridiagonal_solve requires that all diagonal arguments have the same shape.")
     if dl.shape != b.shape[:-1]:  # tridiagonal_solve C5
@@ -603,18 +663,24 @@ _T = matrix_transpose
 
 
 def _read_triangle(t: Any, lower: bool) -> Any:
-    """The symmetric matrix built from the triangle of ``t`` a cholesky/eigh reads.
+    """The symmetric (Hermitian) matrix built from the triangle of ``t`` a cholesky/eigh reads.
 
     The primitive's value depends on that triangle only, so its derivative
     along ``t`` is its derivative along this matrix (``t`` itself when ``t``
-    is symmetric).
+    is symmetric, or Hermitian for complex ``t``). LAPACK ignores the
+    imaginary part of a Hermitian matrix's diagonal, so the projection
+    drops it too.
     """
+    if is_complex(t):
+        part = tril(t) if lower else triu(t)
+        full = ew.add_p.bind(part, conj_transpose(tril(t, -1) if lower else triu(t, 1)))
+        return ew.div_p.bind(ew.add_p.bind(full, conj_transpose(full)), ew.scalar_like(full, 2))
     if lower:
         return ew.add_p.bind(tril(t), _T(tril(t, -1)))
     return ew.add_p.bind(triu(t), _T(triu(t, 1)))
 
 
-# --- cholesky: L̇ = L·Φ(L⁻¹ Σ̇ L⁻ᵀ), Φ taking the lower triangle with the
+# --- cholesky: L̇ = L·Φ(L⁻¹ Σ̇ L⁻ᴴ), Φ taking the lower triangle with the
 # diagonal halved (Murray, "Differentiation of the Cholesky decomposition",
 # arXiv:1602.07527).
 
@@ -623,7 +689,7 @@ def _cholesky_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any,
     (x,), (sigma_dot,) = primals, tangents
     chol = cholesky_p.bind(x)
     sigma_dot = _read_triangle(sigma_dot, lower=True)
-    tmp = triangular_solve(chol, sigma_dot, left_side=False, transpose_a=True, lower=True)
+    tmp = triangular_solve(chol, sigma_dot, left_side=False, transpose_a=True, conjugate_a=True, lower=True)  # Σ̇ L⁻ᴴ
     inner = triangular_solve(chol, tmp, left_side=True, transpose_a=False, lower=True)
     n = get_aval(x).shape[-1]
     halve_diagonal = ew.add_p.bind(ew.full((n, n), 1, get_aval(x).dtype), eye(get_aval(x).dtype, (n, n)))
@@ -647,6 +713,8 @@ def _triangular_solve_jvp_a(
     g_a = ew.neg_p.bind(g_a)
     if transpose_a:
         g_a = _T(g_a)
+    if conjugate_a:
+        g_a = cx.conj(g_a)
 
     def a_inverse(rhs: Any) -> Any:
         return triangular_solve_p.bind(
@@ -726,13 +794,14 @@ def _qr_matmul(a: Any, b: Any) -> Any:
 def _thin_qr_jvp(q: Any, r: Any, dx: Any) -> tuple[Any, Any]:
     """(dQ, dR) of X = Q R for m >= n and square R."""
     dx_rinv = triangular_solve(r, dx)  # X R⁻¹: a right-side solve
-    qt_dx_rinv = _qr_matmul(_T(q), dx_rinv)
+    qt_dx_rinv = _qr_matmul(conj_transpose(q), dx_rinv)
     lower = tril(qt_dx_rinv, -1)
-    do = ew.sub_p.bind(lower, _T(lower))  # skew-symmetric
-    # JAX's correction for complex matrices, I ∘ (X - re(X)): zero for real ones, kept so the jaxprs match.
+    do = ew.sub_p.bind(lower, conj_transpose(lower))  # skew-Hermitian
+    # The diagonal of Qᴴ dQ is imaginary, I ∘ (X - re(X)): zero for real ones, kept so the jaxprs match.
     n = get_aval(r).shape[-1]
     eye_n = sp.expand_dims(eye(get_aval(do).dtype, (n, n)), tuple(range(get_aval(qt_dx_rinv).ndim - 2)))
-    do = ew.add_p.bind(do, ew.mul_p.bind(eye_n, ew.sub_p.bind(qt_dx_rinv, qt_dx_rinv)))
+    re_part = ew.convert_element_type(cx.real(qt_dx_rinv), get_aval(do).dtype) if is_complex(do) else qt_dx_rinv
+    do = ew.add_p.bind(do, ew.mul_p.bind(eye_n, ew.sub_p.bind(qt_dx_rinv, re_part)))
     dq = ew.add_p.bind(_qr_matmul(q, ew.sub_p.bind(do, qt_dx_rinv)), dx_rinv)
     dr = _qr_matmul(ew.sub_p.bind(qt_dx_rinv, do), r)
     return dq, dr
@@ -753,10 +822,10 @@ def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, pivoting: bool, 
         shape = get_aval(v).shape
         return slicing.slice(v, (0,) * (nd - 2) + (start, 0), (*shape[:-2], stop, shape[-1]))
 
-    if m < n:  # wide: X = Q [R1 R2] with R1 square; dR2 = dQᵀ X2 + Qᵀ dX2
+    if m < n:  # wide: X = Q [R1 R2] with R1 square; dR2 = dQᴴ X2 + Qᴴ dX2
         x2, dx1, dx2, r1 = cols(x, m, n), cols(dx, 0, m), cols(dx, m, n), cols(r, 0, m)
         dq, dr1 = _thin_qr_jvp(q, r1, dx1)
-        dr2 = ew.add_p.bind(_qr_matmul(_T(dq), x2), _qr_matmul(_T(q), dx2))
+        dr2 = ew.add_p.bind(_qr_matmul(conj_transpose(dq), x2), _qr_matmul(conj_transpose(q), dx2))
         return [q, r], [dq, sp.concatenate([dr1, dr2], nd - 1)]
     q_mn = cols(q, 0, n) if full_matrices else q
     r_nn = rows(r, 0, n) if full_matrices else r
@@ -764,6 +833,11 @@ def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, pivoting: bool, 
     if not full_matrices or m == n:
         return [q, r], [dq_mn, dr_nn]
     # Tall with a full Q: the last m - n columns of Q move too (arXiv:2409.13374, eqs. 32-33).
+    if is_complex(aval):
+        raise NotImplementedError(
+            "qr jvp: the derivative of a full Q (full_matrices=True) of a tall complex matrix is not implemented in "
+            "minijax; use full_matrices=False (jnp.linalg.qr mode='reduced')."
+        )
     q_nn, q_pn, q_mp = rows(q_mn, 0, n), rows(q_mn, n, m), cols(q, n, m)
     dq_nn, dq_pn = rows(dq_mn, 0, n), rows(dq_mn, n, m)
     eye_n = sp.expand_dims(eye(aval.dtype, (n, n)), tuple(range(nd - 2)))
@@ -780,8 +854,8 @@ def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, pivoting: bool, 
 ad.primitive_jvps[qr_p] = _qr_jvp
 
 
-# --- eigh: nondegenerate perturbation theory. With A = V diag(w) Vᵀ,
-# ẇ = diag(Vᵀ Ȧ V) and V̇ = V (F ∘ Vᵀ Ȧ V), F_ij = 1/(w_j - w_i) off the
+# --- eigh: nondegenerate perturbation theory. With A = V diag(w) Vᴴ,
+# ẇ = re diag(Vᴴ Ȧ V) and V̇ = V (F ∘ Vᴴ Ȧ V), F_ij = 1/(w_j - w_i) off the
 # diagonal and 0 on it (Giles, "An extended collection of matrix derivative
 # results", 2008). Eigenvalues must be distinct.
 
@@ -794,21 +868,100 @@ def _eigh_jvp(
     n = aval.shape[-1]
     if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
         raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
-    v, w = eigh_p.bind(a, lower=lower, sort_eigenvalues=sort_eigenvalues, subset_by_index=subset_by_index, algorithm=algorithm)
+    v, w_real = eigh_p.bind(a, lower=lower, sort_eigenvalues=sort_eigenvalues, subset_by_index=subset_by_index, algorithm=algorithm)
     a_dot = _read_triangle(a_dot, lower)
+    complex_ = is_complex(aval)
+    # A Hermitian matrix's eigenvalues are real: w in a's (complex) dtype for the products.
+    w = ew.convert_element_type(w_real, aval.dtype) if complex_ else w_real
     eye_n = sp.expand_dims(eye(aval.dtype, (n, n)), tuple(range(aval.ndim - 2)))
     gaps = ew.sub_p.bind(ew.add_p.bind(eye_n, sp.expand_dims(w, (aval.ndim - 2,))), sp.expand_dims(w, (aval.ndim - 1,)))
     fmat = ew.sub_p.bind(ew.integer_pow_p.bind(gaps, y=-1), eye_n)
-    vt_adot_v = matmul(matmul(_T(v), a_dot), v)
-    dv = matmul(v, ew.mul_p.bind(fmat, vt_adot_v))
-    dw = diagonal(vt_adot_v)
-    return [v, w], [dv, dw]
+    vh_adot_v = matmul(matmul(conj_transpose(v), a_dot), v)
+    dv = matmul(v, ew.mul_p.bind(fmat, vh_adot_v))
+    dw = diagonal(cx.real(vh_adot_v) if complex_ else vh_adot_v)
+    return [v, w_real], [dv, dw]
 
 
 ad.primitive_jvps[eigh_p] = _eigh_jvp
 
 
-# --- svd: with A = U diag(s) Vᵀ (reduced), ṡ = diag(Uᵀ Ȧ V) and the
+# --- eig: nondegenerate perturbation theory (Giles 2008, sec. 3.1). With
+# A V = V diag(w) and P = V⁻¹ Ȧ V: ẇ = diag(P), and V̇ = V (F ∘ P) + V diag(c),
+# F_ij = 1/(w_j - w_i) off the diagonal. The free multiples c_j of each
+# column are fixed by LAPACK's normalisation (unit 2-norm, largest-magnitude
+# component real), as JAX fixes them. The left eigenvectors are the right
+# ones of Aᴴ (eigenvalues conj(w)). Eigenvector derivatives are opt-in
+# (enable_eigvec_derivs), as in JAX.
+
+
+def _solve_square(a: Any, b: Any) -> Any:
+    """a⁻¹ b for square matrices a (batched), by LU with partial pivoting."""
+    lu_, _, permutation = lu_p.bind(a)
+    return lu_solve(lu_, permutation, b)
+
+
+def _eig_vector_jvp(w: Any, v: Any, da: Any) -> tuple[Any, Any]:
+    aval = get_aval(v)
+    nd, n = aval.ndim, aval.shape[-1]
+    eye_n = sp.expand_dims(eye(aval.dtype, (n, n)), tuple(range(nd - 2)))
+    gaps = ew.sub_p.bind(ew.add_p.bind(eye_n, sp.expand_dims(w, (nd - 2,))), sp.expand_dims(w, (nd - 1,)))
+    fmat = ew.sub_p.bind(ew.integer_pow_p.bind(gaps, y=-1), eye_n)
+    p = matmul(_solve_square(v, da), v)
+    dw = diagonal(p)
+    u = matmul(v, ew.mul_p.bind(fmat, p))
+    # c_j = -re(v_jᴴ u_j) - i im(u_kj) / re(v_kj), k the row of v_j's largest |entry|.
+    rows = sp.iota(np.int32, aval.shape, nd - 2)
+    k = red.argmax_p.bind(ew.abs_p.bind(v), axes=(nd - 2,), index_dtype=np.dtype(np.int32))
+    mask = ew.convert_element_type(ew.eq_p.bind(rows, sp.expand_dims(k, (nd - 2,))), aval.dtype)
+
+    def col_sum(x: Any) -> Any:
+        return sp.reduce_sum(x, (nd - 2,))
+
+    re_part = ew.neg_p.bind(cx.real(col_sum(ew.mul_p.bind(cx.conj(v), u))))
+    im_part = ew.neg_p.bind(ew.div_p.bind(cx.imag(col_sum(ew.mul_p.bind(mask, u))), cx.real(col_sum(ew.mul_p.bind(mask, v)))))
+    c = cx.complex(re_part, im_part)
+    return dw, ew.add_p.bind(u, ew.mul_p.bind(v, sp.expand_dims(c, (nd - 2,))))
+
+
+def _eig_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
+    enable_eigvec_derivs: bool, implementation: Any,
+) -> tuple[Any, Any]:
+    (a,), (da,) = primals, tangents
+    if (compute_left_eigenvectors or compute_right_eigenvectors) and not enable_eigvec_derivs:
+        raise NotImplementedError(
+            "Derivatives of non-symmetric eigenvectors are only valid under assumptions on the input that JAX cannot "
+            "check (see the enable_eigvec_derivs argument to jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to "
+            "jax.lax.linalg.eig to opt in. See https://github.com/jax-ml/jax/issues/2748 for discussion."
+        )
+    outs = eig_p.bind(
+        a, compute_left_eigenvectors=compute_left_eigenvectors, compute_right_eigenvectors=True,
+        enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation,
+    )  # fmt: skip
+    w, vr = outs[0], outs[-1]
+    if get_aval(a).shape[-1] == 0:  # empty matrices: nothing moves
+        kept = outs if compute_right_eigenvectors else outs[:-1]
+        return kept, [ew.full_like(o, 0) for o in kept]
+    da = ew.convert_element_type(da, get_aval(vr).dtype)
+    if not (compute_left_eigenvectors or compute_right_eigenvectors):
+        nd = get_aval(vr).ndim
+        return [w], [sp.reduce_sum(ew.mul_p.bind(_solve_square(vr, da), _T(vr)), (nd - 1,))]
+    dw, dvr = _eig_vector_jvp(w, vr, da)
+    primal_out, tangent_out = [w], [dw]
+    if compute_left_eigenvectors:
+        _, dvl = _eig_vector_jvp(cx.conj(w), outs[1], conj_transpose(da))
+        primal_out.append(outs[1])
+        tangent_out.append(dvl)
+    if compute_right_eigenvectors:
+        primal_out.append(vr)
+        tangent_out.append(dvr)
+    return primal_out, tangent_out
+
+
+ad.primitive_jvps[eig_p] = _eig_jvp
+
+
+# --- svd: with A = U diag(s) Vᴴ (reduced), ṡ = re diag(Uᴴ Ȧ V) and the
 # singular vectors from F_ij = 1/(s_j² - s_i²); the extra terms for tall and
 # wide matrices project Ȧ onto the complements of U's and V's columns
 # (Townsend, "Differentiating the singular value decomposition", 2016).
@@ -830,29 +983,42 @@ def _svd_jvp(
         # The vectors' rule treats the columns left out as having singular value 0: not so for a partial SVD.
         raise NotImplementedError("Singular value decomposition JVP not implemented for a partial SVD (subset_by_index)")
     s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=subset_by_index, algorithm=algorithm)
-    ut, v = _T(u), _T(vt)
-    s_row = sp.expand_dims(s, (nd - 2,))  # s[..., None, :]
+    complex_ = is_complex(aval)
+    ut, v = conj_transpose(u), conj_transpose(vt)
+    s_row = sp.expand_dims(s, (nd - 2,))  # s[..., None, :], real
     ds_mat = matmul(matmul(ut, da), v)
-    ds = diagonal(ds_mat)
+    ds = diagonal(cx.real(ds_mat) if complex_ else ds_mat)
     if not compute_uv:
         return [s], [ds]
     s_col = _T(s_row)
     k = get_aval(s).shape[-1]
-    eye_k = sp.expand_dims(eye(aval.dtype, (k, k)), tuple(range(nd - 2)))
+    real_dtype = get_aval(s).dtype
+    eye_k = sp.expand_dims(eye(real_dtype, (k, k)), tuple(range(nd - 2)))
     s_diffs = ew.mul_p.bind(ew.add_p.bind(s_row, s_col), ew.sub_p.bind(s_row, s_col))
-    f = ew.sub_p.bind(ew.div_p.bind(np.ones((), aval.dtype), ew.add_p.bind(s_diffs, eye_k)), eye_k)
-    dss = ew.mul_p.bind(s_row, ds_mat)  # dS diag(s)
-    sds = ew.mul_p.bind(s_col, ds_mat)  # diag(s) dS
-    # JAX adds ½ (dS - dSᴴ) ∘ diag(1/s) to dU's bracket: zero for real matrices, so left out.
-    du = matmul(u, ew.mul_p.bind(f, ew.add_p.bind(dss, _T(dss))))
-    dv = matmul(v, ew.mul_p.bind(f, ew.add_p.bind(sds, _T(sds))))
+    f = ew.sub_p.bind(ew.div_p.bind(np.ones((), real_dtype), ew.add_p.bind(s_diffs, eye_k)), eye_k)
+
+    def as_a(x: Any) -> Any:  # the real factors in a's (complex) dtype
+        return ew.convert_element_type(x, aval.dtype) if complex_ else x
+
+    f, s_row_a, s_col_a = as_a(f), as_a(s_row), as_a(s_col)
+    dss = ew.mul_p.bind(s_row_a, ds_mat)  # dS diag(s)
+    sds = ew.mul_p.bind(s_col_a, ds_mat)  # diag(s) dS
+    du_bracket = ew.mul_p.bind(f, ew.add_p.bind(dss, conj_transpose(dss)))
+    if complex_:  # ½ (dS - dSᴴ) ∘ diag(1/s): the phases of U's columns (zero for real matrices)
+        s_zero = ew.convert_element_type(ew.eq_p.bind(s, np.zeros((), real_dtype)), real_dtype)
+        s_inv = ew.sub_p.bind(ew.div_p.bind(np.ones((), real_dtype), ew.add_p.bind(s, s_zero)), s_zero)
+        s_inv_diag = ew.mul_p.bind(eye_k, sp.expand_dims(s_inv, (nd - 2,)))
+        skew = ew.mul_p.bind(ew.sub_p.bind(ds_mat, conj_transpose(ds_mat)), ew.scalar_like(ds_mat, 0.5))
+        du_bracket = ew.add_p.bind(du_bracket, ew.mul_p.bind(skew, as_a(s_inv_diag)))
+    du = matmul(u, du_bracket)
+    dv = matmul(v, ew.mul_p.bind(f, ew.add_p.bind(sds, conj_transpose(sds))))
     if m > n:
         dav = matmul(da, v)
-        du = ew.add_p.bind(du, ew.div_p.bind(ew.sub_p.bind(dav, matmul(u, matmul(ut, dav))), s_row))
+        du = ew.add_p.bind(du, ew.div_p.bind(ew.sub_p.bind(dav, matmul(u, matmul(ut, dav))), s_row_a))
     if n > m:
-        dahu = matmul(_T(da), u)
-        dv = ew.add_p.bind(dv, ew.div_p.bind(ew.sub_p.bind(dahu, matmul(v, matmul(vt, dahu))), s_row))
-    return [s, u, vt], [ds, du, _T(dv)]
+        dahu = matmul(conj_transpose(da), u)
+        dv = ew.add_p.bind(dv, ew.div_p.bind(ew.sub_p.bind(dahu, matmul(v, matmul(vt, dahu))), s_row_a))
+    return [s, u, vt], [ds, du, conj_transpose(dv)]
 
 
 ad.primitive_jvps[svd_p] = _svd_jvp
@@ -874,7 +1040,7 @@ def _batch_at_front(prim: Any) -> Any:
 
 
 for _prim in (
-    cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, svd_p, householder_product_p, ormqr_p, hessenberg_p,
+    cholesky_p, lu_p, lu_pivots_to_permutation_p, qr_p, eigh_p, eig_p, svd_p, householder_product_p, ormqr_p, hessenberg_p,
     tridiagonal_p, schur_p, symmetric_product_p,
 ):  # fmt: skip
     batching.primitive_batchers[_prim] = _batch_at_front(_prim)

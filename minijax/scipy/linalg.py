@@ -124,9 +124,9 @@ def cho_factor(
 
 
 def _cho_solve_matrix(c: Array, b: Array, lower: bool) -> Array:
-    # (L Lᵀ) x = b: solve with L then Lᵀ; the upper factor U = Lᵀ the other way round.
-    b = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower)
-    return lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=lower)
+    # (L Lᴴ) x = b: solve with L then Lᴴ; the upper factor U = Lᴴ the other way round.
+    b = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower, conjugate_a=not lower)
+    return lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=lower, conjugate_a=lower)
 
 
 def cho_solve(
@@ -198,7 +198,7 @@ def lu_solve(
     overwrite_b: bool = False,
     check_finite: bool = True,
 ) -> Array:
-    """x with A x = b (``trans=0``) or Aᵀ x = b (1 or 2), from ``lu_factor(A)``."""
+    """x with A x = b (``trans=0``), Aᵀ x = b (1) or Aᴴ x = b (2), from ``lu_factor(A)``."""
     del overwrite_b, check_finite
     factors, pivots = lu_and_piv
     lu_arr, b_arr = promote_dtypes_inexact(jnp.asarray(factors), jnp.asarray(b))
@@ -209,7 +209,7 @@ def lu_solve(
 
     def solve(f: Array, rhs: Array) -> Array:
         p = jnp.broadcast_to(perm, (*f.shape[:-2], m))
-        return _lu_solve_factors(f, p, rhs, trans=min(int(trans), 1))  # real matrices: 'C' is 'T'
+        return _lu_solve_factors(f, p, rhs, trans=int(trans))
 
     return _matrix_rhs("lu_solve", lu_arr, b_arr, solve)
 
@@ -222,7 +222,8 @@ def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False, check_f
     m, n = arr.shape[-2:]
     k = min(m, n)
     dtype = arr.dtype
-    p = (permutation[..., None, :] == jnp.arange(m, dtype=permutation.dtype)[:, None]).astype(dtype)
+    real = np.finfo(dtype).dtype  # P is real for complex matrices too (as JAX)
+    p = (permutation[..., None, :] == jnp.arange(m, dtype=permutation.dtype)[:, None]).astype(real)
     lower = jnp.tril(factors, -1)[..., :, :k] + jnp.eye(m, k, dtype=dtype)
     upper = jnp.triu(factors)[..., :k, :]
     if permute_l:
@@ -353,16 +354,19 @@ def solve_triangular(
     """x with op(a) x = b, a triangular (only its ``lower`` or upper triangle read); op is trans 0/'N', 1/'T', 2/'C'."""
     del overwrite_b, debug, check_finite
     if trans in (0, "N"):
-        transpose_a = False
-    elif trans in (1, "T", 2, "C"):
-        transpose_a = True  # real matrices: the conjugate transpose is the transpose
+        transpose_a = conjugate_a = False
+    elif trans in (1, "T"):
+        transpose_a, conjugate_a = True, False
+    elif trans in (2, "C"):
+        transpose_a = conjugate_a = True  # (no effect on real matrices)
     else:
         raise ValueError(f"Invalid 'trans' value {trans}")
     a_arr, b_arr = promote_dtypes_inexact(jnp.asarray(a), jnp.asarray(b))
 
     def solve_(aa: Array, bb: Array) -> Array:
         return lax_linalg.triangular_solve(
-            aa, bb, left_side=True, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal
+            aa, bb, left_side=True, lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
+            unit_diagonal=unit_diagonal,
         )
 
     return _matrix_rhs("solve_triangular", a_arr, b_arr, solve_)
@@ -418,13 +422,13 @@ def _pade(degree: int) -> Callable[[Array], tuple[Array, Array]]:
 def _expm_2d(a: Array, upper_triangular: bool, max_squarings: int) -> Array:
     norm1 = jnp.linalg.norm(a, 1)
     degrees: tuple[int, ...]
-    if a.dtype == np.float64:
+    if a.dtype in (np.float64, np.complex128):
         maxnorm, conds, degrees = (
             5.371920351148152,
             [0.01495585217958292, 0.253939833006323, 0.9504178996162932, 2.097847961257068],
             (3, 5, 7, 9, 13),
         )
-    elif a.dtype == np.float32:
+    elif a.dtype in (np.float32, np.complex64):
         maxnorm, conds, degrees = 3.92572478313866, [0.4258730016922831, 1.880152677804762], (3, 5, 7)
     else:
         raise TypeError(f"A.dtype={a.dtype} is not supported.")

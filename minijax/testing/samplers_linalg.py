@@ -12,7 +12,12 @@ stops existing (and by a margin a finite-difference step cannot cross):
 * ``qr``: a random matrix plus twice the identity (its leading square block
   is well conditioned, so R's diagonal stays away from zero);
 * ``eigh``: Q diag(w) Qᵀ with eigenvalues at least 0.8 apart;
-* ``svd``: U diag(s) Vᵀ with singular values 1, 2, 3, ... (jittered).
+* ``svd``: U diag(s) Vᵀ with singular values 1, 2, 3, ... (jittered);
+* ``eig`` (cla, issue 19): V diag(w) V⁻¹ with V = I + small entries (each
+  eigenvector's largest component is clearly its diagonal one, where LAPACK
+  makes it real) and eigenvalues 1, 2, 3, ... (jittered; complex ones for
+  complex operands, which half the cases have, with parts of the drawn
+  dtype's precision). Eigenvector derivatives are enabled.
 
 Batch axes (0 to 2 of them, sides 0 to 3) and empty matrices are drawn now
 and then. Cases stay inside what the jvp rules define: eigh and svd with no
@@ -171,6 +176,35 @@ def _svd(draw: Draw, dtype: np.dtype[Any]) -> Case:
     return case("svd", params, [Operand((*_batch(draw), m, n), dtype, _separated_singular_values)], (0,))
 
 
+def _complex_of(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    return np.dtype(np.complex128) if dtype == np.dtype(np.float64) else np.dtype(np.complex64)
+
+
+def _separated_eigenvalues(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
+    *batch, n, _ = shape
+    complex_ = np.dtype(dtype).kind == "c"
+
+    def noise(s: Shape, scale: float) -> NDArray:
+        out = rng.uniform(-scale, scale, s)
+        return out + 1j * rng.uniform(-scale, scale, s) if complex_ else out
+
+    v = np.eye(n) + noise(tuple(shape), 0.2 / max(n, 1))
+    w = 1 + np.arange(n) + noise((*batch, n), 0.1)
+    return _cast((v * w[..., None, :]) @ np.linalg.inv(v), dtype)
+
+
+def _eig(draw: Draw, dtype: np.dtype[Any]) -> Case:
+    n = draw(_SIDES)
+    operand_dtype = _complex_of(dtype) if draw(st.booleans()) else dtype
+    params = {
+        "compute_left_eigenvectors": draw(st.booleans()),
+        "compute_right_eigenvectors": draw(st.booleans()),
+        "enable_eigvec_derivs": True,
+        "implementation": None,
+    }
+    return case("eig", params, [Operand((*_batch(draw), n, n), operand_dtype, _separated_eigenvalues)], (0,))
+
+
 def _reflectors(rng: np.random.Generator, shape: Shape, dtype: np.dtype[Any]) -> NDArray:
     """Householder vectors below the diagonal (what geqrf leaves there), of moderate size."""
     return _cast(rng.uniform(-1, 1, shape), dtype)
@@ -264,4 +298,5 @@ SAMPLERS: dict[str, Sampler] = {
     "qr": Sampler("qr", _qr, FLOAT),
     "eigh": Sampler("eigh", _eigh, FLOAT),
     "svd": Sampler("svd", _svd, FLOAT),
+    "eig": Sampler("eig", _eig, FLOAT),
 }
