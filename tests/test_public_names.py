@@ -18,13 +18,7 @@ pytestmark = pytest.mark.single_backend
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "jax_public_names.json").read_text())
 
-# Names that need complex dtypes or the FFT: issue 19 ("Complex numbers, FFT and
-# the non-symmetric eigenproblem") builds them.
-_COMPLEX = "issue 19: complex dtypes and the FFT"
 DEFERRED: dict[str, dict[str, str]] = {
-    "numpy": {
-        name: _COMPLEX
-    },
     # extend (issue 20): the primitives minijax has not built, each with where it is (or is not) built.
     "extend.core.primitives": {
         **{name: "minijax has no tokens" for name in ["after_all_p", "create_token_p"]},
