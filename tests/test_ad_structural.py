@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import minijax as jax
 import minijax.primitives.slicing as sl
 import minijax.primitives.structural as sp
+from minijax.primitives.elementwise import convert_element_type_p, mul_p
 from minijax import dtypes, lax
 from minijax.config import config
 from minijax.core import primitive_named
@@ -236,6 +237,21 @@ def iota_cases(draw: st.DrawFn, dtype: np.dtype[Any]) -> Case:
     return Case("iota", fun, [values(draw(_rngs), shape, iota_dtype)], [True])
 
 
+@st.composite
+def dim_as_value_cases(draw: st.DrawFn, dtype: np.dtype[Any]) -> Case:
+    # dim_as_value has no operands (and no derivative: an integer): scaled into an operand's.
+    shape = _shape(draw)
+    size = draw(st.integers(0, 6))
+    target = dtype if dtype != np.bool_ else np.dtype(np.int32)
+
+    def fun(x: Any) -> Any:
+        n = convert_element_type_p.bind(sp.dim_as_value_p.bind(dim=size), new_dtype=target, weak_type=False,
+                                        sharding=None)
+        return mul_p.bind(x, sp.broadcast_in_dim_p.bind(n, shape=shape, broadcast_dimensions=(), sharding=None))
+
+    return Case("dim_as_value", fun, [values(draw(_rngs), shape, target)], [True])
+
+
 _rngs = st.integers(0, 2**32 - 1).map(np.random.default_rng)
 
 CASES: dict[str, Callable[[np.dtype[Any]], st.SearchStrategy[Case]]] = {
@@ -251,6 +267,7 @@ CASES: dict[str, Callable[[np.dtype[Any]], st.SearchStrategy[Case]]] = {
     "concatenate": concatenate_cases,
     "pad": pad_cases,
     "iota": iota_cases,
+    "dim_as_value": dim_as_value_cases,  # polyexp (issue 20)
     "split": split_cases,
     "tile": tile_cases,
     "stack": stack_cases,
@@ -367,9 +384,11 @@ def assert_trees_equal(actual: Any, desired: Any) -> None:
 
 
 def test_linear_primitives_have_transpose_rules() -> None:
-    linear = [primitive_named(n) for n in NAMES if n != "iota"]
+    operandless = ("iota", "dim_as_value")
+    linear = [primitive_named(n) for n in NAMES if n not in operandless]
     assert all(p in ad.primitive_jvps and p in ad.transpose_rules for p in linear)
-    assert sp.iota_p in ad.primitive_jvps  # never called (no operands), listed all the same
+    # Never called (no operands), listed all the same.
+    assert sp.iota_p in ad.primitive_jvps and sp.dim_as_value_p in ad.primitive_jvps
 
 
 def test_dynamic_slice_indices_get_float0_cotangents() -> None:

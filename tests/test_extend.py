@@ -44,8 +44,9 @@ def test_primitives_carry_jaxs_names() -> None:
     assert primitives.add_jaxvals_p.name == "add_any"
     assert primitives.remat_p.name == "remat2"
     assert all(getattr(primitives, n).name for n in primitives.__all__)
-    with pytest.raises(AttributeError, match="minijax has no fft primitive"):
-        primitives.fft_p  # noqa: B018
+    assert primitives.fft_p.name == "fft" and primitives.eig_p.name == "eig"
+    with pytest.raises(AttributeError, match="minijax has no create_token primitive"):
+        primitives.create_token_p  # noqa: B018
 
 
 # ---------------------------------------------------------------------------

@@ -307,8 +307,7 @@ def test_tridiagonal_solve_derivatives(x64):
 # What stays refused
 
 
-def test_schur_and_the_householder_family_of_complex_matrices_still_refused():
-    with pytest.raises(NotImplementedError, match="schur of complex matrices"):
-        LL.schur(cgeneral(3))
+def test_the_householder_family_of_complex_matrices_is_still_refused():
+    # (Complex schur is built: tests/test_complex_schur_scipy.py.)
     with pytest.raises(NotImplementedError, match="hessenberg of complex matrices"):
         LL.hessenberg(cgeneral(3))

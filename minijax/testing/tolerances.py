@@ -752,7 +752,10 @@ def _agrees(
     if a.dtype.kind == "c" and tol.bound:  # each part within the (magnitude-based) bound
         bound = BOUNDS[tol.bound](operands, params, e)
         with np.errstate(all="ignore"):
-            return np.asarray(_within_bound(a.real, e.real, bound) & _within_bound(a.imag, e.imag, bound))
+            ok = _within_bound(a.real, e.real, bound) & _within_bound(a.imag, e.imag, bound)
+            if tol.bound in OVERFLOWS:  # results left unspecified (an FFT of non-finite values)
+                ok |= np.broadcast_to(OVERFLOWS[tol.bound](operands, params, e), ok.shape)
+            return np.asarray(ok)
     if not _is_float(a.dtype):
         return np.asarray(a == e)
     if tol.bound:

@@ -2,7 +2,7 @@
 
 Each name is minijax's primitive of JAX's name (``add_p`` is the primitive
 ``add``), looked up in minijax's registry. A primitive minijax has not built
-(the FFT and eig ones, tokens, collectives across devices, ...)
+(tokens, state references, collectives across devices, ...)
 is absent: tests/test_public_names.py lists each with its reason.
 """
 
