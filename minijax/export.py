@@ -50,6 +50,7 @@ from minijax.shape_poly import DimExpr, evaluate_shape, is_symbolic_shape, parse
 from minijax.stages import Jitted
 
 __all__ = [
+    "DisabledSafetyCheck",
     "Exported",
     "default_export_platform",
     "deserialize",
@@ -67,6 +68,53 @@ _FORMAT_VERSION = 1
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
 _CALLING_CONVENTION = 10
+
+
+class DisabledSafetyCheck:
+    """A check ``export`` or ``Exported.call`` would make, turned off (``export(disabled_checks=[...])``).
+
+    ``platform()``: the program may run on a platform it was not exported for.
+    ``custom_call(target)``: the program may call that custom-call target (minijax lowers no
+    custom call whose stability is unknown, so nothing refuses one; the directive is kept).
+    Its text (``str``) is what the serialized program records.
+    """
+
+    def __init__(self, _impl: str) -> None:
+        self._impl = _impl  # use platform() or custom_call(...)
+
+    @classmethod
+    def platform(cls) -> DisabledSafetyCheck:
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name: str) -> DisabledSafetyCheck:
+        return cls(f"custom_call:{target_name}")
+
+    def is_custom_call(self) -> str | None:
+        """The custom-call target this directive allows, or None."""
+        kind, _, target = self._impl.partition(":")
+        return target if kind == "custom_call" and target else None
+
+    def __str__(self) -> str:
+        return self._impl
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DisabledSafetyCheck) and self._impl == other._impl
+
+    def __hash__(self) -> int:
+        return hash(self._impl)
+
+
+# JAX's platform names for minijax's device platforms (an exported program names JAX's).
+_EXPORT_PLATFORM = {"cpu": "cpu", "gpu": "cuda"}
+
+
+def _listed(platform: str, platforms: Sequence[str]) -> bool:
+    """Whether a device of ``platform`` is among the export ``platforms`` (case aside; 'gpu' is 'cuda' or 'rocm')."""
+    names = {p.lower() for p in platforms}
+    return platform in names or (platform == "gpu" and bool(names & {"cuda", "rocm", "gpu"}))
 
 
 # --- symbolic shapes -------------------------------------------------------------------------
@@ -360,6 +408,12 @@ class Exported:
                 f"at export time, but they are {in_tree} and {self.in_tree}"
             )
         shapes = self._check_types(flat)
+        here = default_device().platform
+        if not _listed(here, self.platforms) and DisabledSafetyCheck.platform() not in self.disabled_safety_checks:
+            raise ValueError(
+                f"Function '{self.fun_name}' was exported for platforms '{self.platforms}' but it is used on "
+                f"'{(_EXPORT_PLATFORM.get(here, here),)}'."
+            )
         env: dict[str, int] = {}
         if self._symbolic:
             env = _bind_dims(self.in_avals, shapes)
@@ -386,7 +440,8 @@ class Exported:
         const_avals = [ShapedArray(np.shape(c), np.asarray(c).dtype) for c in self._consts]
         in_avals = [a.update(shape=evaluate_shape(a.shape, env)) for a in self.in_avals]
         out_avals = [a.update(shape=evaluate_shape(a.shape, env)) for a in self.out_avals]
-        if self._stablehlo is not None and device.platform in self.platforms and backend.compiles_stablehlo:
+        # The StableHLO where it was lowered for this platform; elsewhere (a disabled platform check) the jaxpr.
+        if self._stablehlo is not None and _listed(device.platform, self.platforms) and backend.compiles_stablehlo:
             text = self._stablehlo
             if env:  # shape refinement: the module specialized to the arguments' shapes, as JAX does before compiling
                 text = backend.refine_exported(text, [*const_avals, *in_avals], out_avals)
@@ -429,6 +484,7 @@ class Exported:
             "format_version": _FORMAT_VERSION,
             "fun_name": self.fun_name,
             "platforms": list(self.platforms),
+            "disabled_checks": [str(c) for c in self.disabled_safety_checks],
             "in_tree": _tree_to_json(self.in_tree),
             "out_tree": _tree_to_json(self.out_tree),
             "in_avals": [_aval_to_json(a) for a in self.in_avals],
@@ -462,7 +518,7 @@ def deserialize(blob: bytes | bytearray) -> Exported:
     for n in header["const_sizes"]:
         consts.append(np.load(io.BytesIO(data[pos : pos + n]), allow_pickle=False))
         pos += n
-    return Exported(
+    exported = Exported(
         header["fun_name"],
         _tree_from_json(header["in_tree"]),
         tuple(_aval_from_json(a) for a in header["in_avals"]),
@@ -473,6 +529,8 @@ def deserialize(blob: bytes | bytearray) -> Exported:
         header["stablehlo"],
         consts,
     )
+    exported.disabled_safety_checks = tuple(DisabledSafetyCheck(c) for c in header.get("disabled_checks", ()))
+    return exported
 
 
 def _shape_str(shape: Sequence[Any]) -> str:
@@ -486,7 +544,9 @@ def _consts_as_params(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 def default_export_platform() -> str:
-    return default_device().platform
+    """JAX's name of the platform the default device is on ('cpu', 'cuda')."""
+    platform = default_device().platform
+    return _EXPORT_PLATFORM.get(platform, platform)
 
 
 def export(fun_jit: Any, *, platforms: Sequence[str] | None = None, disabled_checks: Sequence[Any] = ()) -> Callable[..., Exported]:
@@ -494,8 +554,10 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None, disabled_che
     arrays) and packaged as an ``Exported``."""
     if not isinstance(fun_jit, Jitted):
         raise ValueError(f"Function to be exported must be the result of `jit` but is: {fun_jit}")
-    if disabled_checks:
-        raise NotImplementedError("export(disabled_checks=...) is not supported by minijax")
+    checks = tuple(disabled_checks)
+    for check in checks:
+        if not isinstance(check, DisabledSafetyCheck):
+            raise TypeError(f"export: disabled_checks takes DisabledSafetyCheck values, got {check!r}")
 
     def do_export(*args: Any, **kwargs: Any) -> Exported:
         traced = fun_jit.trace(*args, **kwargs)
@@ -503,16 +565,21 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None, disabled_che
         if entry.tracer_consts:
             raise ValueError(f"export of {traced.fun_name}: the function closes over values of an enclosing transformation")
         device = traced._device
-        if platforms is not None and tuple(platforms) != (device.platform,):
-            raise NotImplementedError(
-                f"minijax exports for the platform it runs on ({device.platform!r}); platforms={tuple(platforms)!r} "
-                "(multi-platform or cross-platform export) is not supported"
-            )
+        here = _EXPORT_PLATFORM.get(device.platform, device.platform)
+        targets = tuple(platforms) if platforms else (here,)
         closed = entry.closed
         consts = [np.asarray(c) for c in closed.consts]
         stablehlo = None
         if device.backend.compiles_stablehlo:
             stablehlo = device.backend.lower_text(_consts_as_params(closed))
+            # The lowering is this platform's; it serves others as long as it calls no kernel of this
+            # platform's own (the LAPACK custom calls the decompositions lower to on the CPU).
+            foreign = [p for p in targets if not _listed(device.platform, (p,))]
+            if foreign and "stablehlo.custom_call" in stablehlo:
+                raise NotImplementedError(
+                    f"export of {traced.fun_name} for platforms {tuple(foreign)}: the program calls {here} kernels "
+                    "(custom calls) that minijax cannot lower for another platform; export it on that platform"
+                )
         flat_avals = tuple(closed.in_avals)
         exported = Exported(
             traced.fun_name,
@@ -520,11 +587,12 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None, disabled_che
             flat_avals,
             entry.out_tree,
             tuple(entry.out_avals),
-            (device.platform,),
+            targets,
             str(ClosedJaxpr(closed.jaxpr, closed.consts)),
             stablehlo,
             consts,
         )
+        exported.disabled_safety_checks = checks
         exported._closed = ClosedJaxpr(closed.jaxpr, closed.consts)
         return exported
 

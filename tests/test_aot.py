@@ -450,3 +450,31 @@ def test_transfer_guard_device_to_host_off_the_cpu() -> None:
             elsewhere.tolist()
         np.testing.assert_allclose(jax.device_get(elsewhere), [0, 1, 2])  # explicit: allowed
     np.testing.assert_allclose(np.asarray(elsewhere), [0, 1, 2])
+
+
+def test_export_for_other_platforms_and_the_platform_check(backend_name: str) -> None:
+    # JAX's export page: a program exported for the TPU only refuses to run here unless the
+    # platform check is disabled; one exported for several platforms runs wherever one of them is.
+    check = export.DisabledSafetyCheck
+    assert (str(check.platform()), check.custom_call("x").is_custom_call(), check.platform().is_custom_call()) == (
+        "platform", "x", None)
+    tpu_only = export.export(jax.jit(jax.lax.cos), platforms=["tpu"])(1.0)
+    assert tpu_only.platforms == ("tpu",)
+    with pytest.raises(ValueError, match=r"Function 'cos' was exported for platforms '\('tpu',\)' but it is used "
+                                         r"on '\('cpu',\)'"):
+        tpu_only.call(1.0)
+    unchecked = export.export(jax.jit(jax.lax.cos), platforms=["tpu"], disabled_checks=[check.platform()])(1.0)
+    assert float(unchecked.call(1.0)) == pytest.approx(np.cos(1.0))
+    again = export.deserialize(unchecked.serialize())
+    assert again.disabled_safety_checks == (check.platform(),) and float(again.call(0.0)) == 1.0
+    several = export.export(jax.jit(jax.lax.cos), platforms=["TPU", "cpu", "cuda"])(1.0)
+    assert several.platforms == ("TPU", "cpu", "cuda") and float(several.call(0.0)) == 1.0
+    assert export.export(jax.jit(jax.lax.cos), platforms=[])(1.0).platforms == (export.default_export_platform(),)
+
+
+def test_a_program_with_cpu_kernels_is_not_exported_for_another_platform() -> None:
+    pytest.importorskip("minijax_xla", reason="the LAPACK custom calls are the xla backend's lowering")
+    inv = jax.jit(jnp.linalg.inv, backend="xla")
+    with pytest.raises(NotImplementedError, match=r"for platforms \('cuda',\): the program calls cpu kernels"):
+        export.export(inv, platforms=["cuda"])(jnp.eye(2))
+    assert export.export(inv, platforms=["cpu"])(jnp.eye(2)).platforms == ("cpu",)
