@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import minijax as jax
 import minijax.primitives.slicing as sl
 import minijax.primitives.structural as sp
-from minijax.primitives.elementwise import convert_element_type_p, mul_p
 from minijax import dtypes, lax
 from minijax.config import config
 from minijax.core import primitive_named
 from minijax.interpreters import ad
+from minijax.primitives.elementwise import convert_element_type_p, mul_p
 from minijax.testing import check_grads
 from minijax.testing.checks import families
 
