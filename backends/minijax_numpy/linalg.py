@@ -682,6 +682,18 @@ def _standardize_block(h: Array, z: Array, i: int) -> None:
         h[i, i] = h[i + 1, i + 1] = (h[i, i] + h[i + 1, i + 1]) / 2
 
 
+def _active_block_start(h: Array, hi: int, eps: float) -> int:
+    """Where the unreduced block of Hessenberg ``h`` ending at row ``hi`` starts: the first
+    negligible subdiagonal entry above it (set to 0), or row 0 (the QR iterations' deflation)."""
+    lo = hi
+    while lo > 0:
+        scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
+        if abs(h[lo, lo - 1]) <= eps * (scale if scale else np.abs(h).max()):
+            h[lo, lo - 1] = 0
+            break
+        lo -= 1
+    return lo
+
 def _real_schur(a: Array) -> tuple[Array, Array, bool]:
     """(T, Z, converged) for one float64 matrix: A = Z T Zᵀ."""
     n = a.shape[0]
@@ -697,13 +709,7 @@ def _real_schur(a: Array) -> tuple[Array, Array, bool]:
     h = np.triu(h, -1)
     hi, iterations = n - 1, 0
     while hi > 0:
-        lo = hi
-        while lo > 0:  # the active block: up to the first negligible subdiagonal entry
-            scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
-            if abs(h[lo, lo - 1]) <= eps * (scale if scale else np.abs(h).max()):
-                h[lo, lo - 1] = 0
-                break
-            lo -= 1
+        lo = _active_block_start(h, hi, eps)
         if lo == hi:  # a 1×1 block has converged
             hi, iterations = hi - 1, 0
         elif lo == hi - 1:  # a 2×2 block has converged
@@ -763,13 +769,7 @@ def _complex_schur(a: Array) -> tuple[Array, Array, bool]:
     eps = float(np.finfo(np.float64).eps)
     hi, iterations = n - 1, 0
     while hi > 0:
-        lo = hi
-        while lo > 0:  # the active block: up to the first negligible subdiagonal entry
-            scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
-            if abs(h[lo, lo - 1]) <= eps * (scale if scale else np.abs(h).max()):
-                h[lo, lo - 1] = 0
-                break
-            lo -= 1
+        lo = _active_block_start(h, hi, eps)
         if lo == hi:  # h[hi, hi] has converged
             hi, iterations = hi - 1, 0
             continue
