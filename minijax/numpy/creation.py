@@ -83,11 +83,7 @@ def canonicalize_shape(shape: Any, context: str = "") -> tuple[int, ...]:
     out = []
     for d in dims:
         if isinstance(d, core.Tracer) and d.to_concrete_value() is None:
-            raise TypeError(
-                f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(dims)}.\n"
-                "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions.\n"
-                + d._origin_msg()
-            )
+            raise util.traced_shape_error(tuple(dims), d)
         try:
             out.append(core.dim_index(d))
         except TypeError:

@@ -74,11 +74,7 @@ def _static_ints(values: Any, what: str, *, is_shape: bool = False) -> tuple[int
     if is_shape:
         for v in seq:
             if isinstance(v, core.Tracer) and v.to_concrete_value() is None:
-                raise TypeError(
-                    f"Shapes must be 1D sequences of concrete values of integer type, got {shown}.\n"
-                    "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions.\n"
-                    + v._origin_msg()
-                )
+                raise util.traced_shape_error(shown, v)
     concrete = [core.concrete_or_error(v, f"The {what} must be static (a Python int or a tuple of them).") for v in seq]
     try:
         return tuple(core.dim_index(v) for v in concrete)

@@ -111,6 +111,15 @@ def shape(x: Any) -> tuple[int, ...]:
 # Dtype conversion and promotion
 
 
+def traced_shape_error(shown: Any, tracer: Any) -> TypeError:
+    """JAX's error for a shape with a traced dimension (``shown``: the shape as the message prints it)."""
+    return TypeError(
+        f"Shapes must be 1D sequences of concrete values of integer type, got {shown}.\n"
+        "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions.\n"
+        + tracer._origin_msg()
+    )
+
+
 def _python_scalar_to(x: bool | int | float, dtype: np.dtype[Any], weak_type: bool) -> Any:
     """A Python scalar as a host constant of ``dtype`` (no equation is recorded).
 
