@@ -7,12 +7,12 @@ argument) instead of batching ``f``; the rule returns ``(out, out_batched)``
 where ``out_batched`` has ``out``'s structure and says which outputs carry the
 batch axis at the front. Outside vmap ``f`` itself runs.
 
-minijax applies the rule when the innermost vmap whose tracers reach the call
-is current (``vmap(f)``, ``jit(vmap(f))``, ``grad(vmap(f))`` -- the rule is
-differentiated). It has no ``custom_vmap`` primitive: a custom_vmap function
-staged by ``jit`` (or differentiated by ``jvp``/``grad`` inside the vmap) is
-inlined as ``f``'s body, so ``vmap(jit(f))`` batches ``f``'s equations rather
-than calling the rule. JAX keeps the rule in a ``custom_vmap_call`` equation.
+Under any transformation the call is one ``custom_vmap_call`` equation
+(``minijax/primitives/calls.py``) holding ``f``'s jaxpr and the rule, as in
+JAX: the innermost vmap whose tracers reach it calls the rule, also when the
+equation sits inside a ``jit``'s jaxpr (``vmap(jit(f))``). Differentiating it
+differentiates ``f``'s body; the rule is not differentiated (JAX refuses
+reverse mode through a custom_vmap call).
 """
 
 from __future__ import annotations
@@ -22,18 +22,12 @@ from collections.abc import Callable
 from typing import Any
 
 from minijax import core, tree_util
-from minijax.api import ShapeDtypeStruct, eval_shape
 from minijax.custom_derivatives import _resolve_args, as_arrays
-from minijax.interpreters import batching
-from minijax.interpreters.batching import BatchTrace, BatchTracer
 from minijax.interpreters.tracing import fun_name
 from minijax.lax.control_flow.scan import map as lax_map
+from minijax.primitives.calls import VmapRule, _trace_flat, custom_vmap_call_p
 
 __all__ = ["custom_vmap", "sequential_vmap"]
-
-
-def _rule_name(rule: Any) -> str:
-    return getattr(rule, "__name__", "<unnamed rule>")
 
 
 class custom_vmap:  # noqa: N801  (JAX's name)
@@ -60,66 +54,26 @@ class custom_vmap:  # noqa: N801  (JAX's name)
             ) from e
         if self.vmap_rule is None:
             raise AttributeError(f"No batching rule defined for custom_vmap function {name} using def_vmap.")
-        flat, in_tree = tree_util.tree_flatten(args)
-        trace = core.current_trace()
-        # Skip vmaps none of whose tracers reach the call: the rule belongs to
-        # the innermost vmap that batches an argument.
-        while isinstance(trace, BatchTrace) and not any(isinstance(x, BatchTracer) and x._trace is trace for x in flat):
-            trace = trace.parent
-        if not isinstance(trace, BatchTrace):
-            with core.set_current_trace(trace):
-                out = self.fun(*args)
+        if core.current_trace() is core.eval_trace:  # nothing to batch or stage: the function itself
+            out = self.fun(*args)
             leaves, tree = tree_util.tree_flatten(out)
             return tree_util.tree_unflatten(tree, as_arrays(leaves))
-        return self._apply_rule(trace, flat, in_tree)
+        # Staged (or batched, or differentiated) as one custom_vmap_call equation that keeps the rule.
+        flat, in_tree = tree_util.tree_flatten(args)
+        out_trees: list[tree_util.PyTreeDef] = []
 
-    def _apply_rule(self, trace: BatchTrace, flat: list[Any], in_tree: tree_util.PyTreeDef) -> Any:
-        rule = self.vmap_rule
-        assert rule is not None
-        vals, dims = zip(*(trace.to_val_dim(x) for x in flat))
-        with core.set_current_trace(trace.parent):
-            out_tree = tree_util.tree_structure(
-                _eval_shape_tree(self.fun, tree_util.tree_unflatten(in_tree, [_unbatched_aval(trace, x) for x in flat]))
-            )
-            front = [v if d is None else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
-            args = tree_util.tree_unflatten(in_tree, front)
-            in_batched = tree_util.tree_unflatten(in_tree, [d is not None for d in dims])
-            out, out_batched = rule(trace.axis_size, list(in_batched), *args)
-        flat_out, tree1 = tree_util.tree_flatten(out)
-        flat_batched, tree2 = tree_util.tree_flatten(out_batched)
-        if tree1 != tree2:
-            raise ValueError(
-                "structure of output value and output batching specification returned "
-                f"by custom vmap rule ({_rule_name(rule)}) do not match.\n"
-                f"Output values: {tree1}\n"
-                f"Batching spec: {tree2}"
-            )
-        if tree1 != out_tree:
-            raise ValueError(
-                f"structure of output returned by custom vmap rule ({_rule_name(rule)}) "
-                "does not match that of original custom-vmapped function.\n"
-                f"Original output: {out_tree}\n"
-                f"Rule output: {tree1}"
-            )
-        outs = [trace.wrap(v, 0 if b else None) for v, b in zip(flat_out, flat_batched)]
-        return tree_util.tree_unflatten(out_tree, outs)
+        def flat_fun(*xs: Any) -> list[Any]:
+            out = self.fun(*tree_util.tree_unflatten(in_tree, list(xs)))
+            leaves, tree = tree_util.tree_flatten(out)
+            out_trees.append(tree)
+            return as_arrays(leaves)
 
-
-def _unbatched_aval(trace: BatchTrace, x: Any) -> Any:
-    """The per-example abstract value of ``x`` (what ``f`` sees under vmap)."""
-    return core.ShapedArray(x.aval.shape, x.aval.dtype, x.aval.weak_type) if isinstance(x, BatchTracer) and x._trace is trace else x
-
-
-def _eval_shape_tree(fun: Callable[..., Any], args: Any) -> Any:
-    leaves, tree = tree_util.tree_flatten(args)
-    specs = [_as_spec(x) for x in leaves]
-    return eval_shape(lambda *xs: fun(*tree_util.tree_unflatten(tree, xs)), *specs)
-
-
-def _as_spec(x: Any) -> Any:
-    if isinstance(x, core.ShapedArray):
-        return ShapeDtypeStruct(x.shape, x.dtype, weak_type=x.weak_type)
-    return x
+        closed, consts = _trace_flat(flat_fun, flat, "custom_vmap")
+        outs = custom_vmap_call_p.bind(
+            *consts, *flat, call=closed, num_consts=len(consts), in_tree=tree_util.tree_structure(([], tuple(args))),
+            out_tree=out_trees[0], rule=VmapRule(self.vmap_rule),
+        )
+        return tree_util.tree_unflatten(out_trees[0], outs)
 
 
 def sequential_vmap(f: Callable[..., Any]) -> custom_vmap:

@@ -1,4 +1,5 @@
-"""NumPy implementations of the call primitives (jit, custom_jvp_call, custom_vjp_call, remat2).
+"""NumPy implementations of the call primitives (jit, custom_jvp_call, custom_vjp_call, remat2,
+custom_vmap_call).
 
 Each runs its jaxpr, compiled once when the equation is prepared: the custom
 rules and remat2's policy matter only to transformations, never to execution.
@@ -31,3 +32,4 @@ HIGHER_ORDER["jit"] = _jit
 HIGHER_ORDER["custom_jvp_call"] = _call("call_jaxpr")
 HIGHER_ORDER["custom_vjp_call"] = _call("call_jaxpr")
 HIGHER_ORDER["remat2"] = _call("jaxpr")
+HIGHER_ORDER["custom_vmap_call"] = _call("call")

@@ -41,6 +41,11 @@ def _custom_vjp_call(ctx: LoweringRuleContext, *operands: ir.Value[Any], call_ja
     return _call(ctx, operands, call_jaxpr, name)
 
 
+@register("custom_vmap_call")
+def _custom_vmap_call(ctx: LoweringRuleContext, *operands: ir.Value[Any], call: ClosedJaxpr, **_: Any) -> list[ir.Value[Any]]:
+    return _call(ctx, operands, call, "custom_vmap")  # its rule matters only under vmap, before lowering
+
+
 @register("remat2")
 def _remat(ctx: LoweringRuleContext, *operands: ir.Value[Any], jaxpr: ClosedJaxpr, **_: Any) -> list[ir.Value[Any]]:
     return _call(ctx, operands, jaxpr, "checkpoint")

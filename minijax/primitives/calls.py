@@ -1,4 +1,5 @@
-"""The call primitives: ``jit``, ``remat2`` (checkpoint), ``custom_jvp_call`` and ``custom_vjp_call``.
+"""The call primitives: ``jit``, ``remat2`` (checkpoint), ``custom_jvp_call``, ``custom_vjp_call``
+and ``custom_vmap_call``.
 
 Each carries a closed jaxpr and, applied to operands, evaluates it. They
 differ in what the transformations do with them (``spec/primitives/calls.md``):
@@ -28,12 +29,13 @@ The public functions that build them are ``minijax.jit`` (minijax/stages.py),
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from minijax import core, dtypes
+from minijax import core, dtypes, tree_util
 from minijax.core import Primitive, ShapedArray, get_aval, set_current_trace
 from minijax.dispatch import call_primitives, eager_rules, run_compiled
 from minijax.interpreters import ad, batching
@@ -64,6 +66,7 @@ __all__ = [
     "Saveable",
     "SaveableType",
     "custom_jvp_call_p",
+    "custom_vmap_call_p",
     "custom_vjp_call_p",
     "jit_p",
     "remat_p",
@@ -636,3 +639,93 @@ def _custom_call_transpose(cts: Sequence[Any], *args: Any, call_jaxpr: ClosedJax
 
 ad.transpose_rules[custom_jvp_call_p] = _custom_call_transpose
 ad.transpose_rules[custom_vjp_call_p] = _custom_call_transpose
+
+
+# ===========================================================================
+# custom_vmap_call: a ``custom_batching.custom_vmap`` function applied. It
+# evaluates ``call`` (the function's jaxpr, its first ``num_consts`` inputs the
+# values it closes over); under vmap it calls the user's ``rule(axis_size,
+# in_batched, *args)`` instead of batching ``call``, which is why the equation
+# keeps it (``vmap(jit(f))`` reaches it inside jit's jaxpr). Differentiating
+# it differentiates ``call`` (the rule is not differentiated: JAX refuses
+# reverse mode there, minijax differentiates the function's body).
+
+
+class VmapRule:
+    """A custom_vmap rule in an equation's params: prints as JAX prints it, the function's
+    repr with its address masked (``<function rule at 0xXXXXXXXXXXXX>``)."""
+
+    __slots__ = ("fun",)
+
+    def __init__(self, fun: Callable[..., Any]) -> None:
+        self.fun = fun
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fun(*args)
+
+    @property
+    def __name__(self) -> str:
+        return str(getattr(self.fun, "__name__", "<unnamed rule>"))
+
+    def __repr__(self) -> str:
+        return re.sub(r" at 0x[0-9a-fA-F]+>", " at 0xXXXXXXXXXXXX>", repr(self.fun))
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, VmapRule) and other.fun is self.fun
+
+    def __hash__(self) -> int:
+        return id(self.fun)
+
+
+def _custom_vmap_call_abstract_eval(*avals: ShapedArray, call: ClosedJaxpr, **_: Any) -> list[ShapedArray]:
+    return call.out_avals
+
+
+custom_vmap_call_p = standard_primitive("custom_vmap_call", _custom_vmap_call_abstract_eval, multiple_results=True)
+param_filters["custom_vmap_call"] = lambda params: [
+    ("call", params["call"]), ("in_tree", params["in_tree"]), ("out_tree", params["out_tree"]), ("rule", params["rule"]),
+]  # fmt: skip
+
+
+def _custom_vmap_call_jvp(trace: JVPTrace, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    with set_current_trace(trace):
+        return list(eval_closed_jaxpr(params["call"], *[trace.wrap(p, t) for p, t in zip(primals, tangents)]))
+
+
+def _custom_vmap_call_batch(
+    trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[batching.BatchDim], params: dict[str, Any]
+) -> tuple[Any, Any]:
+    call: ClosedJaxpr = params["call"]
+    n_consts = params["num_consts"]
+    if all(d is None for d in dims):
+        return custom_vmap_call_p.bind(*vals, **params), [None] * len(call.out_avals)
+    if any(d is not None for d in dims[:n_consts]):
+        raise NotImplementedError(
+            "custom_vmap: the function closes over a value that this vmap batches; pass it as an argument "
+            "so that the rule sees it batched"
+        )
+    rule = params["rule"]
+    args = [v if d is None else batching.moveaxis(v, d, 0) for v, d in zip(vals[n_consts:], dims[n_consts:])]
+    _, arg_tree = params["in_tree"].children()
+    in_batched = tree_util.tree_unflatten(arg_tree, [d is not None for d in dims[n_consts:]])
+    out, out_batched = rule(trace.axis_size, list(in_batched), *tree_util.tree_unflatten(arg_tree, args))
+    flat_out, out_tree = tree_util.tree_flatten(out)
+    flat_batched, batched_tree = tree_util.tree_flatten(out_batched)
+    name = rule.__name__
+    if out_tree != batched_tree:
+        raise ValueError(
+            f"structure of output value and output batching specification returned by custom vmap rule ({name}) "
+            f"do not match.\nOutput values: {out_tree}\nBatching spec: {batched_tree}"
+        )
+    if out_tree != params["out_tree"]:
+        raise ValueError(
+            f"structure of output returned by custom vmap rule ({name}) does not match that of original "
+            f"custom-vmapped function.\nOriginal output: {params['out_tree']}\nRule output: {out_tree}"
+        )
+    return flat_out, [0 if b else None for b in flat_batched]
+
+
+ad.trace_jvp_rules[custom_vmap_call_p] = _custom_vmap_call_jvp
+batching.trace_batch_rules[custom_vmap_call_p] = _custom_vmap_call_batch

@@ -61,6 +61,7 @@ UNSAMPLED: dict[str, str] = {
     "remat2": _HIGHER_ORDER,
     "custom_jvp_call": _HIGHER_ORDER,
     "custom_vjp_call": _HIGHER_ORDER,
+    "custom_vmap_call": _HIGHER_ORDER,
     "custom_lin": "appears only in linear jaxprs, which are transposed and never evaluated",
     "closed_call": _HIGHER_ORDER,
     "cond": _HIGHER_ORDER,
