@@ -25,7 +25,7 @@ DEFERRED: dict[str, dict[str, str]] = {
         **{name: "lax.ppermute/all_to_all are built over all_gather (issue 17), not as primitives; no ragged_all_to_all"
            for name in ["all_to_all_p", "ppermute_p", "ragged_all_to_all_p"]},
         **{name: "minijax's calls are jit's: no separate call primitives" for name in ["call_p", "closed_call_p"]},
-        **{name: "minijax has no mutable references (JAX's state primitives)" for name in ["get_p", "swap_p"]},
+        **{name: "minijax's refs are discharged at trace time: no state primitives (docs/refs.md)" for name in ["get_p", "swap_p"]},
         **{name: "shape polymorphism's dimension comparisons: minijax's shapes are concrete"
            for name in ["eq_to_p", "le_to_p", "lt_to_p"]},
         "device_put_p": "minijax's device_put moves arrays outside of traces, not as a primitive",
