@@ -285,8 +285,14 @@ def test_tridiagonal_solve_of_complex_systems():
     dl, d, du, b = _tridiagonal_system(16, np.complex64)
     dense = np.diag(d) + np.diag(dl[1:], -1) + np.diag(du[:-1], 1)
     close(LL.tridiagonal_solve(dl, d, du, b), np.linalg.solve(dense, b), 1e-4)
-    with pytest.raises(NotImplementedError, match="perturb_singular=True"):
-        LL.tridiagonal_solve(dl, d, du, b, perturb_singular=True)
+    # jaxlib's perturbing kernel takes complex systems too: a regular one gets the same solution ...
+    close(LL.tridiagonal_solve(dl, d, du, b, perturb_singular=True), np.linalg.solve(dense, b), 1e-4)
+    # ... a singular one (a zero row) a finite one, whose nonsingular equations still hold.
+    dl2, d2, du2 = dl.copy(), d.copy(), du.copy()
+    dl2[1] = d2[1] = du2[1] = 0
+    x = np.asarray(LL.tridiagonal_solve(dl2, d2, du2, b, perturb_singular=True))
+    assert x.dtype == C64 and np.isfinite(x).all()
+    assert np.isnan(np.asarray(LL.tridiagonal_solve(dl2, d2, du2, b))).all()
 
 
 def test_tridiagonal_solve_perturbed_of_empty_systems():
@@ -304,10 +310,94 @@ def test_tridiagonal_solve_derivatives(x64):
 
 
 # ---------------------------------------------------------------------------
-# What stays refused
+# The Householder family of complex matrices (LAPACK's ungqr, unmqr, gehrd, hetrd)
 
 
-def test_the_householder_family_of_complex_matrices_is_still_refused():
-    # (Complex schur is built: tests/test_complex_schur_scipy.py.)
-    with pytest.raises(NotImplementedError, match="hessenberg of complex matrices"):
-        LL.hessenberg(cgeneral(3))
+def _reflectors(a: Any, taus: Any, below: int) -> list[np.ndarray]:
+    """The matrices H(i) = I - tau_i v_i v_iᴴ whose vectors a stores below its ``below``-th subdiagonal."""
+    a, taus = np.asarray(a), np.asarray(taus)
+    m = a.shape[0]
+    out = []
+    for i, tau in enumerate(taus):
+        v = np.zeros(m, a.dtype)
+        v[i + below] = 1
+        v[i + below + 1 :] = a[i + below + 1 :, i]
+        out.append(np.eye(m) - tau * np.outer(v, v.conj()))
+    return out
+
+
+def _product(ms: list[np.ndarray], m: int) -> np.ndarray:
+    out = np.eye(m, dtype=np.complex128)
+    for h in ms:
+        out = out @ h
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_hessenberg_of_a_complex_matrix(dtype):
+    with enable_x64(True):
+        a = cgeneral(5, dtype=dtype, seed=3)
+        h, taus = LL.hessenberg(a)
+        assert h.dtype == a.dtype and taus.dtype == a.dtype and taus.shape == (4,)
+        tol = 1e-4 if dtype == np.complex64 else 1e-10
+        q = _product(_reflectors(h, taus, 1), 5)
+        close(q @ mH(q), np.eye(5), tol)  # Q is unitary
+        upper = np.triu(np.asarray(h), -1)
+        close(q @ upper @ mH(q), a, tol * 10)  # A = Q H Qᴴ
+        # LAPACK's subdiagonal is real (zlarfg's beta) and the taus lie in LAPACK's range |tau - 1| <= 1
+        assert np.all(np.diag(np.asarray(h), -1).imag == 0)
+        assert np.all(np.abs(np.asarray(taus) - 1) <= 1 + tol)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_tridiagonal_of_a_hermitian_matrix_is_real(lower):
+    a = hermitian_pd(5, seed=4)
+    out, d, e, taus = LL.tridiagonal(a, lower=lower)
+    assert (out.dtype, d.dtype, e.dtype, taus.dtype) == (C64, F32, F32, C64)
+    assert d.shape == (5,) and e.shape == (4,) and taus.shape == (4,)
+    t = np.diag(np.asarray(d)) + np.diag(np.asarray(e), 1) + np.diag(np.asarray(e), -1)
+    # The eigenvalues survive the reduction: T = Qᴴ A Q is similar to A.
+    close(np.linalg.eigvalsh(t), np.linalg.eigvalsh(a), 1e-3)
+    if lower:
+        q = _product(_reflectors(out, taus, 1), 5)
+        close(mH(q) @ a @ q, t, 1e-3)
+        close(np.triu(np.asarray(out), 1), np.triu(a, 1), 0)  # the upper triangle is left alone
+
+
+def test_householder_product_and_ormqr_of_complex_reflectors():
+    a = cgeneral(5, 3, seed=5)
+    _, taus = LL.hessenberg(cgeneral(5, seed=6))
+    taus = taus[:3]
+    q = np.asarray(LL.householder_product(a, taus))
+    want = _product(_reflectors(a, taus, 0), 5)[:, :3]
+    close(q, want, 1e-4)
+    full = _product(_reflectors(a, taus, 0), 5)
+    c = cgeneral(5, 2, seed=7)
+    close(LL.ormqr(a, taus, c, left=True, transpose=False), full @ c, 1e-4)
+    close(LL.ormqr(a, taus, c, left=True, transpose=True), mH(full) @ c, 1e-4)  # the conjugate transpose
+    ct = np.ascontiguousarray(c.T)
+    close(LL.ormqr(a, taus, ct, left=False, transpose=False), ct @ full, 1e-4)
+    close(LL.ormqr(a, taus, ct, left=False, transpose=True), ct @ mH(full), 1e-4)
+
+
+def test_the_complex_householder_family_under_jit_and_vmap():
+    a = cgeneral(4, batch=(3,), seed=8)
+    h, taus = jax.jit(jax.vmap(LL.hessenberg))(a)
+    for i in range(3):
+        hi, ti = LL.hessenberg(a[i])
+        close(h[i], hi, 1e-5)
+        close(taus[i], ti, 1e-5)
+    herm = a + mH(a)
+    outs = jax.vmap(lambda x: LL.tridiagonal(x, lower=False))(herm)
+    assert [o.dtype for o in outs] == [C64, F32, F32, C64]
+    close(outs[1][2], LL.tridiagonal(herm[2], lower=False)[1], 1e-5)
+    q = jax.vmap(LL.householder_product)(h, taus)
+    close(q[1], LL.householder_product(h[1], taus[1]), 1e-5)
+    c = cgeneral(4, 2, batch=(3,), seed=9)
+    out = jax.vmap(lambda x, t, y: LL.ormqr(x, t, y, left=True, transpose=True))(h, taus, c)
+    close(out[0], LL.ormqr(h[0], taus[0], c[0], left=True, transpose=True), 1e-5)
+
+
+def test_the_complex_householder_family_has_no_derivative_as_in_jax():
+    with pytest.raises(NotImplementedError, match="Differentiation rule for 'hessenberg' not implemented"):
+        jax.jvp(lambda x: LL.hessenberg(x)[0], (cgeneral(3),), (cgeneral(3),))

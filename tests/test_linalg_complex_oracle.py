@@ -104,6 +104,30 @@ PROGRAMS: dict[str, tuple[Program, str]] = {
     "scipy_inv_det": (lambda j, n, s: lambda a: (s.inv(a), s.det(a)), "general"),
     "expm": (lambda j, n, s: lambda a: s.expm(a / 4), "general"),
     "scipy_eigh_values": (lambda j, n, s: lambda a: s.eigh(a, eigvals_only=True), "hpd"),
+    # The Householder family (LAPACK's gehrd, hetrd, ungqr, unmqr)
+    "hessenberg": (lambda j, n, s: j.lax.linalg.hessenberg, "general"),
+    "tridiagonal_lower": (lambda j, n, s: lambda a: j.lax.linalg.tridiagonal(a, lower=True), "hpd"),
+    "tridiagonal_upper": (lambda j, n, s: lambda a: j.lax.linalg.tridiagonal(a, lower=False), "hpd"),
+    "householder_product": (
+        lambda j, n, s: lambda a: j.lax.linalg.householder_product(a, j.lax.linalg.hessenberg(a)[1]), "general",
+    ),
+    "ormqr": (
+        lambda j, n, s: lambda a: [
+            j.lax.linalg.ormqr(a, j.lax.linalg.hessenberg(a)[1], c, left=left, transpose=transpose)
+            for left, c in ((True, a[:, :2]), (False, a[:2, :])) for transpose in (False, True)
+        ],
+        "general",
+    ),
+    "tridiagonal_solve_perturbed": (
+        lambda j, n, s: lambda a: [
+            j.lax.linalg.tridiagonal_solve(
+                a[0] * (n.arange(len(a)) > 0), diagonal * a[1], a[:, 0] * (n.arange(len(a)) < len(a) - 1), a[:, :2],
+                perturb_singular=True,
+            )
+            for diagonal in (1, 0)  # (a zero diagonal: singular for odd sizes)
+        ],
+        "general",
+    ),
 }
 
 GRADS: dict[str, tuple[Program, str]] = {
@@ -205,3 +229,10 @@ def test_eig_errors_match_jax() -> None:
         with pytest.raises(type(want.value)) as got:
             minijax.lax.linalg.eig(bad)
         assert str(got.value) == str(want.value)
+
+
+def test_complex_tridiagonal_jaxpr_prints_as_jax() -> None:
+    x = hpd(0, 3)
+    got = str(minijax.make_jaxpr(lambda a: minijax.lax.linalg.tridiagonal(a))(x))
+    assert got == str(jax.make_jaxpr(lambda a: jax.lax.linalg.tridiagonal(a))(x))
+    assert "f32[3]" in got  # the real diagonal of a Hermitian matrix

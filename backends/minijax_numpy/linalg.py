@@ -281,55 +281,68 @@ def eig(
 
 
 # ---------------------------------------------------------------------------
-# The Householder family (LAPACK's orgqr, ormqr, gehrd, sytrd), written out.
-# A reflector H = I - tau v vᵀ has v[0] = 1; the rest of v is stored in the
-# matrix, below (or above) the entry it leaves behind. Every loop runs over
-# the columns and is vectorized over the (flattened) batch.
+# The Householder family (LAPACK's orgqr/ungqr, ormqr/unmqr, gehrd, sytrd/hetrd),
+# written out. A reflector H = I - tau v vᴴ has v[0] = 1; the rest of v is
+# stored in the matrix, below (or above) the entry it leaves behind. For real
+# matrices vᴴ = vᵀ; for complex ones tau is complex and Hᴴ = I - conj(tau) v vᴴ
+# (LAPACK's zlarfg/zlarf conventions). Every loop runs over the columns and is
+# vectorized over the (flattened) batch.
 
 
 def _flat(x: Array, core: int) -> Array:
-    """x with its batch axes flattened into one leading axis, as float64 (a copy)."""
-    return np.array(x, dtype=np.float64).reshape((shape_size(x.shape[: x.ndim - core]), *x.shape[x.ndim - core :]))
+    """x with its batch axes flattened into one leading axis, as float64 or complex128 (a copy)."""
+    work = np.complex128 if x.dtype.kind == "c" else np.float64
+    return np.array(x, dtype=work).reshape((shape_size(x.shape[: x.ndim - core]), *x.shape[x.ndim - core :]))
 
 
 def _larfg(alpha: Array, x: Array) -> tuple[Array, Array, Array]:
-    """LAPACK's larfg for a batch: (beta, tau, v) with H [alpha, x] = [beta, 0, ..., 0].
+    """LAPACK's larfg (zlarfg for complex) for a batch: (beta, tau, v) with Hᴴ [alpha, x] = [beta, 0, ..., 0].
 
-    H = I - tau [1, v] [1, v]ᵀ, beta = -sign(alpha) ‖[alpha, x]‖; where x is
-    zero, tau = 0 and H = I (beta = alpha).
+    H = I - tau [1, v] [1, v]ᴴ; beta is real, -sign(Re alpha) ‖[alpha, x]‖;
+    tau = (beta - Re alpha)/beta - i Im alpha/beta and v = x / (alpha - beta).
+    Where x is zero and alpha real, tau = 0 and H = I (beta = alpha).
     """
-    xnorm = np.sqrt(np.sum(x * x, axis=-1))
-    trivial = xnorm == 0
-    beta = -np.where(alpha >= 0, 1.0, -1.0) * np.hypot(alpha, xnorm)
+    xnorm = np.sqrt(np.sum(np.abs(x) ** 2, axis=-1))
+    re, im = alpha.real, alpha.imag
+    trivial = (xnorm == 0) & (im == 0)
+    beta = -np.where(re >= 0, 1.0, -1.0) * np.sqrt(re**2 + im**2 + xnorm**2)
     safe_beta = np.where(trivial, 1.0, beta)
-    tau = np.where(trivial, 0.0, (beta - alpha) / safe_beta)
-    scale = np.where(trivial, 0.0, 1 / np.where(trivial, 1.0, alpha - beta))
+    tau = (beta - re) / safe_beta
+    if alpha.dtype.kind == "c":
+        tau = tau - 1j * im / safe_beta
+    tau = np.where(trivial, 0, tau)
+    scale = np.where(trivial, 0, 1 / np.where(trivial, 1, alpha - beta))
     return np.where(trivial, alpha, beta), tau, x * scale[:, None]
 
 
 def _reflect_left(c: Array, v: Array, tau: Array) -> Array:
-    """(I - tau v vᵀ) c for a batch: c (B, m, k), v (B, m), tau (B,)."""
-    return np.asarray(c - tau[:, None, None] * v[:, :, None] * np.einsum("bm,bmk->bk", v, c)[:, None, :])
+    """(I - tau v vᴴ) c for a batch: c (B, m, k), v (B, m), tau (B,)."""
+    return np.asarray(c - tau[:, None, None] * v[:, :, None] * np.einsum("bm,bmk->bk", np.conj(v), c)[:, None, :])
 
 
 def _reflect_right(c: Array, v: Array, tau: Array) -> Array:
-    """c (I - tau v vᵀ) for a batch: c (B, k, m), v (B, m), tau (B,)."""
-    return np.asarray(c - tau[:, None, None] * np.einsum("bkm,bm->bk", c, v)[:, :, None] * v[:, None, :])
+    """c (I - tau v vᴴ) for a batch: c (B, k, m), v (B, m), tau (B,)."""
+    return np.asarray(c - tau[:, None, None] * np.einsum("bkm,bm->bk", c, v)[:, :, None] * np.conj(v)[:, None, :])
 
 
 def _reflector(a: Array, i: int) -> Array:
     """The vector of reflector i stored in column i of a (B, m, n): zero above row i, 1 at row i."""
-    v = np.zeros(a.shape[:2])
+    v = np.zeros(a.shape[:2], a.dtype)
     v[:, i] = 1
     v[:, i + 1 :] = a[:, i + 1 :, i]
     return v
+
+
+def _with_one(v_tail: Array) -> Array:
+    """[1, v_tail] for a batch of reflector tails."""
+    return np.concatenate([np.ones((v_tail.shape[0], 1), v_tail.dtype), v_tail], axis=1)
 
 
 @impl("householder_product")
 def householder_product(a: Array, taus: Array) -> Array:
     *batch, m, n = a.shape
     work, tau = _flat(a, 2), _flat(taus, 1)
-    q = np.broadcast_to(np.eye(m, n), work.shape).copy()
+    q = np.broadcast_to(np.eye(m, n, dtype=work.dtype), work.shape).copy()
     for i in reversed(range(tau.shape[-1])):  # Q = H(0) H(1) ... H(k-1), applied to I from the right end
         q = _reflect_left(q, _reflector(work, i), tau[:, i])
     return q.reshape(a.shape).astype(a.dtype)
@@ -339,8 +352,10 @@ def householder_product(a: Array, taus: Array) -> Array:
 def ormqr(a: Array, taus: Array, c: Array, *, left: bool, transpose: bool) -> Array:
     work, tau, out = _flat(a, 2), _flat(taus, 1), _flat(c, 2)
     k = tau.shape[-1]
-    # Q C applies H(k-1) first; Qᵀ C applies H(0) first; C Q applies H(0) first; C Qᵀ applies H(k-1) first.
+    # Q C applies H(k-1) first; Qᴴ C applies H(0)ᴴ first; C Q applies H(0) first; C Qᴴ applies H(k-1)ᴴ first.
     order = range(k) if left == transpose else reversed(range(k))
+    if transpose:  # "transpose" is the conjugate transpose for complex matrices: H(i)ᴴ has conj(tau)
+        tau = np.conj(tau)
     for i in order:
         v = _reflector(work, i)
         out = _reflect_left(out, v, tau[:, i]) if left else _reflect_right(out, v, tau[:, i])
@@ -351,13 +366,13 @@ def ormqr(a: Array, taus: Array, c: Array, *, left: bool, transpose: bool) -> Ar
 def hessenberg(a: Array) -> list[Array]:
     *batch, n, _ = a.shape
     h = _flat(a, 2)
-    taus = np.zeros((h.shape[0], n - 1))
+    taus = np.zeros((h.shape[0], n - 1), h.dtype)
     for j in range(n - 1):
-        # Reflector j zeroes column j below the subdiagonal, acting on rows (and columns) j+1 onwards.
+        # Reflector j zeroes column j below the subdiagonal: H = H(j)ᴴ H H(j) on rows (and columns) j+1 onwards.
         beta, tau, v_tail = _larfg(h[:, j + 1, j], h[:, j + 2 :, j])
-        v = np.concatenate([np.ones((h.shape[0], 1)), v_tail], axis=1)
+        v = _with_one(v_tail)
         h[:, :, j + 1 :] = _reflect_right(h[:, :, j + 1 :], v, tau)
-        h[:, j + 1 :, j + 1 :] = _reflect_left(h[:, j + 1 :, j + 1 :], v, tau)
+        h[:, j + 1 :, j + 1 :] = _reflect_left(h[:, j + 1 :, j + 1 :], v, np.conj(tau))
         h[:, j + 1, j] = beta
         h[:, j + 2 :, j] = v_tail
         taus[:, j] = tau
@@ -365,19 +380,21 @@ def hessenberg(a: Array) -> list[Array]:
 
 
 def _tridiagonal_lower(x: Array) -> tuple[Array, Array, Array, Array]:
-    """sytrd on the lower triangle of each matrix of x (B, n, n), read as symmetric."""
+    """sytrd (hetrd) on the lower triangle of each matrix of x (B, n, n), read as symmetric (Hermitian)."""
     count, n, _ = x.shape
     a = _read_triangle(x, lower=True)
-    e, taus = np.zeros((count, n - 1)), np.zeros((count, n - 1))
+    e, taus = np.zeros((count, n - 1)), np.zeros((count, n - 1), a.dtype)
+    diagonal = (slice(None), range(n), range(n))
     for i in range(n - 1):
         beta, tau, v_tail = _larfg(a[:, i + 1, i], a[:, i + 2 :, i])
-        v = np.concatenate([np.ones((count, 1)), v_tail], axis=1)
+        v = _with_one(v_tail)
         block = a[:, i + 1 :, i + 1 :]
-        a[:, i + 1 :, i + 1 :] = _reflect_right(_reflect_left(block, v, tau), v, tau)
+        a[:, i + 1 :, i + 1 :] = _reflect_right(_reflect_left(block, v, np.conj(tau)), v, tau)
+        a[diagonal] = a[diagonal].real  # a Hermitian matrix's diagonal stays real, as LAPACK's her2 keeps it
         a[:, i + 1, i], a[:, i, i + 1] = beta, beta
         a[:, i + 2 :, i] = v_tail
-        e[:, i], taus[:, i] = beta, tau
-    d = np.diagonal(a, axis1=-2, axis2=-1).copy()
+        e[:, i], taus[:, i] = beta.real, tau
+    d = np.diagonal(a, axis1=-2, axis2=-1).real.copy()
     return np.tril(a) + np.triu(x, 1), d, e, taus
 
 
@@ -389,15 +406,16 @@ def tridiagonal(a: Array, *, lower: bool) -> list[Array]:
         out, d, e, taus = _tridiagonal_lower(x)
     else:
         # The upper case is the lower one on the matrix with rows and columns in reverse order (which
-        # swaps the triangles): LAPACK's upper sytrd eliminates from the last column back, with the
-        # reflectors' 1 at their last entry.
+        # swaps the triangles and keeps a Hermitian matrix Hermitian): LAPACK's upper sytrd/hetrd
+        # eliminates from the last column back, with the reflectors' 1 at their last entry.
         out, d, e, taus = _tridiagonal_lower(x[:, ::-1, ::-1].copy())
         out = out[:, ::-1, ::-1]
         d, e, taus = d[:, ::-1], e[:, ::-1], taus[:, ::-1]
     vec = (*batch, n - 1)
+    real = np.finfo(a.dtype).dtype if a.dtype.kind == "c" else a.dtype
     return [
-        out.reshape(a.shape).astype(a.dtype), d.reshape((*batch, n)).astype(a.dtype),
-        e.reshape(vec).astype(a.dtype), taus.reshape(vec).astype(a.dtype),
+        out.reshape(a.shape).astype(a.dtype), d.reshape((*batch, n)).astype(real),
+        e.reshape(vec).astype(real), taus.reshape(vec).astype(a.dtype),
     ]  # fmt: skip
 
 
@@ -494,6 +512,10 @@ def _flush(v: Any) -> Any:
     """v with subnormals read as zero (of v's sign): the kernel runs on XLA's CPU threads, which flush
     subnormal operands and results to zero (FTZ/DAZ)."""
     t = np.asarray(v).dtype.type
+    if np.asarray(v).dtype.kind == "c":  # the real and imaginary parts are flushed each on its own
+        out = np.empty(np.shape(v), t)
+        out.real, out.imag = _flush(np.real(v)), _flush(np.imag(v))  # (x + 1j*y would lose y's -0.0)
+        return out if np.ndim(v) else out[()]
     out = np.where(np.abs(v) < np.finfo(t).tiny, np.asarray(v) * t(0), v).astype(t)
     return out if np.ndim(v) else t(out)
 
@@ -501,23 +523,25 @@ def _flush(v: Any) -> Any:
 def _perturb_pivot(perturb: Any, pivot: Any, row: Array) -> tuple[Any, Array]:
     """A pivot below 1 in magnitude that would overflow ``row / pivot`` is pushed away from zero (by
     ``perturb``, doubling each time) or, when it is subnormal but nonzero, ``row`` and it are scaled up
-    (LAPACK's safe minimum, as jaxlib's kernel; with subnormals flushed that branch is never taken)."""
+    (LAPACK's safe minimum, as jaxlib's kernel; with subnormals flushed that branch is never taken).
+    A complex pivot is measured by its modulus and moved along the real axis (the sign of its real part)."""
     t = type(pivot)
-    one = t(1)
-    safemin = t(np.finfo(t).tiny)  # LAPACK's xLAMCH('S'): 1/max < tiny for IEEE floats
+    r = np.finfo(t).dtype.type  # the real type of the magnitudes (t itself for real pivots)
+    one = r(1)
+    safemin = r(np.finfo(t).tiny)  # LAPACK's xLAMCH('S'): 1/max < tiny for IEEE floats
     bignum = one / safemin
     if abs(pivot) >= one:
         return pivot, row
-    perturb = t(np.copysign(max(abs(perturb), safemin), pivot))
-    largest = t(np.max(np.abs(row))) if row.size else t(0)
+    perturb = r(np.copysign(max(abs(perturb), safemin), np.real(pivot)))
+    largest = r(np.max(np.abs(row))) if row.size else r(0)
     while abs(pivot) < one:
         if abs(pivot) < safemin:
             if pivot == 0 or largest * safemin > abs(pivot):
-                pivot, perturb = _flush(t(pivot + perturb)), _flush(t(perturb * 2))
+                pivot, perturb = _flush(t(pivot + perturb)), _flush(r(perturb * 2))
             else:
                 return _flush(t(pivot * bignum)), _flush(row * bignum)
         elif largest > abs(pivot) * bignum:
-            pivot, perturb = _flush(t(pivot + perturb)), _flush(t(perturb * 2))
+            pivot, perturb = _flush(t(pivot + perturb)), _flush(r(perturb * 2))
         else:
             break
     return pivot, row
@@ -531,12 +555,13 @@ def _tridiagonal_solve_perturbed(dl: Array, d: Array, du: Array, b: Array) -> Ar
     the kernel's subnormals are (``_flush``)."""
     *batch, m, k = b.shape
     work = _working(b).dtype.type
+    real = np.finfo(work).dtype.type  # the scales and the perturbation are real for complex systems too
     # The batch's size spelled out, not -1: with no right-hand sides (k == 0) or no rows, -1 is ambiguous.
     n = shape_size(tuple(batch))
     lower, diag, upper = (_flush(np.asarray(v, work).reshape(n, m)) for v in (dl, d, du))
     rhs_all = _flush(np.asarray(b, work).reshape(n, m, k))
     out = np.zeros_like(rhs_all)
-    eps = work(np.finfo(work).eps)
+    eps = real(np.finfo(work).eps)
     zero = work(0)
     f = _flush
     with np.errstate(all="ignore"):
@@ -551,20 +576,20 @@ def _tridiagonal_solve_perturbed(dl: Array, d: Array, du: Array, b: Array) -> Ar
             u = np.zeros((m, 3), work)  # U's diagonal and two superdiagonals
             u[0, 0], u[0, 1] = dia[0], sup[0]
             max_u = max(abs(u[0, 0]), abs(u[0, 1]))
-            scale1 = f(work(abs(u[0, 0]) + abs(u[0, 1])))
+            scale1 = f(real(abs(u[0, 0]) + abs(u[0, 1])))
             x[0] = rhs[0]
             for i in range(m - 1):
                 u[i + 1, 0] = dia[i + 1]
-                scale2 = f(work(abs(sub[i + 1]) + abs(u[i + 1, 0])))
+                scale2 = f(real(abs(sub[i + 1]) + abs(u[i + 1, 0])))
                 if i < m - 2:
-                    scale2 = f(work(scale2 + abs(sup[i + 1])))
+                    scale2 = f(real(scale2 + abs(sup[i + 1])))
                 if sub[i + 1] == 0:
                     scale1 = scale2
                     u[i + 1, 1], u[i, 2] = sup[i + 1], zero
                     x[i + 1] = rhs[i + 1]
                 else:
-                    piv1 = zero if u[i, 0] == 0 else f(work(abs(u[i, 0]) / scale1))
-                    piv2 = f(work(abs(sub[i + 1]) / scale2))
+                    piv1 = real(0) if u[i, 0] == 0 else f(real(abs(u[i, 0]) / scale1))
+                    piv2 = f(real(abs(sub[i + 1]) / scale2))
                     if piv2 <= piv1:  # no row exchange
                         scale1 = scale2
                         factor = f(work(sub[i + 1] / u[i, 0]))
@@ -582,11 +607,11 @@ def _tridiagonal_solve_perturbed(dl: Array, d: Array, du: Array, b: Array) -> Ar
                             u[i + 1, 1] = f(-factor * sup[i + 1])
                         x[i + 1] = f(x[i] - f(factor * rhs[i + 1]))
                         x[i] = rhs[i + 1]
-                        scale1 = f(work(abs(u[i + 1, 0]) + abs(u[i + 1, 1])))
+                        scale1 = f(real(abs(u[i + 1, 0]) + abs(u[i + 1, 1])))
                 if i < m - 2:
                     max_u = max(max_u, *np.abs(u[i]))
             max_u = max(max_u, abs(u[m - 1, 0]))
-            perturb = f(work(eps * max_u))
+            perturb = f(real(eps * max_u))
             for i in reversed(range(m)):
                 row = x[i].copy()
                 if i + 1 < m:

@@ -609,15 +609,19 @@ def _tridiagonal(ctx: LoweringRuleContext, a: Value, *, lower: bool) -> list[Val
     dt = _working(aval.dtype)
     a = _convert(a, shape, aval.dtype, dt)
     shapes = [shape, (*batch, n), (*batch, n - 1), (*batch, n - 1)]
+    # hetrd returns the (real) diagonals in the real dtype of its complex operand.
+    kinds = [dt, _real(dt), _real(dt), dt]
     attributes = {"lower": _flag(lower)} if _on_gpu(ctx) else {"uplo": lapack.char_attr("L" if lower else "U")}
     *outs, info = lapack.call(
-        _target(ctx, "sytrd", dt), [a], [*(tensor_type(s, dt) for s in shapes), tensor_type(batch, _I32)],
+        _target(ctx, "sytrd", dt), [a], [*(tensor_type(s, k) for s, k in zip(shapes, kinds)), tensor_type(batch, _I32)],
         operand_layouts=_matrix_io(len(shape), 1),
         result_layouts=[lapack.matrix_layout(len(shape)), *(lapack.row_major_layout(len(s)) for s in shapes[1:]), lapack.row_major_layout(len(batch))],
         attributes=attributes, aliases={0: 0},
     )  # fmt: skip
     ok = _info_ok(info, batch)
-    return [_convert(_nan_unless(ok, x, batch, s, dt), s, dt, aval.dtype) for x, s in zip(outs, shapes)]
+    return [
+        _convert(_nan_unless(ok, x, batch, s, k), s, k, out.dtype) for x, s, k, out in zip(outs, shapes, kinds, ctx.avals_out)
+    ]
 
 
 @register("schur")

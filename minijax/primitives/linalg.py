@@ -110,19 +110,9 @@ def _split(name: str, avals: Sequence[ShapedArray], ranks: Sequence[int]) -> tup
     return batches[0], cores
 
 
-# cla (issue 19): the primitives whose complex form minijax does not compute yet (schur: helper sci21;
-# the Householder family: listed in docs/differences.md).
-_COMPLEX_NOT_YET = frozenset({"householder_product", "ormqr", "hessenberg", "tridiagonal"})
-
-
 def _check_float(name: str, aval: ShapedArray, position: int) -> None:
     """TypeError unless the operand is floating point or complex (JAX's message)."""
     if dtypes.issubdtype(aval.dtype, np.complexfloating):
-        if name in _COMPLEX_NOT_YET:
-            raise NotImplementedError(
-                f"{name} of complex matrices is not supported by minijax yet (complex linear algebra: "
-                "docs/differences.md); got dtype " + aval.dtype.name
-            )
         return
     if not dtypes.issubdtype(aval.dtype, np.floating):
         raise TypeError(
@@ -558,8 +548,12 @@ def _tridiagonal_rule(a: ShapedArray, *, lower: bool) -> list[ShapedArray]:
     if m != n or n == 0:  # tridiagonal C3
         raise ValueError(f"The input to tridiagonal must be a square matrix. Got shape {(m, n)}.")
     weak = a.weak_type
-    vector = ShapedArray((*batch, n - 1), a.dtype, weak)
-    return [ShapedArray(a.shape, a.dtype, weak), ShapedArray((*batch, n), a.dtype, weak), vector, vector]
+    # hetrd: a Hermitian matrix's tridiagonal form is real (d and e), its reflectors' taus are not.
+    real = np.dtype(np.finfo(a.dtype).dtype) if a.dtype.kind == "c" else a.dtype
+    return [
+        ShapedArray(a.shape, a.dtype, weak), ShapedArray((*batch, n), real, weak),
+        ShapedArray((*batch, n - 1), real, weak), ShapedArray((*batch, n - 1), a.dtype, weak),
+    ]  # fmt: skip
 
 
 tridiagonal_p = standard_primitive("tridiagonal", _tridiagonal_rule, multiple_results=True)
@@ -631,11 +625,6 @@ def _tridiagonal_solve_rule(
             f"{[a.ndim - r for a, r in zip(avals, (1, 1, 1, 2))]} batch dimensions for the inputs."
         )
     _check_floats(name, avals)  # tridiagonal_solve C3
-    if perturb_singular and b.dtype.kind == "c":  # (JAX's kernel takes them; minijax's NumPy one does not yet)
-        raise NotImplementedError(
-            "tridiagonal_solve(perturb_singular=True) of complex systems is not supported by minijax yet "
-            "(docs/differences.md); use perturb_singular=False."
-        )
     if dl.shape != d.shape or dl.shape != du.shape:  # tridiagonal_solve C4
         raise TypeError("tridiagonal_solve requires that all diagonal arguments have the same shape.")
     if dl.shape != b.shape[:-1]:  # tridiagonal_solve C5
