@@ -824,7 +824,7 @@ def _complex_schur(a: Array) -> tuple[Array, Array, bool]:
 @impl("schur")
 def schur(x: Array, *, compute_schur_vectors: bool, sort_eig_vals: bool, select_callable: Any) -> list[Array]:
     if sort_eig_vals:
-        raise NotImplementedError("schur: The sort feature of LAPACK's gees routine is not implemented (sort_eig_vals=True; JAX has none either).")
+        raise NotImplementedError("schur: The sort feature of LAPACK's gees routine is not implemented. (sort_eig_vals=True: JAX has none either.)")
     n = x.shape[-1]
     complex_ = np.iscomplexobj(x)
     flat = x.astype(np.complex128).reshape((shape_size(x.shape[:-2]), n, n)) if complex_ else _flat(x, 2)

@@ -628,7 +628,7 @@ def _tridiagonal(ctx: LoweringRuleContext, a: Value, *, lower: bool) -> list[Val
 def _schur(ctx: LoweringRuleContext, x: Value, *, compute_schur_vectors: bool, sort_eig_vals: bool, select_callable: Any) -> list[Value]:
     _cpu_only(ctx, "schur", "gees")
     if sort_eig_vals:
-        raise NotImplementedError("schur: The sort feature of LAPACK's gees routine is not implemented (sort_eig_vals=True; JAX has none either).")
+        raise NotImplementedError("schur: The sort feature of LAPACK's gees routine is not implemented. (sort_eig_vals=True: JAX has none either.)")
     (aval,) = ctx.avals_in
     shape, batch = aval.shape, aval.shape[:-2]
     if aval.size == 0:
