@@ -10,6 +10,7 @@ perturbs complex operands in random complex directions (check_grads).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,16 +30,28 @@ from minijax.testing.cases import (
 )
 
 
-def _parts(dtype: np.dtype[Any]) -> np.dtype[Any]:
+def parts_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The real dtype of a complex sample's parts: float32 or float64 (the complex dtypes' parts)."""
     return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float32)
 
 
-def _complex_values(rng: np.random.Generator, s: Shape, dtype: np.dtype[Any]) -> NDArray:
-    return np.asarray((rng.uniform(-3, 3, s) + 1j * rng.uniform(-3, 3, s)).astype(dtype))
+def complex_values(bound: float) -> Callable[[np.random.Generator, Shape, np.dtype[Any]], NDArray]:
+    """Values maker: real and imaginary parts uniform in [-bound, bound]."""
+    def make(rng: np.random.Generator, s: Shape, dtype: np.dtype[Any]) -> NDArray:
+        return np.asarray((rng.uniform(-bound, bound, s) + 1j * rng.uniform(-bound, bound, s)).astype(dtype))
+
+    return make
 
 
-def _real_values(rng: np.random.Generator, s: Shape, dtype: np.dtype[Any]) -> NDArray:
-    return np.asarray(rng.uniform(-3, 3, s).astype(dtype))
+def real_values(bound: float) -> Callable[[np.random.Generator, Shape, np.dtype[Any]], NDArray]:
+    """Values maker: uniform in [-bound, bound]."""
+    def make(rng: np.random.Generator, s: Shape, dtype: np.dtype[Any]) -> NDArray:
+        return np.asarray(rng.uniform(-bound, bound, s).astype(dtype))
+
+    return make
+
+
+_parts, _complex_values, _real_values = parts_dtype, complex_values(3.0), real_values(3.0)
 
 
 def _complex(draw: Draw, dtype: np.dtype[Any]) -> Case:

@@ -17,19 +17,10 @@ import numpy as np
 from hypothesis import strategies as st
 
 from minijax.primitives.fft import FftType
-from minijax.testing.cases import FLOAT, Case, Draw, NDArray, Operand, Sampler, Shape, case
+from minijax.testing.cases import FLOAT, Case, Draw, Operand, Sampler, case
+from minijax.testing.samplers_complex import complex_values, parts_dtype, real_values
 
-
-def _parts(dtype: np.dtype[Any]) -> np.dtype[Any]:
-    return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float32)
-
-
-def _complex_values(rng: np.random.Generator, s: Shape, dtype: np.dtype[Any]) -> NDArray:
-    return np.asarray((rng.uniform(-2, 2, s) + 1j * rng.uniform(-2, 2, s)).astype(dtype))
-
-
-def _real_values(rng: np.random.Generator, s: Shape, dtype: np.dtype[Any]) -> NDArray:
-    return np.asarray(rng.uniform(-2, 2, s).astype(dtype))
+_parts, _complex_values, _real_values = parts_dtype, complex_values(2.0), real_values(2.0)
 
 
 def _fft(draw: Draw, dtype: np.dtype[Any]) -> Case:
