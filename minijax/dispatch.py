@@ -27,7 +27,7 @@ from minijax import core, monitoring
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, default_device_of
 from minijax.caching import BoundedCache
-from minijax.config import executable_cache_size, read as read_flag
+from minijax.config import executable_cache_size, read as read_flag, trace_context
 from minijax.core import Primitive, ShapedArray
 from minijax.debug_checks import check_call_outputs, check_primitive_outputs, fp_checks_enabled, fp_switch
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr, subjaxprs
@@ -95,8 +95,11 @@ def _runner_for(
     try:
         # A param's type (and its elements') is part of the key: 1 == True == 1.0 hash alike, but a
         # rule may accept one and reject another.
+        # The trace context too: a rule's output type may follow a flag (x64 gives ``dim_as_value``
+        # an int64 result, and it has no operand whose type would say so).
         key: tuple[Any, ...] | None = (
-            prim, *(aval_key(a.aval) for a in arrays), device, *params.items(), *map(core.param_type_key, params.values())
+            prim, *(aval_key(a.aval) for a in arrays), device, trace_context(), *params.items(),
+            *map(core.param_type_key, params.values()),
         )
         hash(key)
     except TypeError:  # a param value that is not hashable: no caching
@@ -304,6 +307,7 @@ def apply_primitive_fast(prim: Primitive, args: Sequence[Any], params: dict[str,
     if device is None or prim in eager_rules:
         return apply_primitive(prim, args, params)
     key.append(device)
+    key.append(trace_context())
     if params:
         key.extend(params.items())
         key.extend(map(core.param_type_key, params.values()))

@@ -106,3 +106,15 @@ def test_params_equal_to_cached_ones_but_of_other_element_types_are_checked_agai
     assert run((1, 12)).shape == (1, 12)
     with pytest.raises(TypeError, match=r"reshape new_sizes must have every element be an integer type, got \(float, int\)"):
         run((1.0, 12))
+
+
+def test_eager_runners_are_kept_apart_by_the_trace_context() -> None:
+    # dim_as_value has no operand and its result type follows x64: the eager caches once
+    # keyed it by primitive and params alone, so after an int32 run with x64 off the same
+    # call with x64 on returned int32 (found by `minijax conformance`, int32 row then int64).
+    from minijax.primitives.structural import dim_as_value_p
+
+    assert dim_as_value_p.bind(dim=5).dtype == np.int32
+    with minijax.enable_x64(True):
+        assert dim_as_value_p.bind(dim=5).dtype == np.int64
+    assert dim_as_value_p.bind(dim=5).dtype == np.int32
