@@ -339,7 +339,9 @@ class XlaBackend(Backend):
             jaxpr = Jaxpr([], invars, outvars, [JaxprEqn(list(invars), outvars, prim, dict(params))])
             return self.compile(ClosedJaxpr(jaxpr, []), device=device)
 
-        key = (prim, tuple(in_avals), tuple(params.items()), device)
+        # The output types too: the caller says them, and they may follow a flag rather than the
+        # operands (x64 makes ``dim_as_value``'s result int64).
+        key = (prim, tuple(in_avals), tuple(out_avals), tuple(params.items()), device)
         try:
             hash(key)
         except TypeError:  # an unhashable param: compile, don't cache
