@@ -85,7 +85,9 @@ def main() -> None:
     def no_fallback(*args: Any) -> Any:
         raise AssertionError("the probe passes only buffers already on the executable's device")
 
-    pjit_f = cpp.pjit("f", None, cache_miss, [], [], object(), registry, no_fallback, cpp.PjitFunctionCache(capacity=16))
+    pjit_f = cpp.pjit(
+        "f", None, cache_miss, [], [], object(), registry, no_fallback, cpp.PjitFunctionCache(capacity=16)
+    )
     bufs = [x._buf, y._buf]
     np.testing.assert_array_equal(np.asarray(pjit_f(*bufs)[0]), np.asarray(f(x, y)))
     aval = entry.out_avals[0]
