@@ -63,6 +63,7 @@ from minijax.interpreters.tracing import (
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.mesh import NamedSharding, PartitionSpec, Sharding
 from minijax.placement import lay_out, placement, put_sharded, resolve_sharding, to_device
+from minijax.primitives.autodiff import sharding_constraint_mesh
 from minijax.primitives.calls import jit_p
 from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
 
@@ -73,7 +74,7 @@ logger = logging.getLogger(__name__)
 
 class _CacheEntry:
     __slots__ = ("name", "closed", "out_avals", "out_tree", "single_output", "backend", "executables", "runners",
-                 "consumed", "tracer_consts", "spmd")
+                 "consumed", "tracer_consts", "spmd", "constraint_mesh")
 
     def __init__(
         self, name: str, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
@@ -97,6 +98,9 @@ class _CacheEntry:
         # for those devices, each result's sharding): see ``run_spmd``.
         # None: the program cannot run so (it calls back into Python) and runs on one device.
         self.spmd: dict[tuple[Any, ...], tuple[Callable[[list[Any]], list[Any]], list[Any]] | None] = {}
+        # spmdx: the mesh of a with_sharding_constraint over several devices in the program:
+        # then it runs partitioned over that mesh, whatever its arguments' layouts (as in JAX).
+        self.constraint_mesh = sharding_constraint_mesh(closed.jaxpr)
 
     def executable(self, device: Device) -> Executable:
         executable = self.executables.get(device)
@@ -146,9 +150,19 @@ class _CacheEntry:
         (a dtype without per-device buffers, a call back into Python): the caller runs it
         on one device."""
         sharded = [x for x in flat if type(x) is Array and x._shards is not None]
-        layout = sharded[0]._sharding
+        if sharded:
+            layout = sharded[0]._sharding
+        else:  # spmdx: no argument laid out, a sharding_constraint inside: over its mesh
+            layout = NamedSharding(self.constraint_mesh, PartitionSpec())
         assert isinstance(layout, NamedSharding)  # (only those hold per-device buffers)
         devices = layout._device_assignment
+        mesh = self.constraint_mesh
+        if mesh is not None and tuple(mesh.devices.flat) != devices:
+            raise ValueError(
+                f"Received incompatible devices for jitted computation {self.name}: a with_sharding_constraint lays "
+                f"a value out over the devices {[d.id for d in mesh.devices.flat]} and an argument is laid out over "
+                f"{[d.id for d in devices]}. Use one mesh for the arguments and the constraints."
+            )
         for x in sharded:
             assert x._sharding is not None
             if x._sharding._device_assignment != devices:
@@ -771,7 +785,8 @@ class Jitted(Wrapped):
             return tree_util.tree_unflatten(entry.out_tree, outs)
         if self._fast_ok and args and not kwargs:
             self._remember_fast(args, entry, device)
-        if any(type(x) is Array and x._shards is not None for x in flat):  # laid out over several devices
+        if entry.constraint_mesh is not None or any(type(x) is Array and x._shards is not None for x in flat):
+            # laid out over several devices (spmdx: or constrained to be inside)
             spmd_outs = entry.run_spmd(flat, self._flat_out_shardings(entry))
             if spmd_outs is not None:
                 return tree_util.tree_unflatten(entry.out_tree, spmd_outs)
@@ -885,6 +900,8 @@ class Jitted(Wrapped):
     def _remember_fast(self, args: tuple[Any, ...], entry: _CacheEntry, device: Device) -> None:
         """Enter ``entry`` in the hot path's cache when ``args`` are what that path takes:
         live Arrays all on ``device`` (where the call ran), keyed as ``__call__`` keys them."""
+        if entry.constraint_mesh is not None:  # spmdx: runs partitioned (run_spmd), not on one device
+            return
         leaves: list[Any] = []
         structure = _array_tree_structure(args, leaves)
         if structure is None or any(a._buf is None or a._device is not device for a in leaves):

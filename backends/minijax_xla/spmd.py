@@ -40,6 +40,8 @@ def hlo_sharding(sharding: NamedSharding, ndim: int) -> Any:
     order: list[int] = []
     for dim in range(ndim):
         entry = sharding.spec[dim] if dim < len(sharding.spec) else None
+        if entry is PartitionSpec.UNCONSTRAINED:  # (the partitioner's choice: laid out whole here)
+            entry = None
         axes = () if entry is None else ((entry,) if isinstance(entry, str) else tuple(entry))
         tiles.append(math.prod(sizes[a] for a in axes))
         order += [names.index(a) for a in axes]
@@ -52,6 +54,15 @@ def hlo_sharding(sharding: NamedSharding, ndim: int) -> Any:
         tiles.append(replication)
         subgroups = [xc.OpSharding.Type.REPLICATED]
     return xc.HloSharding.iota_tile(tiles, list(mesh.axis_sizes), order + unused, subgroups)
+
+
+def constraint_sharding(sharding: Any, ndim: int) -> str | None:
+    """spmdx: the ``mhlo.sharding`` text of a ``sharding_constraint`` on a rank-``ndim`` value
+    (positions in the mesh's flat device order, the SPMD program's device list), or None
+    when it constrains nothing XLA reads (a one-device layout)."""
+    if not isinstance(sharding, NamedSharding) or not isinstance(sharding.mesh, Mesh) or sharding.mesh.size < 2:
+        return None
+    return str(hlo_sharding(sharding, ndim))
 
 
 def spec_for(hlo: Any, mesh: Mesh, ndim: int, hints: Sequence[PartitionSpec] = ()) -> PartitionSpec | None:
@@ -211,4 +222,4 @@ class SpmdProgram:
         self.run = run
 
 
-__all__ = ["SpmdProgram", "assemble", "hlo_sharding", "put_shards", "shard_buffers", "spec_for", "to_host"]
+__all__ = ["SpmdProgram", "assemble", "constraint_sharding", "hlo_sharding", "put_shards", "shard_buffers", "spec_for", "to_host"]

@@ -1,0 +1,90 @@
+"""SPMD programs beyond plain jit on the xla backend (issue 17, spmdx):
+``with_sharding_constraint`` inside ``jit``, SPMD ahead of time (``Lowered``/``Compiled``),
+donation of sharded arguments, ``PmapSharding``, and the benchmarks' hot path.
+
+The xla backend only, on tests/test_spmd.py's 8-CPU backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minijax as jax
+import minijax.numpy as jnp
+from minijax import lax
+from minijax.backend import Device
+from minijax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+pytest.importorskip("jaxlib")
+from test_spmd import X, eight_cpus, held_blocks  # noqa: E402  (after the importorskip, on purpose)
+
+pytestmark = pytest.mark.single_backend  # its own 8-CPU xla backend, named explicitly
+
+
+@pytest.fixture
+def devices() -> list[Device]:
+    return eight_cpus().devices()
+
+
+def auto_mesh(devices: list[Device], shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
+    return jax.make_mesh(shape, names, devices=devices, axis_types=(AxisType.Auto,) * len(names))
+
+
+# --- with_sharding_constraint inside jit ------------------------------------------------
+
+
+def test_a_sharding_constraint_sets_the_layout_xla_gives(devices: list[Device]) -> None:
+    mesh = auto_mesh(devices, (2, 4), ("x", "y"))
+    a = jax.device_put(X, NamedSharding(mesh, P("x")))
+    plain = jax.jit(lambda a: a * 2 + 1)
+    assert plain(a).sharding.spec == P("x")  # propagated from the argument
+    constrained = jax.jit(lambda a: lax.with_sharding_constraint(a * 2, NamedSharding(mesh, P(None, "y"))) + 1)
+    r = constrained(a)
+    assert r.sharding == NamedSharding(mesh, P(None, "y"))
+    assert [s.data.shape for s in r.addressable_shards] == [(16, 1)] * 8
+    assert held_blocks(r) == held_blocks(r)
+    np.testing.assert_array_equal(np.asarray(r), X * 2 + 1)
+
+
+def test_a_sharding_constraint_partitions_a_program_of_unsharded_arguments(devices: list[Device]) -> None:
+    # As in JAX: the constraint's mesh is the program's, the arguments are laid out on it.
+    mesh = auto_mesh(devices, (8,), ("x",))
+    s = NamedSharding(mesh, P("x"))
+    f = jax.jit(lambda a: lax.with_sharding_constraint(a * 2, s) + 1)
+    for _ in range(2):  # (the second call: the cached program, not a one-device fast path)
+        r = f(X)
+        assert r.sharding == s
+        assert [s.data.shape for s in r.addressable_shards] == [(2, 4)] * 8
+        np.testing.assert_array_equal(np.asarray(r), X * 2 + 1)
+
+
+def test_a_sharding_constraint_is_an_equation_and_survives_transformations(devices: list[Device]) -> None:
+    mesh = auto_mesh(devices, (8,), ("x",))
+    s = NamedSharding(mesh, P("x"))
+
+    def f(a: Any) -> Any:
+        return lax.with_sharding_constraint(jnp.sin(a), s)
+
+    text = str(jax.make_jaxpr(f)(X))
+    assert "sharding_constraint[" in text and "unconstrained_dims=frozenset({})" in text
+    assert "context_mesh=Mesh()" in text and "layout=None" in text
+    assert f"sharding={s!r}" in text
+    # jvp/grad: the tangent and the cotangent are constrained as the primal is (as in JAX).
+    assert str(jax.make_jaxpr(jax.grad(lambda a: f(a).sum()))(X)).count("sharding_constraint[") == 2
+    g = jax.jit(jax.grad(lambda a: f(a).sum()))(X)
+    np.testing.assert_allclose(np.asarray(g), np.cos(X), rtol=1e-6)
+    # vmap: the mapped dimension is left to the partitioner.
+    batched = str(jax.make_jaxpr(jax.vmap(f))(np.ones((3, 16, 4), np.float32)))
+    assert "spec=P(UNCONSTRAINED, 'x', None)" in batched and "unconstrained_dims=frozenset({0})" in batched
+    v = jax.jit(jax.vmap(f))(np.ones((3, 16, 4), np.float32))
+    np.testing.assert_allclose(np.asarray(v), np.sin(np.ones((3, 16, 4))), rtol=1e-6)
+    assert v.sharding.spec == P(None, "x")
+
+
+def test_a_sharding_constraint_of_the_wrong_rank_is_jaxs_error(devices: list[Device]) -> None:
+    mesh = auto_mesh(devices, (2, 4), ("x", "y"))
+    with pytest.raises(ValueError, match="implies that it has a rank of at least 2, but it is 1"):
+        jax.jit(lambda a: lax.with_sharding_constraint(a, NamedSharding(mesh, P("x", "y"))))(np.ones(8, np.float32))
