@@ -24,6 +24,7 @@ import inspect
 import logging
 import operator
 import os
+import re
 import sys
 import threading
 import time
@@ -61,7 +62,7 @@ from minijax.interpreters.tracing import (
     trace_to_jaxpr,
 )
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
-from minijax.mesh import NamedSharding, PartitionSpec, Sharding
+from minijax.mesh import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 from minijax.placement import lay_out, placement, put_sharded, resolve_sharding, to_device
 from minijax.primitives.autodiff import sharding_constraint_mesh
 from minijax.primitives.calls import jit_p
@@ -149,6 +150,16 @@ class _CacheEntry:
         The other arguments are replicated first. None when the program cannot run so
         (a dtype without per-device buffers, a call back into Python): the caller runs it
         on one device."""
+        plan = self.spmd_plan(flat, out_shardings)
+        if plan is None:
+            return None
+        program = self.spmd_program(plan[1])
+        return None if program is None else self.run_spmd_program(program, flat, plan[0])
+
+    def spmd_plan(self, flat: Sequence[Any], out_shardings: Sequence[Any] | None) -> tuple[list[Array], tuple[Any, ...]] | None:
+        """The arguments laid out for the SPMD program (those not laid out over the mesh:
+        replicated on it), and the program's key ``(devices, argument shardings, given result
+        shardings)``; None when the program cannot run so."""
         sharded = [x for x in flat if type(x) is Array and x._shards is not None]
         if sharded:
             layout = sharded[0]._sharding
@@ -178,22 +189,43 @@ class _CacheEntry:
         arrays = [x if type(x) is Array and x._shards is not None else put_sharded(x, replicated) for x in flat]
         if any(a._shards is None for a in arrays):
             return None
-        outs_given = [
+        outs_given = tuple(
             s if isinstance(s, NamedSharding) and s._device_assignment == devices else None
             for s in (out_shardings or [None] * len(self.out_avals))
-        ]
-        key = (devices, tuple(a._sharding for a in arrays), tuple(outs_given))
+        )
+        return arrays, (devices, tuple(a._sharding for a in arrays), outs_given)
+
+    def spmd_program(self, key: tuple[Any, ...]) -> tuple[Callable[[list[Any]], list[Any]], list[Any]] | None:
+        """The compiled SPMD program for ``key`` (``spmd_plan``'s), compiled once per key: its
+        runner and each result's sharding; None when it cannot run so."""
         if key not in self.spmd:
+            devices, shardings, outs_given = key
             backend = devices[0].backend
             try:
-                self.spmd[key] = backend.compile_spmd(self.closed, [a._sharding for a in arrays], outs_given)
+                self.spmd[key] = backend.compile_spmd(self.closed, list(shardings), list(outs_given), self.consumed,
+                                                      self.module_name)  # fmt: skip
             except NotImplementedError:  # (a program calling back into Python): on one device
                 self.spmd[key] = None
-        program = self.spmd[key]
-        if program is None:
-            return None
+        return self.spmd[key]
+
+    @property
+    def module_name(self) -> str:
+        """The program's name as JAX names its module: ``jit_f``."""
+        return "jit_" + re.sub(r"\W", "_", self.name.replace("<lambda>", "_lambda"))
+
+    def run_spmd_program(
+        self, program: tuple[Callable[[list[Any]], list[Any]], list[Any]], flat: Sequence[Any], arrays: list[Array]
+    ) -> list[Array]:
         run, result_shardings = program
+        if self.consumed:  # spmdx: donation on the SPMD path
+            self._check_donations(arrays, "_shards")
         bufs = run([a._shards for a in arrays])
+        for i in self.consumed:
+            # The donated buffers now hold results: the arrays are gone (as in JAX). (When the
+            # argument was laid out anew for the call, the copy was donated, not the caller's.)
+            arrays[i].delete()
+        layout = (result_shardings or [a._sharding for a in arrays])[0]
+        devices = layout._device_assignment
         backend = devices[0].backend
         outs = []
         for buf, aval, sharding in zip(bufs, self.out_avals, result_shardings):
@@ -202,13 +234,14 @@ class _CacheEntry:
             outs.append(out)
         return outs
 
-    def _check_donations(self, arrays: Sequence[Array]) -> None:
+    def _check_donations(self, arrays: Sequence[Array], held: str = "_buf") -> None:
         """A donated buffer is consumed by the call: it cannot also be another argument
-        (XLA rejects that call; the NumPy backend would read a deleted array)."""
+        (XLA rejects that call; the NumPy backend would read a deleted array). ``held``:
+        the attribute holding the buffers (``_shards`` for an SPMD program's arguments)."""
         for i in self.consumed:
-            buf = arrays[i]._buf
+            buf = getattr(arrays[i], held)
             for j, other in enumerate(arrays):
-                if j != i and other._buf is buf:
+                if j != i and getattr(other, held) is buf:
                     raise RuntimeError(
                         f"jit({self.name}): argument {i} (flattened) is donated, but the same array is also "
                         f"passed as argument {j}. A donated buffer is consumed by the call and cannot be read "
@@ -928,6 +961,10 @@ class Jitted(Wrapped):
         in_tree = tree_util.tree_structure((dyn_args, dyn_kwargs))
         stage = Traced(self, entry, in_tree, self._donated_leaves(args, kwargs), device)
         stage._arg_names = tuple(self._dynamic_arg_names(args, kwargs))
+        if entry.constraint_mesh is not None or any(type(x) is Array and x._shards is not None for x in flat):
+            # spmdx: the program these arguments run as is the SPMD one; the stages show and compile it.
+            plan = entry.spmd_plan(flat, self._flat_out_shardings(entry))
+            stage._spmd_key = None if plan is None else plan[1]
         return stage
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
@@ -961,6 +998,9 @@ class _Stage:
         self._device = device
         # The traced call's names of the non-static leaves, for a Compiled's type errors.
         self._arg_names: tuple[str, ...] = ()
+        # spmdx: the SPMD program's key (_CacheEntry.spmd_plan) when the arguments are laid out
+        # over several devices; None: the one-device program.
+        self._spmd_key: tuple[Any, ...] | None = None
 
     @property
     def fun_name(self) -> str:
@@ -1021,6 +1061,7 @@ class Traced(_Stage):
             )
         lowered = Lowered(self._jitted, self._entry, self._in_tree, self._donated, self._device)
         lowered._arg_names = self._arg_names
+        lowered._spmd_key = self._spmd_key
         return lowered
 
 
@@ -1040,6 +1081,13 @@ class Lowered(_Stage):
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         _check_dialect(dialect)
         backend = self._entry.backend
+        if self._spmd_key is not None and dialect in (None, "stablehlo"):
+            # spmdx: the SPMD module, with its arguments' and results' layouts
+            devices, shardings, outs_given = self._spmd_key
+            entry = self._entry
+            spmd_backend: Backend = devices[0].backend
+            return spmd_backend.lower_spmd_text(entry.closed, list(shardings), list(outs_given), entry.consumed,
+                                                      entry.module_name)  # fmt: skip
         if dialect is None:
             return backend.lower_text(self._entry.closed)
         return backend.lowered_text(self._entry.closed, dialect)
@@ -1060,6 +1108,13 @@ class Lowered(_Stage):
     def compile(self, compiler_options: CompilerOptions | None = None) -> Compiled:
         if compiler_options:
             raise NotImplementedError("Lowered.compile(compiler_options=...) is not supported by minijax yet")
+        if self._spmd_key is not None:  # spmdx: the SPMD program, compiled once per key
+            program = self._entry.spmd_program(self._spmd_key)
+            if program is not None:
+                runner: Any = program[0]
+                compiled = Compiled(self._jitted, self._entry, self._in_tree, self._donated, self._device, runner)
+                compiled._arg_names, compiled._spmd_key, compiled._spmd_program = self._arg_names, self._spmd_key, program
+                return compiled
         executable = self._entry.executable(self._device)
         compiled = Compiled(self._jitted, self._entry, self._in_tree, self._donated, self._device, executable)
         compiled._arg_names = self._arg_names
@@ -1087,10 +1142,35 @@ class Compiled(_Stage):
                  device: Device, executable: Executable) -> None:
         super().__init__(jitted, entry, in_tree, donated, device)
         self._executable = executable
+        # spmdx: (runner, result shardings) of the SPMD program, when it is one.
+        self._spmd_program: tuple[Callable[[list[Any]], list[Any]], list[Any]] | None = None
+
+    @property
+    def input_shardings(self) -> Any:
+        """Each argument's sharding, as ``(args, kwargs)`` (JAX's structure)."""
+        if self._spmd_program is not None and self._spmd_key is not None:
+            flat = list(self._spmd_key[1])
+        else:
+            flat = [SingleDeviceSharding(self._device)] * self._in_tree.num_leaves
+        return tree_util.tree_unflatten(self._in_tree, flat)
+
+    @property
+    def output_shardings(self) -> Any:
+        """Each result's sharding, in the results' structure."""
+        if self._spmd_program is not None:
+            flat = list(self._spmd_program[1])
+        else:
+            flat = [SingleDeviceSharding(self._device)] * self._entry.out_tree.num_leaves
+        return tree_util.tree_unflatten(self._entry.out_tree, flat)
 
     def as_text(self) -> str:
         """What the backend compiled: XLA's optimized HLO on ``xla``, the jaxpr on ``numpy``."""
         backend = self._entry.backend
+        if self._spmd_program is not None and self._spmd_key is not None:
+            spmd_backend: Backend = self._spmd_key[0][0].backend
+            spmd_text = spmd_backend.spmd_compiled_text(self._spmd_program[0])
+            if spmd_text is not None:
+                return spmd_text
         text = backend.compiled_text(self._executable)
         return backend.lower_text(self._entry.closed) if text is None else text
 
@@ -1131,9 +1211,31 @@ class Compiled(_Stage):
                 "calling the compiled executable with a different enable_x64 mode than when it was AOT compiled? "
                 "The mismatches are:\n" + "\n".join(lines)
             )
+        if self._spmd_program is not None:  # spmdx
+            return tree_util.tree_unflatten(self._entry.out_tree, self._call_spmd(flat))
         device, committed = self._device, False
         outs = self._entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(self._entry.out_tree, outs)
+
+    def _call_spmd(self, flat: list[Any]) -> list[Array]:
+        """The SPMD program on ``flat``, which must be laid out as it was compiled for (as in JAX)."""
+        assert self._spmd_program is not None and self._spmd_key is not None
+        entry = self._entry
+        plan = entry.spmd_plan(flat, list(self._spmd_key[2]))
+        if plan is None or plan[1][1] != self._spmd_key[1]:
+            lines = []
+            for i, (want, x) in enumerate(zip(self._spmd_key[1], flat)):
+                have = getattr(x, "sharding", None)
+                if want != have:
+                    name = self._arg_names[i] if i < len(self._arg_names) else f"args[{i}]"
+                    aval = core.get_aval(x)
+                    lines += [f"Argument {name} with shape {aval.str_short(short_dtypes=False)}:",
+                              f"  Passed sharding: {have!r}", f"  Required sharding: {want!r}"]  # fmt: skip
+            raise ValueError(
+                "Computation was compiled for input shardings that disagree with the shardings of arguments passed "
+                f"to it. Here are the {len(lines) // 3} mismatches:\n" + "\n".join(lines)
+            )
+        return entry.run_spmd_program(self._spmd_program, flat, plan[0])
 
 
 # --- refs (issue 24): jit of a function that reads or writes Refs ------------------------
@@ -1255,6 +1357,14 @@ class _ShardedJitted(Jitted):
         except Exception:
             return None  # (lay_out reports the mismatch after the call)
         return [None if s is None else resolve_sharding(s, "jit out_shardings") for s in per_leaf]
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        # spmdx: lowered for the arguments laid out as in_shardings says, as a call lays them out.
+        if self._in_shardings is not None and not any(
+            isinstance(leaf, ShapeDtypeStruct) for leaf in tree_util.tree_leaves(args)
+        ):
+            args = _lay_out_args(args, self._in_shardings, self.static_argnums)
+        return super().trace(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._in_shardings is not None:

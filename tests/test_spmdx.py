@@ -88,3 +88,64 @@ def test_a_sharding_constraint_of_the_wrong_rank_is_jaxs_error(devices: list[Dev
     mesh = auto_mesh(devices, (2, 4), ("x", "y"))
     with pytest.raises(ValueError, match="implies that it has a rank of at least 2, but it is 1"):
         jax.jit(lambda a: lax.with_sharding_constraint(a, NamedSharding(mesh, P("x", "y"))))(np.ones(8, np.float32))
+
+
+# --- SPMD ahead of time --------------------------------------------------------------------
+
+
+def test_lowered_shows_the_spmd_module_and_compiled_runs_it(devices: list[Device]) -> None:
+    backend = eight_cpus()
+    mesh = auto_mesh(devices, (2, 4), ("x", "y"))
+    a = jax.device_put(X, NamedSharding(mesh, P("x")))
+    w = jax.device_put(np.eye(4, dtype=np.float32), NamedSharding(mesh, P()))
+    f = jax.jit(lambda w, a: jnp.tanh(a @ w), out_shardings=NamedSharding(mesh, P("x", "y")))
+    lowered = f.lower(w, a)
+    text = lowered.as_text()
+    assert text.startswith("module @jit__lambda attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32}")
+    assert 'mhlo.sharding = "{replicated}"' in text  # w
+    assert 'mhlo.sharding = "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"' in text  # a: P("x")
+    assert 'mhlo.sharding = "{devices=[2,4]<=[8]}"' in text  # the result: P("x", "y")
+    compiles = backend.stats["compiles"]
+    compiled = lowered.compile()
+    assert backend.stats["compiles"] == compiles + 1
+    assert compiled.input_shardings == ((NamedSharding(mesh, P()), NamedSharding(mesh, P("x"))), {})
+    assert compiled.output_shardings == NamedSharding(mesh, P("x", "y"))
+    assert "num_partitions=8" in compiled.as_text() and "f32[8,1]" in compiled.as_text()  # one device's block
+    r = compiled(w, a)
+    assert r.sharding == NamedSharding(mesh, P("x", "y"))
+    np.testing.assert_allclose(np.asarray(r), np.tanh(X), rtol=1e-6)
+    assert f(w, a).sharding == r.sharding and backend.stats["compiles"] == compiles + 1  # the same program
+    with pytest.raises(ValueError, match="Passed sharding: .*spec=P\\('y',\\).*\n  Required sharding: .*spec=P\\('x',\\)"):
+        compiled(w, jax.device_put(X, NamedSharding(mesh, P("y"))))
+
+
+def test_in_shardings_lay_out_the_lowered_arguments(devices: list[Device]) -> None:
+    mesh = auto_mesh(devices, (2, 4), ("x", "y"))
+    h = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("y")))
+    lowered = h.lower(X)
+    assert 'mhlo.sharding = "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}"' in lowered.as_text()
+    compiled = lowered.compile()
+    assert compiled.input_shardings == ((NamedSharding(mesh, P("y")),), {})
+    assert compiled.output_shardings == NamedSharding(mesh, P("y"))
+    np.testing.assert_array_equal(np.asarray(compiled(jax.device_put(X, NamedSharding(mesh, P("y"))))), X * 2)
+
+
+# --- donation on the SPMD path -------------------------------------------------------------
+
+
+def test_a_donated_sharded_argument_gives_its_buffers_and_is_deleted(devices: list[Device]) -> None:
+    mesh = auto_mesh(devices, (8,), ("x",))
+    a = jax.device_put(X, NamedSharding(mesh, P("x")))
+    blocks = held_blocks(a)
+    f = jax.jit(lambda a: a * 2, donate_argnums=0)
+    assert "tf.aliasing_output = 0" in f.lower(a).as_text()
+    r = f(a)
+    assert a.is_deleted()
+    assert held_blocks(r) == blocks  # the result lives in the donated buffers
+    np.testing.assert_array_equal(np.asarray(r), X * 2)
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(a)
+    b = jax.device_put(X, NamedSharding(mesh, P("x")))
+    with pytest.raises(RuntimeError, match="is donated, but the same array is also passed as argument 1"):
+        jax.jit(lambda a, b: (a + b, a), donate_argnums=0)(b, b)
+    assert not b.is_deleted()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -135,22 +135,29 @@ def to_host(
     return whole
 
 
-def _annotate(module: ir.Module, n_devices: int, arg_hlos: Sequence[Any], out_hlos: Sequence[Any | None]) -> None:
-    """Give ``module``'s @main its arguments' and results' layouts and the partition count."""
+def _annotate(
+    module: ir.Module, n_devices: int, arg_hlos: Sequence[Any], out_hlos: Sequence[Any | None],
+    aliases: Mapping[int, int] | None = None,
+) -> None:
+    """Give ``module``'s @main its arguments' and results' layouts and the partition count
+    (``aliases``: @main's parameter -> the result that takes its donated buffer)."""
     with jaxlib_api.context_lock, module.context, ir.Location.unknown():
         i32 = ir.IntegerType.get_signless(32)
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, n_devices)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
         main = next(op for op in module.body.operations if ir.StringAttr(op.attributes["sym_name"]).value == "main")
 
-        def attrs(hlos: Sequence[Any | None]) -> Any:
-            # (lower_jaxpr gave @main no attributes of its own: it was lowered without donations.)
-            return ir.ArrayAttr.get([
-                ir.DictAttr.get({} if hlo is None else {"mhlo.sharding": ir.StringAttr.get(str(hlo))}) for hlo in hlos
-            ])
+        def attrs(hlos: Sequence[Any | None], extra: Mapping[int, int]) -> Any:
+            dicts = []
+            for i, hlo in enumerate(hlos):
+                entries: dict[str, ir.Attribute] = {} if hlo is None else {"mhlo.sharding": ir.StringAttr.get(str(hlo))}
+                if i in extra:
+                    entries["tf.aliasing_output"] = ir.IntegerAttr.get(i32, extra[i])
+                dicts.append(ir.DictAttr.get(entries))
+            return ir.ArrayAttr.get(dicts)
 
-        main.attributes["arg_attrs"] = attrs(arg_hlos)
-        main.attributes["res_attrs"] = attrs(out_hlos)
+        main.attributes["arg_attrs"] = attrs(arg_hlos, aliases or {})
+        main.attributes["res_attrs"] = attrs(out_hlos, {})
 
 
 def compile_options(pjrt_devices: Sequence[Any], out_given: Sequence[bool]) -> Any:
@@ -181,6 +188,29 @@ def _result_handler(aval: ShapedArray, pjrt_devices: Sequence[Any], hlo: Any) ->
         return xc.array_result_handler(ShapedArray(aval.shape, aval.dtype), sharding, True)
 
 
+def lower_spmd(
+    closed: ClosedJaxpr, pjrt_devices: Sequence[Any], in_hlos: Sequence[Any], out_hlos: Sequence[Any | None],
+    name: str | None = None, aliases: Mapping[int, int] | None = None,
+) -> tuple[ir.Module, list[int]]:
+    """The SPMD module of ``closed`` (what ``Lowered.as_text()`` shows, spmdx): ``@main``'s
+    arguments (the hoisted constants first, replicated) and results carry their layouts,
+    the module its partition count; ``aliases`` (input -> output, positions of the
+    jaxpr's) are the donated inputs. Returns it and the hoisted constants' positions."""
+    host_callbacks: list[Callable[..., Any]] = []
+    module, hoisted = lower_jaxpr(closed, "main", {}, host_callbacks, jaxlib_api.device_platform(pjrt_devices[0]))
+    if host_callbacks:
+        raise NotImplementedError(
+            "minijax: an SPMD program cannot call back into Python (debug.print, pure_callback, ...) yet"
+        )
+    replicated = xc.HloSharding.replicate()
+    shifted = {len(hoisted) + i: o for i, o in (aliases or {}).items()}
+    _annotate(module, len(pjrt_devices), [replicated] * len(hoisted) + list(in_hlos), out_hlos, shifted)
+    if name is not None:  # (as JAX names it: @jit_f)
+        with jaxlib_api.context_lock, module.context:
+            module.operation.attributes["sym_name"] = ir.StringAttr.get(name)
+    return module, hoisted
+
+
 class SpmdProgram:
     """A jaxpr compiled for all of a mesh's devices: ``run(global arrays) -> global arrays``,
     and the layout XLA gave each result (``out_hlos``)."""
@@ -192,16 +222,11 @@ class SpmdProgram:
         in_hlos: Sequence[Any],
         out_hlos: Sequence[Any | None],
         put_replicated: Callable[[Any, ShapedArray], Buffer],
+        aliases: Mapping[int, int] | None = None,
+        name: str | None = None,
     ) -> None:
-        host_callbacks: list[Callable[..., Any]] = []
-        module, hoisted = lower_jaxpr(closed, "main", {}, host_callbacks, jaxlib_api.device_platform(pjrt_devices[0]))
-        if host_callbacks:
-            raise NotImplementedError(
-                "minijax: an SPMD program cannot call back into Python (debug.print, pure_callback, ...) yet"
-            )
+        module, hoisted = lower_spmd(closed, pjrt_devices, in_hlos, out_hlos, name, aliases)
         const_avals = [closed.jaxpr.constvars[i].aval for i in hoisted]
-        replicated = xc.HloSharding.replicate()
-        _annotate(module, len(pjrt_devices), [replicated] * len(hoisted) + list(in_hlos), out_hlos)
         self.module = module
         client = jaxlib_api.device_client(pjrt_devices[0])
         jaxlib_api.check_module(module, n_host_callbacks=0)
@@ -222,4 +247,4 @@ class SpmdProgram:
         self.run = run
 
 
-__all__ = ["SpmdProgram", "assemble", "constraint_sharding", "hlo_sharding", "put_shards", "shard_buffers", "spec_for", "to_host"]
+__all__ = ["SpmdProgram", "assemble", "constraint_sharding", "hlo_sharding", "lower_spmd", "put_shards", "shard_buffers", "spec_for", "to_host"]
