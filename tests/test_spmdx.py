@@ -1,6 +1,7 @@
 """SPMD programs beyond plain jit on the xla backend (issue 17, spmdx):
 ``with_sharding_constraint`` inside ``jit``, SPMD ahead of time (``Lowered``/``Compiled``),
-donation of sharded arguments, ``PmapSharding``, and the benchmarks' hot path.
+donation of sharded arguments, and pmap's result shardings (JAX 0.10 has no ``PmapSharding``:
+its pmap results carry a NamedSharding over a one-axis mesh).
 
 The xla backend only, on tests/test_spmd.py's 8-CPU backend.
 """
@@ -149,3 +150,20 @@ def test_a_donated_sharded_argument_gives_its_buffers_and_is_deleted(devices: li
     with pytest.raises(RuntimeError, match="is donated, but the same array is also passed as argument 1"):
         jax.jit(lambda a, b: (a + b, a), donate_argnums=0)(b, b)
     assert not b.is_deleted()
+
+
+# --- pmap's results ----------------------------------------------------------------------
+
+
+def test_pmap_results_are_laid_out_along_out_axes_as_in_jax(devices: list[Device]) -> None:
+    r = jax.pmap(lambda v: v * 2, devices=devices)(X[:8])
+    assert r.sharding.mesh.axis_names == ("_internal_pmap_axis_name",)
+    assert r.sharding.spec == P("_internal_pmap_axis_name")
+    # A result the partitioner would replicate (a psum over the mapped axis) is still one slice
+    # per device, as pmap stacks it.
+    s = jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i", devices=devices)(X[:8])
+    assert s.sharding.mesh.axis_names == ("i",) and s.sharding.spec == P("i")
+    assert [sh.index for sh in s.addressable_shards][:2] == [(slice(0, 1), slice(None)), (slice(1, 2), slice(None))]
+    np.testing.assert_array_equal(np.asarray(s), np.broadcast_to(X[:8].sum(0), (8, 4)))
+    t = jax.pmap(lambda v: v + 1, in_axes=1, out_axes=1, devices=devices[:4])(X[:, :4])
+    assert t.sharding.spec == P(None, "_internal_pmap_axis_name") and t.sharding.num_devices == 4
