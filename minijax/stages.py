@@ -204,7 +204,7 @@ class _CacheEntry:
             try:
                 self.spmd[key] = backend.compile_spmd(self.closed, list(shardings), list(outs_given), self.consumed,
                                                       self.module_name)  # fmt: skip
-            except NotImplementedError:  # (a program calling back into Python): on one device
+            except NotImplementedError:  # (a program the backend cannot partition): on one device
                 self.spmd[key] = None
         return self.spmd[key]
 

@@ -188,20 +188,38 @@ def _result_handler(aval: ShapedArray, pjrt_devices: Sequence[Any], hlo: Any) ->
         return xc.array_result_handler(ShapedArray(aval.shape, aval.dtype), sharding, True)
 
 
+def _callbacks_on_first_device(module: ir.Module) -> None:
+    """spmdx: every host callback of ``module`` runs once, on the program's first device, on
+    whole values (``{maximal device=0}``, as JAX lays its callbacks out): the partitioner
+    gathers the operands there and lays the results out from there."""
+    targets = set(jaxlib_api.HOST_CALLBACK_TARGETS.values())
+    with jaxlib_api.context_lock, module.context:
+
+        def visit(op: Any) -> Any:
+            if op.name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value in targets:
+                n = len(op.results)
+                # (a tuple sharding for several results, as a token and values)
+                text = "{maximal device=0}" if n <= 1 else "{" + ", ".join(["{maximal device=0}"] * n) + "}"
+                op.attributes["mhlo.sharding"] = ir.StringAttr.get(text)
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+
+
 def lower_spmd(
     closed: ClosedJaxpr, pjrt_devices: Sequence[Any], in_hlos: Sequence[Any], out_hlos: Sequence[Any | None],
     name: str | None = None, aliases: Mapping[int, int] | None = None,
+    host_callbacks: list[Callable[..., Any]] | None = None,
 ) -> tuple[ir.Module, list[int]]:
     """The SPMD module of ``closed`` (what ``Lowered.as_text()`` shows, spmdx): ``@main``'s
     arguments (the hoisted constants first, replicated) and results carry their layouts,
     the module its partition count; ``aliases`` (input -> output, positions of the
-    jaxpr's) are the donated inputs. Returns it and the hoisted constants' positions."""
-    host_callbacks: list[Callable[..., Any]] = []
-    module, hoisted = lower_jaxpr(closed, "main", {}, host_callbacks, jaxlib_api.device_platform(pjrt_devices[0]))
-    if host_callbacks:
-        raise NotImplementedError(
-            "minijax: an SPMD program cannot call back into Python (debug.print, pure_callback, ...) yet"
-        )
+    jaxpr's) are the donated inputs; the Python functions its host callbacks call are
+    appended to ``host_callbacks``. Returns it and the hoisted constants' positions."""
+    callbacks: list[Callable[..., Any]] = [] if host_callbacks is None else host_callbacks
+    module, hoisted = lower_jaxpr(closed, "main", {}, callbacks, jaxlib_api.device_platform(pjrt_devices[0]))
+    if callbacks:
+        _callbacks_on_first_device(module)
     replicated = xc.HloSharding.replicate()
     shifted = {len(hoisted) + i: o for i, o in (aliases or {}).items()}
     _annotate(module, len(pjrt_devices), [replicated] * len(hoisted) + list(in_hlos), out_hlos, shifted)
@@ -225,12 +243,15 @@ class SpmdProgram:
         aliases: Mapping[int, int] | None = None,
         name: str | None = None,
     ) -> None:
-        module, hoisted = lower_spmd(closed, pjrt_devices, in_hlos, out_hlos, name, aliases)
+        host_callbacks: list[Callable[..., Any]] = []
+        module, hoisted = lower_spmd(closed, pjrt_devices, in_hlos, out_hlos, name, aliases, host_callbacks)
         const_avals = [closed.jaxpr.constvars[i].aval for i in hoisted]
         self.module = module
         client = jaxlib_api.device_client(pjrt_devices[0])
-        jaxlib_api.check_module(module, n_host_callbacks=0)
-        self.executable = client.compile_and_load(module, xc.DeviceList(tuple(pjrt_devices)), compile_options(pjrt_devices, [h is not None for h in out_hlos]))
+        jaxlib_api.check_module(module, n_host_callbacks=len(host_callbacks))
+        options = compile_options(pjrt_devices, [h is not None for h in out_hlos])
+        self.executable = client.compile_and_load(module, xc.DeviceList(tuple(pjrt_devices)), options,
+                                                  host_callbacks=host_callbacks)  # fmt: skip
         self.out_hlos = [xc.HloSharding.from_proto(s) for s in self.executable.get_output_shardings()]
         handlers = [_result_handler(a, pjrt_devices, h) for a, h in zip(closed.out_avals, self.out_hlos)]
         consts = [put_replicated(closed.consts[i], a) for i, a in zip(hoisted, const_avals)]
@@ -244,6 +265,21 @@ class SpmdProgram:
             jaxlib_api.collect_garbage()
             return outs
 
+        def run_waiting(args: list[Buffer]) -> list[Buffer]:
+            # With host callbacks (spmdx): the call returns once every callback has run, as the
+            # one-device programs' calls do (jaxlib_api.make_waiting_runner says why).
+            try:
+                results = execute_sharded([*consts, *args], with_tokens=True)
+                done = results.consume_token()
+                outs: list[Buffer] = results.consume_with_handlers(handlers)
+                done.block_until_ready()
+            except Exception as e:
+                raise jaxlib_api.runtime_error(e) from e
+            jaxlib_api.collect_garbage()
+            return outs
+
+        if host_callbacks:
+            run = run_waiting
         self.run = run
 
 
