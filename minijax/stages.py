@@ -493,7 +493,8 @@ class _JitState:
         self.cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(f"jit({fun_name(fun)})", trace_cache_size)
         # Calls with only positional Array arguments and no static ones skip
         # pytree flattening: keyed by the avals alone (plus the trace context).
-        self.fast_cache: BoundedCache[Hashable, tuple[_CacheEntry, Executable | None]] = BoundedCache(
+        # (spmdx: and calls on sharded arrays, keyed with their shardings, to their SPMD program)
+        self.fast_cache: BoundedCache[Hashable, tuple[_CacheEntry, Any]] = BoundedCache(
             f"jit({fun_name(fun)}) fast path", trace_cache_size
         )
 
@@ -820,8 +821,13 @@ class Jitted(Wrapped):
             self._remember_fast(args, entry, device)
         if entry.constraint_mesh is not None or any(type(x) is Array and x._shards is not None for x in flat):
             # laid out over several devices (spmdx: or constrained to be inside)
+            # (keyed before the call: a donated argument is gone after it)
+            fast = self._sharded_fast_key(args, entry) if self._fast_ok and args and not kwargs else None
             spmd_outs = entry.run_spmd(flat, self._flat_out_shardings(entry))
             if spmd_outs is not None:
+                program = None if fast is None else entry.spmd.get(fast[1])
+                if fast is not None and program is not None:
+                    self._fast_cache.put(fast[0], (entry, program))
                 return tree_util.tree_unflatten(entry.out_tree, spmd_outs)
         outs = entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(entry.out_tree, outs)
@@ -903,6 +909,8 @@ class Jitted(Wrapped):
         for a in leaves:
             buf = a._buf if type(a) is Array else None
             if buf is None or a._device is not device:
+                if buf is None and type(a) is Array and a._shards is not None:  # spmdx: over several devices
+                    return self._call_sharded(args, leaves, key[:2] if leaves is args else key[:3])
                 return self._call(args, kwargs)
             if a._committed:
                 committed = True
@@ -929,6 +937,52 @@ class Jitted(Wrapped):
     def _flat_out_shardings(self, entry: _CacheEntry) -> list[Any] | None:
         """One sharding (or None) per flat result: ``out_shardings`` (``_ShardedJitted``)."""
         return None
+
+    # spmdx: the fast path of calls on arrays laid out over several devices. An optimisation of
+    # ``_call``'s SPMD branch: positional arguments that are all Arrays holding per-device
+    # buffers, keyed by their avals and shardings, run the program ``_call`` compiled for them.
+
+    def _sharded_key(self, head: Sequence[Any], leaves: Sequence[Any]) -> tuple[Any, ...] | None:
+        # (in the hot path's cache, apart from its one-device keys by the marker and the shardings)
+        key = [*head, "spmd"]
+        for a in leaves:
+            if type(a) is not Array or a._shards is None:
+                return None
+            aval = a.aval
+            k = aval.fast_key
+            key.append(aval_key(aval) if k is None else k)
+            key.append(a._sharding)
+        return tuple(key)
+
+    def _call_sharded(self, args: tuple[Any, ...], leaves: Sequence[Any], head: Sequence[Any]) -> Any:
+        key = self._sharded_key(head, leaves)
+        cached = None if key is None else self._fast_entries.get(key)
+        if cached is None:
+            return self._call(args, {})
+        cached[1] = True
+        entry, program = cached[0]
+        outs = entry.run_spmd_program(program, leaves, list(leaves))
+        return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _sharded_fast_key(self, args: tuple[Any, ...], entry: _CacheEntry) -> tuple[Any, Any] | None:
+        """``_call_sharded``'s key for ``args`` and the key of the SPMD program they run
+        (``_CacheEntry.spmd_plan``), or None when that path does not take them."""
+        if entry.constraint_mesh is not None:  # (its unsharded arguments are laid out first: _call)
+            return None
+        if type(args[0]) is Array and type(args[-1]) is Array:
+            if any(type(a) is not Array for a in args):
+                return None
+            leaves: Sequence[Any] = args
+            head: tuple[Any, ...] = (config_module.trace_context(), args[0]._device)
+        else:
+            tree_leaves: list[Any] = []
+            structure = _array_tree_structure(args, tree_leaves)
+            if structure is None or not tree_leaves:
+                return None
+            leaves, head = tree_leaves, (config_module.trace_context(), tree_leaves[0]._device, structure)
+        key = self._sharded_key(head, leaves)
+        plan = None if key is None else entry.spmd_plan(leaves, self._flat_out_shardings(entry))
+        return None if key is None or plan is None else (key, plan[1])
 
     def _remember_fast(self, args: tuple[Any, ...], entry: _CacheEntry, device: Device) -> None:
         """Enter ``entry`` in the hot path's cache when ``args`` are what that path takes:

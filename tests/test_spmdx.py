@@ -167,3 +167,37 @@ def test_pmap_results_are_laid_out_along_out_axes_as_in_jax(devices: list[Device
     np.testing.assert_array_equal(np.asarray(s), np.broadcast_to(X[:8].sum(0), (8, 4)))
     t = jax.pmap(lambda v: v + 1, in_axes=1, out_axes=1, devices=devices[:4])(X[:, :4])
     assert t.sharding.spec == P(None, "_internal_pmap_axis_name") and t.sharding.num_devices == 4
+
+
+# --- the hot path of calls on sharded arrays ----------------------------------------------
+
+
+def test_a_cached_call_on_sharded_arrays_takes_the_fast_path(devices: list[Device], monkeypatch: Any) -> None:
+    mesh = auto_mesh(devices, (2, 4), ("x", "y"))
+    w = jax.device_put(np.eye(4, dtype=np.float32), NamedSharding(mesh, P()))
+    by_x = jax.device_put(X, NamedSharding(mesh, P("x")))
+    by_y = jax.device_put(X, NamedSharding(mesh, P("y")))
+    f = jax.jit(lambda w, a: (a @ w, a.sum()))
+    first = f(w, by_x)
+    other = f(w, by_y)
+    slow = type(f)._call
+
+    def refuse(self: Any, args: Any, kwargs: Any) -> Any:
+        raise AssertionError("the cached call went through _call")
+
+    monkeypatch.setattr(type(f), "_call", refuse)
+    for a, spec in ((by_x, P("x")), (by_y, P("y"))):  # each layout its own program, its own result layout
+        out, total = f(w, a)
+        assert out.sharding == NamedSharding(mesh, spec) and total.sharding.spec == P()
+        np.testing.assert_array_equal(np.asarray(out), X)
+        assert float(total) == X.sum()
+    assert first[0].sharding.spec == P("x") and other[0].sharding.spec == P("y")
+    # A donated argument is consumed on the fast path too.
+    monkeypatch.setattr(type(f), "_call", slow)
+    g = jax.jit(lambda a: a + 1, donate_argnums=0)
+    g(jax.device_put(X, NamedSharding(mesh, P("x"))))
+    monkeypatch.setattr(type(f), "_call", refuse)
+    b = jax.device_put(X, NamedSharding(mesh, P("x")))
+    blocks = held_blocks(b)
+    r = g(b)
+    assert b.is_deleted() and held_blocks(r) == blocks
