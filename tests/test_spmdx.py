@@ -201,3 +201,21 @@ def test_a_cached_call_on_sharded_arrays_takes_the_fast_path(devices: list[Devic
     blocks = held_blocks(b)
     r = g(b)
     assert b.is_deleted() and held_blocks(r) == blocks
+
+
+def test_many_queued_steps_with_collectives_do_not_abort_the_process(devices: list[Device]) -> None:
+    # XLA's CPU collectives abort the process when executions queued back to back starve one
+    # another's rendezvous (fewer cores than devices); the SPMD runner starts one at a time.
+    # MINIJAX_SPMD_STEPS sets the loop's length (2000 aborted before the fix, ~1 s after).
+    import os
+
+    mesh = auto_mesh(devices, (8,), ("batch",))
+    xs = np.random.default_rng(0).normal(size=(64, 3)).astype(np.float32)
+    ys = xs @ np.array([1.0, -2.0, 0.5], np.float32)
+    step = jax.jit(lambda w, x, y: w - 0.1 * jax.grad(lambda w: jnp.mean((x @ w - y) ** 2))(w))
+    w = jax.device_put(np.zeros(3, np.float32), NamedSharding(mesh, P()))
+    x = jax.device_put(xs, NamedSharding(mesh, P("batch")))
+    y = jax.device_put(ys, NamedSharding(mesh, P("batch")))
+    for _ in range(int(os.environ.get("MINIJAX_SPMD_STEPS", "2000"))):
+        w = step(w, x, y)
+    np.testing.assert_allclose(np.asarray(w), [1.0, -2.0, 0.5], rtol=1e-4)
