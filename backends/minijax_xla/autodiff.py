@@ -13,6 +13,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax_xla.lowering import LoweringRuleContext, register
+from minijax_xla.spmd import constraint_sharding
 
 
 @register("add_any")
@@ -44,8 +45,6 @@ def _custom_lin(ctx: LoweringRuleContext, *operands: ir.Value[Any], **_: Any) ->
 def _sharding_constraint(ctx: LoweringRuleContext, x: ir.Value[Any], *, sharding: Any, **_: Any) -> list[ir.Value[Any]]:
     """spmdx (issue 17): the layout as XLA's ``@Sharding`` annotation (the GSPMD form, as
     the SPMD program's arguments carry ``mhlo.sharding``). Compiled for one device it is a copy."""
-    from minijax_xla.spmd import constraint_sharding
-
     hlo_text = constraint_sharding(sharding, len(ctx.avals_in[0].shape))
     if hlo_text is None:
         return [x]

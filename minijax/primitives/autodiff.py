@@ -23,6 +23,7 @@ from minijax.dispatch import eager_rules
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import Jaxpr, param_filters, subjaxprs
 from minijax.mesh import Mesh, NamedSharding, PartitionSpec
+from minijax.placement import put_sharded
 from minijax.primitives.common import standard_primitive
 
 # ---------------------------------------------------------------------------
@@ -214,8 +215,6 @@ param_filters["sharding_constraint"] = lambda params: [
 
 def _sharding_constraint_eager(backend: Backend, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
     # Outside a trace the value is laid out now, as with_sharding_constraint lays out concrete values.
-    from minijax.placement import put_sharded
-
     return [put_sharded(args[0], params["sharding"])]
 
 
