@@ -131,6 +131,14 @@ def test_in_shardings_lay_out_the_lowered_arguments(devices: list[Device]) -> No
     np.testing.assert_array_equal(np.asarray(compiled(jax.device_put(X, NamedSharding(mesh, P("y"))))), X * 2)
 
 
+def test_a_one_device_compiled_gives_single_device_shardings() -> None:
+    one = jax.jit(lambda a, b: {"x": a + b, "y": (a, a)}).lower(np.ones(3, np.float32), 2.0).compile()
+    device = jax.devices()[0]
+    single = jax.sharding.SingleDeviceSharding(device)
+    assert one.input_shardings == ((single, single), {})
+    assert one.output_shardings == {"x": single, "y": (single, single)}
+
+
 # --- donation on the SPMD path -------------------------------------------------------------
 
 

@@ -46,6 +46,9 @@ try:
 except ValueError as e:
     print(type(e).__name__, e)
 
+one = jax.jit(lambda a, b: {"x": a + b, "y": (a, a)}).lower(np.ones(3, np.float32), 2.0).compile()
+print(one.input_shardings); print(one.output_shardings)
+
 # donation
 d = jax.jit(lambda a: a * 2, donate_argnums=0)
 b = jax.device_put(x, sx)
