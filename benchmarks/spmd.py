@@ -93,7 +93,7 @@ def _setup(lib: str) -> dict[str, Any]:
 
 def _time(fn: Any, min_time: float) -> float:
     fn()  # warm (compiles)
-    times = []
+    times: list[float] = []
     start = time.perf_counter()
     while time.perf_counter() - start < min_time or len(times) < 3:
         t = time.perf_counter()
