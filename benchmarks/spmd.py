@@ -16,6 +16,8 @@ Workloads:
 - ``dp_mlp_step``: one SGD step of a 2-layer MLP, batch split, parameters
   replicated (XLA inserts the gradient's all-reduce).
 - ``dp_mlp_compile``: tracing + compiling that step for fresh arguments' shapes.
+- ``shard_map_psum``: ``jit(shard_map(lambda x, w: psum(tanh(x @ w), "batch")))``, x split
+  over the batch axis, w replicated: each device's block, summed across the devices.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import time
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NAMES = ("dp_matmul", "dp_mlp_step", "dp_mlp_compile")
+NAMES = ("dp_matmul", "dp_mlp_step", "dp_mlp_compile", "shard_map_psum")
 
 
 def _setup(lib: str) -> dict[str, Any]:
@@ -79,12 +81,19 @@ def _setup(lib: str) -> dict[str, Any]:
         ys = jax.device_put(np.ones((rows, 16), np.float32), batch)
         jax.jit(step)(params, xs, ys)[0].block_until_ready()
 
-    return {"dp_matmul": run_matmul, "dp_mlp_step": run_step, "dp_mlp_compile": run_compile}
+    summed = jax.jit(jax.shard_map(lambda x, w: jax.lax.psum(jnp.tanh(x @ w), "batch"), mesh=mesh,
+                                   in_specs=(P("batch"), P()), out_specs=P()))  # fmt: skip
+
+    def run_shard_map() -> None:
+        summed(x, w).block_until_ready()
+
+    return {"dp_matmul": run_matmul, "dp_mlp_step": run_step, "dp_mlp_compile": run_compile,
+            "shard_map_psum": run_shard_map}  # fmt: skip
 
 
 def _time(fn: Any, min_time: float) -> float:
     fn()  # warm (compiles)
-    times = []
+    times: list[float] = []
     start = time.perf_counter()
     while time.perf_counter() - start < min_time or len(times) < 3:
         t = time.perf_counter()

@@ -208,13 +208,27 @@ class Backend(abc.ABC):
         raise NotImplementedError(f"the {self.name} backend holds no per-device buffers")
 
     def compile_spmd(
-        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None]
+        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None],
+        donated: Sequence[int] = (), name: str | None = None,
     ) -> tuple[Callable[[list[Any]], list[Any]], list[Any]]:
         """One program for all the devices of the arguments' shardings (NamedShardings over
         one mesh): a runner on their ``put_shards`` buffers, and each result's NamedSharding
         (``out_shardings``' where given, else the compiler's choice). NotImplementedError for
-        a program that cannot run so (the caller then runs it on one device)."""
+        a program that cannot run so (the caller then runs it on one device). ``donated``:
+        the inputs whose buffers the program may take over (the runner consumes them);
+        ``name``: the program's name (``jit_f``)."""
         raise NotImplementedError(f"the {self.name} backend compiles no SPMD programs")
+
+    def lower_spmd_text(
+        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None],
+        donated: Sequence[int] = (), name: str | None = None,
+    ) -> str:
+        """The text of the program ``compile_spmd`` compiles (``Lowered.as_text()`` of an SPMD program)."""
+        raise NotImplementedError(f"the {self.name} backend compiles no SPMD programs")
+
+    def spmd_compiled_text(self, run: Callable[[list[Any]], list[Any]]) -> str | None:
+        """What the compiler made of the SPMD program whose runner is ``run`` (``Compiled.as_text()``)."""
+        return None
 
 
 _registry_lock = threading.Lock()

@@ -79,7 +79,15 @@ def pmap(
                 f"({available}). A pmapped axis may not be longer than the device count; give the XLA backend more "
                 "CPU devices with XLA_FLAGS=--xla_force_host_platform_device_count=N, or use vmap."
             )
-        key = (len(args), static_values)
+        laid_out = size is not None and size > 1 and not kwargs and not donated
+        mesh = _pmap_mesh(available[:size], axis_name) if laid_out and size is not None else None
+        # spmdx: the results stacked along out_axes are laid out over the devices, one slice each (as
+        # JAX lays pmap's out), not as the partitioner would lay the vectorized program's out.
+        out_shardings = None
+        if mesh is not None and (out_axes is None or (isinstance(out_axes, int) and out_axes >= 0)):
+            spec = PartitionSpec() if out_axes is None else PartitionSpec(*([None] * out_axes), mesh.axis_names[0])
+            out_shardings = NamedSharding(mesh, spec)
+        key = (len(args), static_values, out_shardings)
         run = compiled.get(key)
         if run is None:
 
@@ -94,24 +102,32 @@ def pmap(
             positions = [d % len(args) for d in donated if -len(args) <= d < len(args)]
             dyn_donated = tuple(i - sum(1 for s in static_positions if s < i) for i in positions)
             run = jit(vmap(body, in_axes=axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size),
-                      donate_argnums=dyn_donated, backend=backend)
+                      donate_argnums=dyn_donated, backend=backend, out_shardings=out_shardings)
             compiled[key] = run
-        if size is not None and size > 1 and not kwargs and not donated:
-            dynamic = _one_slice_per_device(dynamic, axes, available[:size])
+        if mesh is not None:
+            dynamic = _one_slice_per_device(dynamic, axes, mesh)
         return run(*dynamic, **kwargs)
 
     return pmapped
 
 
-def _one_slice_per_device(args: list[Any], axes: Any, devices: Sequence[Any]) -> list[Any]:
-    """``args`` with each mapped array laid out one slice of its mapped axis per device (the
-    others replicated), where the devices' backend holds per-device buffers; else as they are."""
+def _pmap_mesh(devices: Sequence[Any], axis_name: Any) -> Mesh | None:
+    """The mesh pmap lays its arguments and results out over, where the devices' backend holds
+    per-device buffers: one axis, named ``axis_name`` or JAX's ``_internal_pmap_axis_name``
+    without one (spmdx: so the results' NamedShardings are JAX 0.10's, which has no PmapSharding)."""
     if not devices[0].backend.holds_shards(devices):
-        return args
+        return None
+    name = axis_name if isinstance(axis_name, str) else "_internal_pmap_axis_name"
+    return Mesh(np.array(devices, dtype=object), (name,))
+
+
+def _one_slice_per_device(args: list[Any], axes: Any, mesh: Mesh) -> list[Any]:
+    """``args`` with each mapped array laid out one slice of its mapped axis per device of
+    ``mesh`` (the others replicated)."""
+    name = mesh.axis_names[0]
     per_arg = axes if isinstance(axes, (tuple, list)) else [axes] * len(args)
     if not all(a is None or isinstance(a, int) for a in per_arg):
         return args  # (pytree in_axes: left to the one-device path)
-    mesh = Mesh(np.array(devices, dtype=object), ("pmap",))
     out = []
     for x, axis in zip(args, per_arg):
         leaves = tree_util.tree_leaves(x)
@@ -122,7 +138,7 @@ def _one_slice_per_device(args: list[Any], axes: Any, devices: Sequence[Any]) ->
             ndim = core.get_aval(leaf).ndim
             if axis is not None and not -ndim <= axis < ndim:
                 return leaf  # (vmap reports the bad axis)
-            spec = PartitionSpec() if axis is None else PartitionSpec(*([None] * (axis % ndim)), "pmap")
+            spec = PartitionSpec() if axis is None else PartitionSpec(*([None] * (axis % ndim)), name)
             return put_sharded(leaf, NamedSharding(mesh, spec))
 
         out.append(tree_util.tree_map(lay_out, x))

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import tree_util
+from minijax import core, tree_util
 from minijax.array import Array
 from minijax.backend import Device
 from minijax.mesh import (
@@ -36,6 +36,7 @@ from minijax.mesh import (
     use_abstract_mesh as use_abstract_mesh,
 )
 from minijax.placement import lay_out, put_sharded, resolve_sharding
+from minijax.primitives.autodiff import sharding_constraint_p
 
 __all__ = [
     "AbstractMesh",
@@ -80,8 +81,32 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
-    """``lax.with_sharding_constraint``: ``x`` with the given layout (the value is unchanged)."""
-    return lay_out(x, shardings, "with_sharding_constraint")
+    """``lax.with_sharding_constraint``: ``x`` with the given layout (the value is unchanged).
+
+    A concrete value is laid out now; a traced one gets a ``sharding_constraint``
+    equation (spmdx), which the SPMD partitioner reads when the program is compiled
+    for several devices (a ``@Sharding`` annotation on XLA)."""
+    # spmdx (issue 17): traced values are constrained in the program, concrete ones laid out.
+    constrained = lay_out(x, shardings, "with_sharding_constraint")
+    if not any(isinstance(v, core.Tracer) for v in tree_util.tree_leaves(x)):
+        return constrained
+
+    def is_spec(s: Any) -> bool:
+        return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_spec)
+    out = []
+    for spec, sub in zip(specs, spec_tree.flatten_up_to(constrained)):
+        if spec is not None:
+            sharding = resolve_sharding(spec, "with_sharding_constraint")
+            params = {"sharding": sharding, "layout": None, "context_mesh": get_abstract_mesh(),
+                      "unconstrained_dims": frozenset(i for i, e in enumerate(getattr(sharding, "spec", ()))
+                                                      if e is PartitionSpec.UNCONSTRAINED)}  # fmt: skip
+            sub = tree_util.tree_map(
+                lambda v, p=params: sharding_constraint_p.bind(v, **p) if isinstance(v, core.Tracer) else v, sub
+            )
+        out.append(sub)
+    return tree_util.tree_unflatten(spec_tree, out)
 
 
 def _with_mesh_spec(shardings: Any) -> Any:

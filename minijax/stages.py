@@ -24,6 +24,7 @@ import inspect
 import logging
 import operator
 import os
+import re
 import sys
 import threading
 import time
@@ -61,8 +62,9 @@ from minijax.interpreters.tracing import (
     trace_to_jaxpr,
 )
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
-from minijax.mesh import NamedSharding, PartitionSpec, Sharding
+from minijax.mesh import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 from minijax.placement import lay_out, placement, put_sharded, resolve_sharding, to_device
+from minijax.primitives.autodiff import sharding_constraint_mesh
 from minijax.primitives.calls import jit_p
 from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
 
@@ -73,7 +75,7 @@ logger = logging.getLogger(__name__)
 
 class _CacheEntry:
     __slots__ = ("name", "closed", "out_avals", "out_tree", "single_output", "backend", "executables", "runners",
-                 "consumed", "tracer_consts", "spmd")
+                 "consumed", "tracer_consts", "spmd", "constraint_mesh")
 
     def __init__(
         self, name: str, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
@@ -97,6 +99,9 @@ class _CacheEntry:
         # for those devices, each result's sharding): see ``run_spmd``.
         # None: the program cannot run so (it calls back into Python) and runs on one device.
         self.spmd: dict[tuple[Any, ...], tuple[Callable[[list[Any]], list[Any]], list[Any]] | None] = {}
+        # spmdx: the mesh of a with_sharding_constraint over several devices in the program:
+        # then it runs partitioned over that mesh, whatever its arguments' layouts (as in JAX).
+        self.constraint_mesh = sharding_constraint_mesh(closed.jaxpr)
 
     def executable(self, device: Device) -> Executable:
         executable = self.executables.get(device)
@@ -145,10 +150,30 @@ class _CacheEntry:
         The other arguments are replicated first. None when the program cannot run so
         (a dtype without per-device buffers, a call back into Python): the caller runs it
         on one device."""
+        plan = self.spmd_plan(flat, out_shardings)
+        if plan is None:
+            return None
+        program = self.spmd_program(plan[1])
+        return None if program is None else self.run_spmd_program(program, flat, plan[0])
+
+    def spmd_plan(self, flat: Sequence[Any], out_shardings: Sequence[Any] | None) -> tuple[list[Array], tuple[Any, ...]] | None:
+        """The arguments laid out for the SPMD program (those not laid out over the mesh:
+        replicated on it), and the program's key ``(devices, argument shardings, given result
+        shardings)``; None when the program cannot run so."""
         sharded = [x for x in flat if type(x) is Array and x._shards is not None]
-        layout = sharded[0]._sharding
+        if sharded:
+            layout = sharded[0]._sharding
+        else:  # spmdx: no argument laid out, a sharding_constraint inside: over its mesh
+            layout = NamedSharding(self.constraint_mesh, PartitionSpec())
         assert isinstance(layout, NamedSharding)  # (only those hold per-device buffers)
         devices = layout._device_assignment
+        mesh = self.constraint_mesh
+        if mesh is not None and tuple(mesh.devices.flat) != devices:
+            raise ValueError(
+                f"Received incompatible devices for jitted computation {self.name}: a with_sharding_constraint lays "
+                f"a value out over the devices {[d.id for d in mesh.devices.flat]} and an argument is laid out over "
+                f"{[d.id for d in devices]}. Use one mesh for the arguments and the constraints."
+            )
         for x in sharded:
             assert x._sharding is not None
             if x._sharding._device_assignment != devices:
@@ -164,22 +189,43 @@ class _CacheEntry:
         arrays = [x if type(x) is Array and x._shards is not None else put_sharded(x, replicated) for x in flat]
         if any(a._shards is None for a in arrays):
             return None
-        outs_given = [
+        outs_given = tuple(
             s if isinstance(s, NamedSharding) and s._device_assignment == devices else None
             for s in (out_shardings or [None] * len(self.out_avals))
-        ]
-        key = (devices, tuple(a._sharding for a in arrays), tuple(outs_given))
+        )
+        return arrays, (devices, tuple(a._sharding for a in arrays), outs_given)
+
+    def spmd_program(self, key: tuple[Any, ...]) -> tuple[Callable[[list[Any]], list[Any]], list[Any]] | None:
+        """The compiled SPMD program for ``key`` (``spmd_plan``'s), compiled once per key: its
+        runner and each result's sharding; None when it cannot run so."""
         if key not in self.spmd:
+            devices, shardings, outs_given = key
             backend = devices[0].backend
             try:
-                self.spmd[key] = backend.compile_spmd(self.closed, [a._sharding for a in arrays], outs_given)
-            except NotImplementedError:  # (a program calling back into Python): on one device
+                self.spmd[key] = backend.compile_spmd(self.closed, list(shardings), list(outs_given), self.consumed,
+                                                      self.module_name)  # fmt: skip
+            except NotImplementedError:  # (a program the backend cannot partition): on one device
                 self.spmd[key] = None
-        program = self.spmd[key]
-        if program is None:
-            return None
+        return self.spmd[key]
+
+    @property
+    def module_name(self) -> str:
+        """The program's name as JAX names its module: ``jit_f``."""
+        return "jit_" + re.sub(r"\W", "_", self.name.replace("<lambda>", "_lambda"))
+
+    def run_spmd_program(
+        self, program: tuple[Callable[[list[Any]], list[Any]], list[Any]], flat: Sequence[Any], arrays: list[Array]
+    ) -> list[Array]:
         run, result_shardings = program
+        if self.consumed:  # spmdx: donation on the SPMD path
+            self._check_donations(arrays, "_shards")
         bufs = run([a._shards for a in arrays])
+        for i in self.consumed:
+            # The donated buffers now hold results: the arrays are gone (as in JAX). (When the
+            # argument was laid out anew for the call, the copy was donated, not the caller's.)
+            arrays[i].delete()
+        layout = (result_shardings or [a._sharding for a in arrays])[0]
+        devices = layout._device_assignment
         backend = devices[0].backend
         outs = []
         for buf, aval, sharding in zip(bufs, self.out_avals, result_shardings):
@@ -188,13 +234,14 @@ class _CacheEntry:
             outs.append(out)
         return outs
 
-    def _check_donations(self, arrays: Sequence[Array]) -> None:
+    def _check_donations(self, arrays: Sequence[Array], held: str = "_buf") -> None:
         """A donated buffer is consumed by the call: it cannot also be another argument
-        (XLA rejects that call; the NumPy backend would read a deleted array)."""
+        (XLA rejects that call; the NumPy backend would read a deleted array). ``held``:
+        the attribute holding the buffers (``_shards`` for an SPMD program's arguments)."""
         for i in self.consumed:
-            buf = arrays[i]._buf
+            buf = getattr(arrays[i], held)
             for j, other in enumerate(arrays):
-                if j != i and other._buf is buf:
+                if j != i and getattr(other, held) is buf:
                     raise RuntimeError(
                         f"jit({self.name}): argument {i} (flattened) is donated, but the same array is also "
                         f"passed as argument {j}. A donated buffer is consumed by the call and cannot be read "
@@ -446,7 +493,8 @@ class _JitState:
         self.cache: BoundedCache[Hashable, _CacheEntry] = BoundedCache(f"jit({fun_name(fun)})", trace_cache_size)
         # Calls with only positional Array arguments and no static ones skip
         # pytree flattening: keyed by the avals alone (plus the trace context).
-        self.fast_cache: BoundedCache[Hashable, tuple[_CacheEntry, Executable | None]] = BoundedCache(
+        # (spmdx: and calls on sharded arrays, keyed with their shardings, to their SPMD program)
+        self.fast_cache: BoundedCache[Hashable, tuple[_CacheEntry, Any]] = BoundedCache(
             f"jit({fun_name(fun)}) fast path", trace_cache_size
         )
 
@@ -771,9 +819,15 @@ class Jitted(Wrapped):
             return tree_util.tree_unflatten(entry.out_tree, outs)
         if self._fast_ok and args and not kwargs:
             self._remember_fast(args, entry, device)
-        if any(type(x) is Array and x._shards is not None for x in flat):  # laid out over several devices
+        if entry.constraint_mesh is not None or any(type(x) is Array and x._shards is not None for x in flat):
+            # laid out over several devices (spmdx: or constrained to be inside)
+            # (keyed before the call: a donated argument is gone after it)
+            fast = self._sharded_fast_key(args, entry) if self._fast_ok and args and not kwargs else None
             spmd_outs = entry.run_spmd(flat, self._flat_out_shardings(entry))
             if spmd_outs is not None:
+                program = None if fast is None else entry.spmd.get(fast[1])
+                if fast is not None and program is not None:
+                    self._fast_cache.put(fast[0], (entry, program))
                 return tree_util.tree_unflatten(entry.out_tree, spmd_outs)
         outs = entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(entry.out_tree, outs)
@@ -855,6 +909,8 @@ class Jitted(Wrapped):
         for a in leaves:
             buf = a._buf if type(a) is Array else None
             if buf is None or a._device is not device:
+                if buf is None and type(a) is Array and a._shards is not None:  # spmdx: over several devices
+                    return self._call_sharded(args, leaves, key[:2] if leaves is args else key[:3])
                 return self._call(args, kwargs)
             if a._committed:
                 committed = True
@@ -882,9 +938,57 @@ class Jitted(Wrapped):
         """One sharding (or None) per flat result: ``out_shardings`` (``_ShardedJitted``)."""
         return None
 
+    # spmdx: the fast path of calls on arrays laid out over several devices. An optimisation of
+    # ``_call``'s SPMD branch: positional arguments that are all Arrays holding per-device
+    # buffers, keyed by their avals and shardings, run the program ``_call`` compiled for them.
+
+    def _sharded_key(self, head: Sequence[Any], leaves: Sequence[Any]) -> tuple[Any, ...] | None:
+        # (in the hot path's cache, apart from its one-device keys by the marker and the shardings)
+        key = [*head, "spmd"]
+        for a in leaves:
+            if type(a) is not Array or a._shards is None:
+                return None
+            aval = a.aval
+            k = aval.fast_key
+            key.append(aval_key(aval) if k is None else k)
+            key.append(a._sharding)
+        return tuple(key)
+
+    def _call_sharded(self, args: tuple[Any, ...], leaves: Sequence[Any], head: Sequence[Any]) -> Any:
+        key = self._sharded_key(head, leaves)
+        cached = None if key is None else self._fast_entries.get(key)
+        if cached is None:
+            return self._call(args, {})
+        cached[1] = True
+        entry, program = cached[0]
+        outs = entry.run_spmd_program(program, leaves, list(leaves))
+        return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _sharded_fast_key(self, args: tuple[Any, ...], entry: _CacheEntry) -> tuple[Any, Any] | None:
+        """``_call_sharded``'s key for ``args`` and the key of the SPMD program they run
+        (``_CacheEntry.spmd_plan``), or None when that path does not take them."""
+        if entry.constraint_mesh is not None:  # (its unsharded arguments are laid out first: _call)
+            return None
+        if type(args[0]) is Array and type(args[-1]) is Array:
+            if any(type(a) is not Array for a in args):
+                return None
+            leaves: Sequence[Any] = args
+            head: tuple[Any, ...] = (config_module.trace_context(), args[0]._device)
+        else:
+            tree_leaves: list[Any] = []
+            structure = _array_tree_structure(args, tree_leaves)
+            if structure is None or not tree_leaves:
+                return None
+            leaves, head = tree_leaves, (config_module.trace_context(), tree_leaves[0]._device, structure)
+        key = self._sharded_key(head, leaves)
+        plan = None if key is None else entry.spmd_plan(leaves, self._flat_out_shardings(entry))
+        return None if key is None or plan is None else (key, plan[1])
+
     def _remember_fast(self, args: tuple[Any, ...], entry: _CacheEntry, device: Device) -> None:
         """Enter ``entry`` in the hot path's cache when ``args`` are what that path takes:
         live Arrays all on ``device`` (where the call ran), keyed as ``__call__`` keys them."""
+        if entry.constraint_mesh is not None:  # spmdx: runs partitioned (run_spmd), not on one device
+            return
         leaves: list[Any] = []
         structure = _array_tree_structure(args, leaves)
         if structure is None or any(a._buf is None or a._device is not device for a in leaves):
@@ -911,6 +1015,10 @@ class Jitted(Wrapped):
         in_tree = tree_util.tree_structure((dyn_args, dyn_kwargs))
         stage = Traced(self, entry, in_tree, self._donated_leaves(args, kwargs), device)
         stage._arg_names = tuple(self._dynamic_arg_names(args, kwargs))
+        if entry.constraint_mesh is not None or any(type(x) is Array and x._shards is not None for x in flat):
+            # spmdx: the program these arguments run as is the SPMD one; the stages show and compile it.
+            plan = entry.spmd_plan(flat, self._flat_out_shardings(entry))
+            stage._spmd_key = None if plan is None else plan[1]
         return stage
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
@@ -944,6 +1052,9 @@ class _Stage:
         self._device = device
         # The traced call's names of the non-static leaves, for a Compiled's type errors.
         self._arg_names: tuple[str, ...] = ()
+        # spmdx: the SPMD program's key (_CacheEntry.spmd_plan) when the arguments are laid out
+        # over several devices; None: the one-device program.
+        self._spmd_key: tuple[Any, ...] | None = None
 
     @property
     def fun_name(self) -> str:
@@ -1004,6 +1115,7 @@ class Traced(_Stage):
             )
         lowered = Lowered(self._jitted, self._entry, self._in_tree, self._donated, self._device)
         lowered._arg_names = self._arg_names
+        lowered._spmd_key = self._spmd_key
         return lowered
 
 
@@ -1023,6 +1135,13 @@ class Lowered(_Stage):
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         _check_dialect(dialect)
         backend = self._entry.backend
+        if self._spmd_key is not None and dialect in (None, "stablehlo"):
+            # spmdx: the SPMD module, with its arguments' and results' layouts
+            devices, shardings, outs_given = self._spmd_key
+            entry = self._entry
+            spmd_backend: Backend = devices[0].backend
+            return spmd_backend.lower_spmd_text(entry.closed, list(shardings), list(outs_given), entry.consumed,
+                                                      entry.module_name)  # fmt: skip
         if dialect is None:
             return backend.lower_text(self._entry.closed)
         return backend.lowered_text(self._entry.closed, dialect)
@@ -1043,6 +1162,13 @@ class Lowered(_Stage):
     def compile(self, compiler_options: CompilerOptions | None = None) -> Compiled:
         if compiler_options:
             raise NotImplementedError("Lowered.compile(compiler_options=...) is not supported by minijax yet")
+        if self._spmd_key is not None:  # spmdx: the SPMD program, compiled once per key
+            program = self._entry.spmd_program(self._spmd_key)
+            if program is not None:
+                runner: Any = program[0]
+                compiled = Compiled(self._jitted, self._entry, self._in_tree, self._donated, self._device, runner)
+                compiled._arg_names, compiled._spmd_key, compiled._spmd_program = self._arg_names, self._spmd_key, program
+                return compiled
         executable = self._entry.executable(self._device)
         compiled = Compiled(self._jitted, self._entry, self._in_tree, self._donated, self._device, executable)
         compiled._arg_names = self._arg_names
@@ -1070,10 +1196,35 @@ class Compiled(_Stage):
                  device: Device, executable: Executable) -> None:
         super().__init__(jitted, entry, in_tree, donated, device)
         self._executable = executable
+        # spmdx: (runner, result shardings) of the SPMD program, when it is one.
+        self._spmd_program: tuple[Callable[[list[Any]], list[Any]], list[Any]] | None = None
+
+    @property
+    def input_shardings(self) -> Any:
+        """Each argument's sharding, as ``(args, kwargs)`` (JAX's structure)."""
+        if self._spmd_program is not None and self._spmd_key is not None:
+            flat = list(self._spmd_key[1])
+        else:
+            flat = [SingleDeviceSharding(self._device)] * self._in_tree.num_leaves
+        return tree_util.tree_unflatten(self._in_tree, flat)
+
+    @property
+    def output_shardings(self) -> Any:
+        """Each result's sharding, in the results' structure."""
+        if self._spmd_program is not None:
+            flat = list(self._spmd_program[1])
+        else:
+            flat = [SingleDeviceSharding(self._device)] * self._entry.out_tree.num_leaves
+        return tree_util.tree_unflatten(self._entry.out_tree, flat)
 
     def as_text(self) -> str:
         """What the backend compiled: XLA's optimized HLO on ``xla``, the jaxpr on ``numpy``."""
         backend = self._entry.backend
+        if self._spmd_program is not None and self._spmd_key is not None:
+            spmd_backend: Backend = self._spmd_key[0][0].backend
+            spmd_text = spmd_backend.spmd_compiled_text(self._spmd_program[0])
+            if spmd_text is not None:
+                return spmd_text
         text = backend.compiled_text(self._executable)
         return backend.lower_text(self._entry.closed) if text is None else text
 
@@ -1114,9 +1265,31 @@ class Compiled(_Stage):
                 "calling the compiled executable with a different enable_x64 mode than when it was AOT compiled? "
                 "The mismatches are:\n" + "\n".join(lines)
             )
+        if self._spmd_program is not None:  # spmdx
+            return tree_util.tree_unflatten(self._entry.out_tree, self._call_spmd(flat))
         device, committed = self._device, False
         outs = self._entry.run([to_device(x, device) for x in flat], device, committed)
         return tree_util.tree_unflatten(self._entry.out_tree, outs)
+
+    def _call_spmd(self, flat: list[Any]) -> list[Array]:
+        """The SPMD program on ``flat``, which must be laid out as it was compiled for (as in JAX)."""
+        assert self._spmd_program is not None and self._spmd_key is not None
+        entry = self._entry
+        plan = entry.spmd_plan(flat, list(self._spmd_key[2]))
+        if plan is None or plan[1][1] != self._spmd_key[1]:
+            lines = []
+            for i, (want, x) in enumerate(zip(self._spmd_key[1], flat)):
+                have = getattr(x, "sharding", None)
+                if want != have:
+                    name = self._arg_names[i] if i < len(self._arg_names) else f"args[{i}]"
+                    aval = core.get_aval(x)
+                    lines += [f"Argument {name} with shape {aval.str_short(short_dtypes=False)}:",
+                              f"  Passed sharding: {have!r}", f"  Required sharding: {want!r}"]  # fmt: skip
+            raise ValueError(
+                "Computation was compiled for input shardings that disagree with the shardings of arguments passed "
+                f"to it. Here are the {len(lines) // 3} mismatches:\n" + "\n".join(lines)
+            )
+        return entry.run_spmd_program(self._spmd_program, flat, plan[0])
 
 
 # --- refs (issue 24): jit of a function that reads or writes Refs ------------------------
@@ -1238,6 +1411,14 @@ class _ShardedJitted(Jitted):
         except Exception:
             return None  # (lay_out reports the mismatch after the call)
         return [None if s is None else resolve_sharding(s, "jit out_shardings") for s in per_leaf]
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        # spmdx: lowered for the arguments laid out as in_shardings says, as a call lays them out.
+        if self._in_shardings is not None and not any(
+            isinstance(leaf, ShapeDtypeStruct) for leaf in tree_util.tree_leaves(args)
+        ):
+            args = _lay_out_args(args, self._in_shardings, self.static_argnums)
+        return super().trace(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._in_shardings is not None:

@@ -29,7 +29,6 @@ DEFERRED: dict[str, dict[str, str]] = {
         **{name: "shape polymorphism's dimension comparisons: minijax's shapes are concrete"
            for name in ["eq_to_p", "le_to_p", "lt_to_p"]},
         "device_put_p": "minijax's device_put moves arrays outside of traces, not as a primitive",
-        "sharding_constraint_p": "with_sharding_constraint lays out concrete arrays; traces carry no shardings (issue 17)",
         **{name: "not built: no lax function of minijax binds it"
            for name in ["approx_top_k_p", "reduce_p", "rng_bit_generator_p", "rng_uniform_p", "select_and_scatter_p"]},
     },

@@ -26,3 +26,5 @@ IMPLS["stop_gradient"] = _stop_gradient
 IMPLS["name"] = lambda x, *, name: x  # checkpoint_name: the identity when it runs
 IMPLS["custom_lin"] = _custom_lin
 IMPLS["optimization_barrier"] = lambda *xs: list(xs)  # nothing to keep apart when evaluating one op at a time
+# spmdx (issue 17): a layout for the SPMD partitioner; evaluated here, the identity.
+IMPLS["sharding_constraint"] = lambda x, **params: x

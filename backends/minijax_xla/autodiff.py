@@ -13,6 +13,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from minijax_xla.lowering import LoweringRuleContext, register
+from minijax_xla.spmd import constraint_sharding
 
 
 @register("add_any")
@@ -38,3 +39,15 @@ def _optimization_barrier(ctx: LoweringRuleContext, *operands: ir.Value[Any]) ->
 @register("custom_lin")
 def _custom_lin(ctx: LoweringRuleContext, *operands: ir.Value[Any], **_: Any) -> list[ir.Value[Any]]:
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+@register("sharding_constraint")
+def _sharding_constraint(ctx: LoweringRuleContext, x: ir.Value[Any], *, sharding: Any, **_: Any) -> list[ir.Value[Any]]:
+    """spmdx (issue 17): the layout as XLA's ``@Sharding`` annotation (the GSPMD form, as
+    the SPMD program's arguments carry ``mhlo.sharding``). Compiled for one device it is a copy."""
+    hlo_text = constraint_sharding(sharding, len(ctx.avals_in[0].shape))
+    if hlo_text is None:
+        return [x]
+    op = hlo.CustomCallOp([x.type], [x], call_target_name=ir.StringAttr.get("Sharding"))
+    op.attributes["mhlo.sharding"] = ir.StringAttr.get(hlo_text)
+    return list(op.results)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,8 @@ def hlo_sharding(sharding: NamedSharding, ndim: int) -> Any:
     order: list[int] = []
     for dim in range(ndim):
         entry = sharding.spec[dim] if dim < len(sharding.spec) else None
+        if entry is PartitionSpec.UNCONSTRAINED:  # (the partitioner's choice: laid out whole here)
+            entry = None
         axes = () if entry is None else ((entry,) if isinstance(entry, str) else tuple(entry))
         tiles.append(math.prod(sizes[a] for a in axes))
         order += [names.index(a) for a in axes]
@@ -52,6 +54,15 @@ def hlo_sharding(sharding: NamedSharding, ndim: int) -> Any:
         tiles.append(replication)
         subgroups = [xc.OpSharding.Type.REPLICATED]
     return xc.HloSharding.iota_tile(tiles, list(mesh.axis_sizes), order + unused, subgroups)
+
+
+def constraint_sharding(sharding: Any, ndim: int) -> str | None:
+    """spmdx: the ``mhlo.sharding`` text of a ``sharding_constraint`` on a rank-``ndim`` value
+    (positions in the mesh's flat device order, the SPMD program's device list), or None
+    when it constrains nothing XLA reads (a one-device layout)."""
+    if not isinstance(sharding, NamedSharding) or not isinstance(sharding.mesh, Mesh) or sharding.mesh.size < 2:
+        return None
+    return str(hlo_sharding(sharding, ndim))
 
 
 def spec_for(hlo: Any, mesh: Mesh, ndim: int, hints: Sequence[PartitionSpec] = ()) -> PartitionSpec | None:
@@ -124,22 +135,29 @@ def to_host(
     return whole
 
 
-def _annotate(module: ir.Module, n_devices: int, arg_hlos: Sequence[Any], out_hlos: Sequence[Any | None]) -> None:
-    """Give ``module``'s @main its arguments' and results' layouts and the partition count."""
+def _annotate(
+    module: ir.Module, n_devices: int, arg_hlos: Sequence[Any], out_hlos: Sequence[Any | None],
+    aliases: Mapping[int, int] | None = None,
+) -> None:
+    """Give ``module``'s @main its arguments' and results' layouts and the partition count
+    (``aliases``: @main's parameter -> the result that takes its donated buffer)."""
     with jaxlib_api.context_lock, module.context, ir.Location.unknown():
         i32 = ir.IntegerType.get_signless(32)
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, n_devices)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
         main = next(op for op in module.body.operations if ir.StringAttr(op.attributes["sym_name"]).value == "main")
 
-        def attrs(hlos: Sequence[Any | None]) -> Any:
-            # (lower_jaxpr gave @main no attributes of its own: it was lowered without donations.)
-            return ir.ArrayAttr.get([
-                ir.DictAttr.get({} if hlo is None else {"mhlo.sharding": ir.StringAttr.get(str(hlo))}) for hlo in hlos
-            ])
+        def attrs(hlos: Sequence[Any | None], extra: Mapping[int, int]) -> Any:
+            dicts = []
+            for i, hlo in enumerate(hlos):
+                entries: dict[str, ir.Attribute] = {} if hlo is None else {"mhlo.sharding": ir.StringAttr.get(str(hlo))}
+                if i in extra:
+                    entries["tf.aliasing_output"] = ir.IntegerAttr.get(i32, extra[i])
+                dicts.append(ir.DictAttr.get(entries))
+            return ir.ArrayAttr.get(dicts)
 
-        main.attributes["arg_attrs"] = attrs(arg_hlos)
-        main.attributes["res_attrs"] = attrs(out_hlos)
+        main.attributes["arg_attrs"] = attrs(arg_hlos, aliases or {})
+        main.attributes["res_attrs"] = attrs(out_hlos, {})
 
 
 def compile_options(pjrt_devices: Sequence[Any], out_given: Sequence[bool]) -> Any:
@@ -170,6 +188,47 @@ def _result_handler(aval: ShapedArray, pjrt_devices: Sequence[Any], hlo: Any) ->
         return xc.array_result_handler(ShapedArray(aval.shape, aval.dtype), sharding, True)
 
 
+def _callbacks_on_first_device(module: ir.Module) -> None:
+    """spmdx: every host callback of ``module`` runs once, on the program's first device, on
+    whole values (``{maximal device=0}``, as JAX lays its callbacks out): the partitioner
+    gathers the operands there and lays the results out from there."""
+    targets = set(jaxlib_api.HOST_CALLBACK_TARGETS.values())
+    with jaxlib_api.context_lock, module.context:
+
+        def visit(op: Any) -> Any:
+            if op.name == "stablehlo.custom_call" and ir.StringAttr(op.attributes["call_target_name"]).value in targets:
+                n = len(op.results)
+                # (a tuple sharding for several results, as a token and values)
+                text = "{maximal device=0}" if n <= 1 else "{" + ", ".join(["{maximal device=0}"] * n) + "}"
+                op.attributes["mhlo.sharding"] = ir.StringAttr.get(text)
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+
+
+def lower_spmd(
+    closed: ClosedJaxpr, pjrt_devices: Sequence[Any], in_hlos: Sequence[Any], out_hlos: Sequence[Any | None],
+    name: str | None = None, aliases: Mapping[int, int] | None = None,
+    host_callbacks: list[Callable[..., Any]] | None = None,
+) -> tuple[ir.Module, list[int]]:
+    """The SPMD module of ``closed`` (what ``Lowered.as_text()`` shows, spmdx): ``@main``'s
+    arguments (the hoisted constants first, replicated) and results carry their layouts,
+    the module its partition count; ``aliases`` (input -> output, positions of the
+    jaxpr's) are the donated inputs; the Python functions its host callbacks call are
+    appended to ``host_callbacks``. Returns it and the hoisted constants' positions."""
+    callbacks: list[Callable[..., Any]] = [] if host_callbacks is None else host_callbacks
+    module, hoisted = lower_jaxpr(closed, "main", {}, callbacks, jaxlib_api.device_platform(pjrt_devices[0]))
+    if callbacks:
+        _callbacks_on_first_device(module)
+    replicated = xc.HloSharding.replicate()
+    shifted = {len(hoisted) + i: o for i, o in (aliases or {}).items()}
+    _annotate(module, len(pjrt_devices), [replicated] * len(hoisted) + list(in_hlos), out_hlos, shifted)
+    if name is not None:  # (as JAX names it: @jit_f)
+        with jaxlib_api.context_lock, module.context:
+            module.operation.attributes["sym_name"] = ir.StringAttr.get(name)
+    return module, hoisted
+
+
 class SpmdProgram:
     """A jaxpr compiled for all of a mesh's devices: ``run(global arrays) -> global arrays``,
     and the layout XLA gave each result (``out_hlos``)."""
@@ -181,20 +240,18 @@ class SpmdProgram:
         in_hlos: Sequence[Any],
         out_hlos: Sequence[Any | None],
         put_replicated: Callable[[Any, ShapedArray], Buffer],
+        aliases: Mapping[int, int] | None = None,
+        name: str | None = None,
     ) -> None:
         host_callbacks: list[Callable[..., Any]] = []
-        module, hoisted = lower_jaxpr(closed, "main", {}, host_callbacks, jaxlib_api.device_platform(pjrt_devices[0]))
-        if host_callbacks:
-            raise NotImplementedError(
-                "minijax: an SPMD program cannot call back into Python (debug.print, pure_callback, ...) yet"
-            )
+        module, hoisted = lower_spmd(closed, pjrt_devices, in_hlos, out_hlos, name, aliases, host_callbacks)
         const_avals = [closed.jaxpr.constvars[i].aval for i in hoisted]
-        replicated = xc.HloSharding.replicate()
-        _annotate(module, len(pjrt_devices), [replicated] * len(hoisted) + list(in_hlos), out_hlos)
         self.module = module
         client = jaxlib_api.device_client(pjrt_devices[0])
-        jaxlib_api.check_module(module, n_host_callbacks=0)
-        self.executable = client.compile_and_load(module, xc.DeviceList(tuple(pjrt_devices)), compile_options(pjrt_devices, [h is not None for h in out_hlos]))
+        jaxlib_api.check_module(module, n_host_callbacks=len(host_callbacks))
+        options = compile_options(pjrt_devices, [h is not None for h in out_hlos])
+        self.executable = client.compile_and_load(module, xc.DeviceList(tuple(pjrt_devices)), options,
+                                                  host_callbacks=host_callbacks)  # fmt: skip
         self.out_hlos = [xc.HloSharding.from_proto(s) for s in self.executable.get_output_shardings()]
         handlers = [_result_handler(a, pjrt_devices, h) for a, h in zip(closed.out_avals, self.out_hlos)]
         consts = [put_replicated(closed.consts[i], a) for i, a in zip(hoisted, const_avals)]
@@ -208,7 +265,54 @@ class SpmdProgram:
             jaxlib_api.collect_garbage()
             return outs
 
+        def run_waiting(args: list[Buffer]) -> list[Buffer]:
+            # With host callbacks (spmdx): the call returns once every callback has run, as the
+            # one-device programs' calls do (jaxlib_api.make_waiting_runner says why).
+            try:
+                results = execute_sharded([*consts, *args], with_tokens=True)
+                done = results.consume_token()
+                outs: list[Buffer] = results.consume_with_handlers(handlers)
+                done.block_until_ready()
+            except Exception as e:
+                raise jaxlib_api.runtime_error(e) from e
+            jaxlib_api.collect_garbage()
+            return outs
+
+        def run_in_turn(args: list[Buffer]) -> list[Buffer]:
+            # A program with collectives starts once the previous such execution has finished.
+            # XLA's CPU collectives wait for every device's thread at a rendezvous; with several
+            # executions queued on fewer cores than devices, threads of a later one can hold the
+            # pool while an earlier one waits for its last participant, and XLA aborts the process
+            # after 40 s ("Termination timeout for all reduce"; real JAX 0.10.2 aborts so on this
+            # machine with a loop of 2000 training steps, minijax did within 40 of them).
+            previous = _collectives_in_flight[0]
+            if previous is not None:
+                previous.block_until_ready()
+            try:
+                results = execute_sharded([*consts, *args], with_tokens=True)
+                _collectives_in_flight[0] = results.consume_token()
+                outs: list[Buffer] = results.consume_with_handlers(handlers)
+            except Exception as e:
+                raise jaxlib_api.runtime_error(e) from e
+            jaxlib_api.collect_garbage()
+            return outs
+
+        if host_callbacks:
+            run = run_waiting
+        elif _has_collectives(self.executable):
+            run = run_in_turn
         self.run = run
 
 
-__all__ = ["SpmdProgram", "assemble", "hlo_sharding", "put_shards", "shard_buffers", "spec_for", "to_host"]
+# The completion token of the last execution of a program with collectives (SpmdProgram's run_in_turn).
+_collectives_in_flight: list[Any] = [None]
+_COLLECTIVE_OPS = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all",
+                   "collective-broadcast")  # fmt: skip
+
+
+def _has_collectives(executable: Any) -> bool:
+    text = "\n".join(m.to_string() for m in executable.hlo_modules())
+    return any(f" {op}(" in text or f" {op}-start(" in text for op in _COLLECTIVE_OPS)
+
+
+__all__ = ["SpmdProgram", "assemble", "constraint_sharding", "hlo_sharding", "lower_spmd", "put_shards", "shard_buffers", "spec_for", "to_host"]

@@ -1,5 +1,6 @@
 """The primitives of differentiation itself: ``add_any``, ``custom_lin`` and ``stop_gradient``,
-and the identities that only a compiler or a checkpoint reads: ``name`` and ``optimization_barrier``.
+and the identities that only a compiler or a checkpoint reads: ``name``, ``optimization_barrier`` and
+``sharding_constraint``.
 
 ``add_any`` is the sum of two tangents (or cotangents) of one type, and
 ``custom_lin`` the tangent side of a ``custom_vjp`` function under
@@ -16,9 +17,13 @@ from typing import Any
 import numpy as np
 
 from minijax.array import device_put_value
+from minijax.backend import Backend
 from minijax.core import ShapedArray, get_aval
+from minijax.dispatch import eager_rules
 from minijax.interpreters import ad, batching
-from minijax.jaxpr import param_filters
+from minijax.jaxpr import Jaxpr, param_filters, subjaxprs
+from minijax.mesh import Mesh, NamedSharding, PartitionSpec
+from minijax.placement import put_sharded
 from minijax.primitives.common import standard_primitive
 
 # ---------------------------------------------------------------------------
@@ -167,4 +172,86 @@ ad.deflinear(optimization_barrier_p, _optimization_barrier_transpose)
 batching.primitive_batchers[optimization_barrier_p] = _optimization_barrier_batcher
 
 
-__all__ = ["add_any_p", "custom_lin_p", "name_p", "optimization_barrier_p", "stop_gradient_p"]
+# ---------------------------------------------------------------------------
+# sharding_constraint (spmdx, issue 17): the identity that tells the SPMD
+# partitioner how its operand must be laid out there (lax.with_sharding_constraint
+# of a traced value). Only a compiler partitioning the program over several
+# devices reads it; everywhere else it is the identity.
+
+
+class _Text:
+    """A param value that prints as the given text (JAX's forms of a frozenset and a mesh)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _frozenset_text(dims: frozenset[int]) -> str:
+    return "frozenset({" + ", ".join(map(str, sorted(dims))) + "})"
+
+
+def _sharding_constraint_rule(aval: ShapedArray, *, sharding: Any, layout: Any, context_mesh: Any,
+                              unconstrained_dims: frozenset[int]) -> ShapedArray:  # fmt: skip
+    spec = getattr(sharding, "spec", None)
+    if spec is not None and len(spec) > len(aval.shape):  # sharding_constraint C1
+        raise ValueError(
+            f"One of with_sharding_constraint arguments was given the sharding {sharding!r}, which implies that "
+            f"it has a rank of at least {len(spec)}, but it is {len(aval.shape)}"
+        )
+    return aval
+
+
+sharding_constraint_p = standard_primitive("sharding_constraint", _sharding_constraint_rule)
+param_filters["sharding_constraint"] = lambda params: [
+    # (an empty context mesh prints as JAX prints it: Mesh())
+    ("context_mesh", _Text("Mesh()") if getattr(params["context_mesh"], "empty", False) else params["context_mesh"]),
+    ("layout", params["layout"]), ("sharding", params["sharding"]),
+    ("unconstrained_dims", _Text(_frozenset_text(params["unconstrained_dims"]))),
+]  # fmt: skip
+
+
+def _sharding_constraint_eager(backend: Backend, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    # Outside a trace the value is laid out now, as with_sharding_constraint lays out concrete values.
+    return [put_sharded(args[0], params["sharding"])]
+
+
+def _sharding_constraint_batcher(vals: Sequence[Any], dims: Sequence[batching.BatchDim], *, sharding: Any,
+                                 **params: Any) -> tuple[Any, Any]:  # fmt: skip
+    (x,), (d,) = vals, dims
+    spec = getattr(sharding, "spec", None)
+    if d is batching.not_mapped or spec is None:
+        return sharding_constraint_p.bind(x, sharding=sharding, **params), d
+    # The mapped dimension is the partitioner's to lay out (JAX: P.UNCONSTRAINED there).
+    entries = list(spec) + [None] * (len(x.shape) - 1 - len(spec))
+    entries.insert(d, PartitionSpec.UNCONSTRAINED)
+    dims_out = frozenset({d} | {u + (u >= d) for u in params.pop("unconstrained_dims")})
+    new = NamedSharding(sharding.mesh, PartitionSpec(*entries))
+    return sharding_constraint_p.bind(x, sharding=new, unconstrained_dims=dims_out, **params), d
+
+
+eager_rules[sharding_constraint_p] = _sharding_constraint_eager
+# Linear: the tangent and the cotangent are laid out as the primal is (as in JAX).
+ad.deflinear(sharding_constraint_p, lambda ct, x, **params: [sharding_constraint_p.bind(ad.instantiate_zeros(ct), **params)])
+batching.primitive_batchers[sharding_constraint_p] = _sharding_constraint_batcher
+
+
+def sharding_constraint_mesh(jaxpr: Jaxpr) -> Any:
+    """The mesh of the first ``sharding_constraint`` in ``jaxpr`` (or a jaxpr in its params)
+    laid out over several devices, or None: jit runs such a program partitioned over them."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is sharding_constraint_p:
+            mesh = getattr(eqn.params["sharding"], "mesh", None)
+            if isinstance(mesh, Mesh) and mesh.size > 1:
+                return mesh
+        for sub in subjaxprs(eqn.params):
+            found = sharding_constraint_mesh(sub)
+            if found is not None:
+                return found
+    return None
+
+
+__all__ = ["add_any_p", "custom_lin_p", "name_p", "optimization_barrier_p", "sharding_constraint_mesh",
+           "sharding_constraint_p", "stop_gradient_p"]  # fmt: skip
