@@ -1,0 +1,254 @@
+"""Arrays over several simulated devices, and programs over them (issue 17).
+
+The NumPy backend is the executable spec of SPMD semantics. A sharded array
+is its list of shards: one read-only NumPy block per device, in the order of
+the sharding's devices (``NamedSharding._device_assignment``, the mesh's
+devices in their flat order), each block the part of the value that device's
+``devices_indices_map`` index selects (replicated blocks are copies).
+
+A jitted program over such arrays computes what the program means on the
+global values: the blocks are assembled, the program runs once, and each
+result is cut into the blocks of its sharding. That sharding is the one
+``out_shardings`` gives, else the one :func:`propagate` derives from the
+arguments' shardings, a rule written to give the layout XLA's partitioner
+gives the same program (docs/differences.md says where it differs).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from minijax.core import Primitive, ShapedArray
+from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from minijax.mesh import NamedSharding, PartitionSpec
+from minijax.primitives import complex as complex_family
+from minijax.primitives import elementwise as elementwise_family
+
+Blocks = list[np.ndarray[Any, Any]]
+# A layout, per dimension: the mesh axes that split it (major first); () for a whole dimension.
+Layout = tuple[tuple[str, ...], ...]
+
+__all__ = ["assemble", "compile_spmd", "layout_of", "propagate", "put_shards", "spec_of"]
+
+
+def _frozen(block: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    out = np.array(block, copy=True)
+    out.flags.writeable = False
+    return out
+
+
+def _indices(sharding: NamedSharding, shape: Sequence[int]) -> list[tuple[slice, ...]]:
+    where = sharding.devices_indices_map(tuple(shape))
+    return [where[d] for d in sharding._device_assignment]
+
+
+def put_shards(value: np.ndarray[Any, Any], sharding: NamedSharding) -> Blocks:
+    """``value`` cut into its blocks, one per device in the sharding's device order."""
+    return [_frozen(value[index]) for index in _indices(sharding, value.shape)]
+
+
+def assemble(blocks: Blocks, sharding: NamedSharding, shape: Sequence[int], dtype: Any) -> np.ndarray[Any, Any]:
+    """The global value of ``blocks``: each block written where its device's index says."""
+    out = np.empty(tuple(shape), dtype=dtype)
+    for block, index in zip(blocks, _indices(sharding, shape)):
+        out[index] = block
+    out.flags.writeable = False
+    return out
+
+
+# --- the layout of a program's results ---------------------------------------------------
+
+
+def layout_of(spec: PartitionSpec, ndim: int) -> Layout:
+    def axes(entry: Any) -> tuple[str, ...]:
+        if entry is None or not isinstance(entry, (str, tuple)):
+            return ()
+        return (entry,) if isinstance(entry, str) else tuple(entry)
+
+    return tuple(axes(spec[d] if d < len(spec) else None) for d in range(ndim))
+
+
+def spec_of(layout: Layout, sizes: dict[str, int], hints: Sequence[PartitionSpec] = ()) -> PartitionSpec:
+    """The PartitionSpec of ``layout`` that XLA's backend reads back for the same layout
+    (minijax_xla.spmd.spec_for): P() when nothing is split, else the first of ``hints`` (the
+    arguments' specs) that lays the array out the same, else the first spec of the same
+    search order. Axes of size 1 split nothing, so they do not tell layouts apart."""
+    ndim = len(layout)
+
+    def plain(lay: Layout) -> Layout:
+        return tuple(tuple(a for a in axes if sizes[a] > 1) for axes in lay)
+
+    want = plain(layout)
+    if not any(want):
+        return PartitionSpec()
+    for hint in hints:
+        if len(hint) <= ndim and plain(layout_of(hint, ndim)) == want:
+            return hint
+    names = list(sizes)
+    for place in itertools.product(range(ndim + 1), repeat=len(names)):  # ndim: the axis unused
+        per_dim: list[list[str]] = [[] for _ in range(ndim)]
+        for name, dim in zip(names, place):
+            if dim < ndim:
+                per_dim[dim].append(name)
+        for orders in itertools.product(*[list(itertools.permutations(axes)) for axes in per_dim]):
+            if plain(tuple(orders)) == want:
+                entries: list[Any] = [None if not o else (o[0] if len(o) == 1 else tuple(o)) for o in orders]
+                while entries and entries[-1] is None:
+                    entries.pop()
+                return PartitionSpec(*entries)
+    raise RuntimeError(f"no PartitionSpec lays out {layout}")  # (unreachable: every layout has one)
+
+
+def _primitives_of(module: Any) -> set[str]:
+    return {v.name for v in vars(module).values() if isinstance(v, Primitive)}
+
+
+# Primitives that compute each element from the elements at the same position.
+ELEMENTWISE = (_primitives_of(elementwise_family) | _primitives_of(complex_family)) - {"iota"}
+REDUCTIONS = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor"}
+
+
+def _replicated(aval: Any) -> Layout:
+    return ((),) * len(getattr(aval, "shape", ()))
+
+
+def _merge(layouts: Sequence[Layout]) -> Layout:
+    """The layout of an elementwise result: the first operand's that splits any dimension
+    (XLA's partitioner keeps a split operand's layout and slices replicated ones locally)."""
+    for layout in layouts:
+        if any(layout):
+            return layout
+    return layouts[0] if layouts else ()
+
+
+def _reshape_layout(layout: Layout, old: Sequence[int], new: Sequence[int], sizes: dict[str, int]) -> Layout | None:
+    """The layout a reshape keeps: dimensions are matched in groups of equal product; a split
+    dimension stays split when it is the major one of its group and the group's major result
+    dimension is divisible by its split. None where the split cannot follow."""
+    out: list[tuple[str, ...]] = [()] * len(new)
+    i = j = 0
+    while i < len(old) or j < len(new):
+        i0, j0 = i, j
+        p = q = 1
+        if i < len(old):
+            p *= old[i]
+            i += 1
+        if j < len(new):
+            q *= new[j]
+            j += 1
+        while p != q:
+            if p < q and i < len(old):
+                p *= old[i]
+                i += 1
+            elif j < len(new):
+                q *= new[j]
+                j += 1
+            else:
+                return None
+        # size-1 dimensions join no group
+        group_in = [d for d in range(i0, i) if old[d] != 1 or layout[d]]
+        group_out = [d for d in range(j0, j) if new[d] != 1]
+        if not any(layout[d] for d in range(i0, i)):
+            continue
+        if not group_in or not layout[group_in[0]] or not group_out:
+            return None
+        axes = layout[group_in[0]]  # a merge keeps the major dimension's split (its blocks stay whole)
+        if new[group_out[0]] % math.prod(sizes[a] for a in axes):
+            return None
+        out[group_out[0]] = axes
+    return tuple(out)
+
+
+def _dot_layout(lhs: Layout, rhs: Layout, params: dict[str, Any], lhs_ndim: int, rhs_ndim: int) -> Layout:
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    lfree = [d for d in range(lhs_ndim) if d not in lc and d not in lb]
+    rfree = [d for d in range(rhs_ndim) if d not in rc and d not in rb]
+    out = [lhs[d] or rhs[e] for d, e in zip(lb, rb)] + [lhs[d] for d in lfree] + [rhs[d] for d in rfree]
+    used: set[str] = set()
+    result: list[tuple[str, ...]] = []
+    for axes in out:  # a mesh axis splits one dimension at most: the first keeps it
+        if any(a in used for a in axes):
+            axes = ()
+        used.update(axes)
+        result.append(axes)
+    return tuple(result)
+
+
+def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout], sizes: dict[str, int]) -> list[Layout]:
+    """Each result's layout, from the arguments' (see the module's docstring)."""
+    env: dict[Var, Layout] = dict(zip(jaxpr.invars, layouts))
+
+    def read(atom: Any) -> Layout:
+        if isinstance(atom, Literal):
+            return _replicated(atom.aval)
+        return env.get(atom, _replicated(atom.aval))
+
+    for eqn in jaxpr.eqns:
+        ins = [read(a) for a in eqn.invars]
+        avals = [a.aval for a in eqn.invars]
+        name = eqn.primitive.name
+        params = eqn.params
+        out_avals = [v.aval for v in eqn.outvars]
+        outs: list[Layout] | None = None
+        if name in ELEMENTWISE and len(out_avals) == 1:
+            shape = out_avals[0].shape
+            same = [lay for lay, a in zip(ins, avals) if a.shape == shape]
+            outs = [_merge(same) if same else _replicated(out_avals[0])]
+        elif name in REDUCTIONS:
+            dropped = set(params["axes"])
+            outs = [tuple(lay for d, lay in enumerate(ins[0]) if d not in dropped)]
+        elif name == "transpose":
+            outs = [tuple(ins[0][p] for p in params["permutation"])]
+        elif name == "broadcast_in_dim":
+            out = [()] * len(out_avals[0].shape)
+            for d, o in enumerate(params["broadcast_dimensions"]):
+                if avals[0].shape[d] == out_avals[0].shape[o]:
+                    out[o] = ins[0][d]
+            outs = [tuple(out)]
+        elif name in ("reshape", "squeeze"):
+            kept = _reshape_layout(ins[0], avals[0].shape, out_avals[0].shape, sizes)
+            outs = [kept] if kept is not None else None
+        elif name == "dot_general":
+            outs = [_dot_layout(ins[0], ins[1], params, len(avals[0].shape), len(avals[1].shape))]
+        elif name in ("jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call", "custom_vjp_call"):
+            inner = params.get("jaxpr", params.get("call_jaxpr"))
+            if isinstance(inner, ClosedJaxpr):
+                inner = inner.jaxpr
+            if isinstance(inner, Jaxpr) and len(inner.invars) == len(ins):
+                outs = propagate(inner, ins, sizes)
+        if outs is None:  # nothing known: whole on every device
+            outs = [_replicated(a) for a in out_avals]
+        for v, lay in zip(eqn.outvars, outs):
+            env[v] = lay
+    return [read(v) for v in jaxpr.outvars]
+
+
+def compile_spmd(
+    run_global: Callable[[list[Any]], list[Any]],
+    closed: ClosedJaxpr,
+    in_shardings: Sequence[NamedSharding],
+    out_shardings: Sequence[NamedSharding | None],
+) -> tuple[Callable[[list[Blocks]], list[Blocks]], list[NamedSharding]]:
+    """A runner on the arguments' block lists, and each result's sharding: ``out_shardings``'
+    where given, else :func:`propagate`'s. ``run_global`` runs the program on global values."""
+    mesh = in_shardings[0].mesh
+    in_avals: list[ShapedArray] = list(closed.in_avals)
+    out_avals: list[ShapedArray] = list(closed.out_avals)
+    hints = [s.spec for s in in_shardings] + [s.spec for s in out_shardings if s is not None]
+    derived = propagate(closed.jaxpr, [layout_of(s.spec, a.ndim) for s, a in zip(in_shardings, in_avals)], dict(mesh.shape))
+    results = [
+        given if given is not None else NamedSharding(mesh, spec_of(lay, dict(mesh.shape), hints))
+        for given, lay in zip(out_shardings, derived)
+    ]
+
+    def run(args: list[Blocks]) -> list[Blocks]:
+        values = [assemble(b, s, a.shape, a.dtype) for b, s, a in zip(args, in_shardings, in_avals)]
+        outs = run_global(values)
+        return [put_shards(np.asarray(v, dtype=a.dtype), s) for v, a, s in zip(outs, out_avals, results)]
+
+    return run, results
