@@ -153,14 +153,28 @@ def _reshape_layout(layout: Layout, old: Sequence[int], new: Sequence[int], size
         # size-1 dimensions join no group
         group_in = [d for d in range(i0, i) if old[d] != 1 or layout[d]]
         group_out = [d for d in range(j0, j) if new[d] != 1]
-        if not any(layout[d] for d in range(i0, i)):
+        # The group's elements in order are cut into contiguous blocks by the axes of its
+        # leading dimensions, as long as each dimension before is split down to single rows.
+        axes: list[str] = []
+        for d in group_in:
+            axes += layout[d]
+            if old[d] // math.prod(sizes[a] for a in layout[d]) > 1:
+                break
+        if not axes:
             continue
-        if not group_in or not layout[group_in[0]] or not group_out:
+        # ... and those blocks are blocks of the result's leading dimensions in turn.
+        for o in group_out:
+            if not axes:
+                break
+            if new[o] % math.prod(sizes[a] for a in axes) == 0:
+                out[o], axes = tuple(axes), []
+                break
+            k = next((k for k in range(1, len(axes)) if math.prod(sizes[a] for a in axes[:k]) == new[o]), None)
+            if k is None:
+                return None
+            out[o], axes = tuple(axes[:k]), axes[k:]
+        if axes:
             return None
-        axes = layout[group_in[0]]  # a merge keeps the major dimension's split (its blocks stay whole)
-        if new[group_out[0]] % math.prod(sizes[a] for a in axes):
-            return None
-        out[group_out[0]] = axes
     return tuple(out)
 
 
@@ -179,11 +193,13 @@ def _dot_layout(lhs: Layout, rhs: Layout, params: dict[str, Any], lhs_ndim: int,
     return tuple(result)
 
 
-def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout], sizes: dict[str, int]) -> list[Layout]:
-    """Each result's layout, from the arguments' (see the module's docstring)."""
-    env: dict[Var, Layout] = dict(zip(jaxpr.invars, layouts))
+def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, int]) -> list[Layout | None]:
+    """Each result's layout, from the arguments' (see the module's docstring); None for a
+    layout no PartitionSpec names (a reshape that cuts a split dimension's blocks across
+    result dimensions the mesh axes do not match), and for what is computed from one."""
+    env: dict[Var, Layout | None] = dict(zip(jaxpr.invars, layouts))
 
-    def read(atom: Any) -> Layout:
+    def read(atom: Any) -> Layout | None:
         if isinstance(atom, Literal):
             return _replicated(atom.aval)
         return env.get(atom, _replicated(atom.aval))
@@ -194,33 +210,36 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout], sizes: dict[str, int]) ->
         name = eqn.primitive.name
         params = eqn.params
         out_avals = [v.aval for v in eqn.outvars]
-        outs: list[Layout] | None = None
-        if name in ELEMENTWISE and len(out_avals) == 1:
+        outs: list[Layout | None] | None = None
+        known = [lay for lay in ins if lay is not None]
+        if len(known) < len(ins):
+            outs = [None] * len(out_avals)
+        elif name in ELEMENTWISE and len(out_avals) == 1:
             shape = out_avals[0].shape
-            same = [lay for lay, a in zip(ins, avals) if a.shape == shape]
+            same = [lay for lay, a in zip(known, avals) if a.shape == shape]
             outs = [_merge(same) if same else _replicated(out_avals[0])]
         elif name in REDUCTIONS:
             dropped = set(params["axes"])
-            outs = [tuple(lay for d, lay in enumerate(ins[0]) if d not in dropped)]
+            outs = [tuple(lay for d, lay in enumerate(known[0]) if d not in dropped)]
         elif name == "transpose":
-            outs = [tuple(ins[0][p] for p in params["permutation"])]
+            outs = [tuple(known[0][p] for p in params["permutation"])]
         elif name == "broadcast_in_dim":
-            out = [()] * len(out_avals[0].shape)
+            out: list[tuple[str, ...]] = [()] * len(out_avals[0].shape)
             for d, o in enumerate(params["broadcast_dimensions"]):
                 if avals[0].shape[d] == out_avals[0].shape[o]:
-                    out[o] = ins[0][d]
+                    out[o] = known[0][d]
             outs = [tuple(out)]
         elif name in ("reshape", "squeeze"):
-            kept = _reshape_layout(ins[0], avals[0].shape, out_avals[0].shape, sizes)
-            outs = [kept] if kept is not None else None
+            kept = _reshape_layout(known[0], avals[0].shape, out_avals[0].shape, sizes)
+            outs = [kept]
         elif name == "dot_general":
-            outs = [_dot_layout(ins[0], ins[1], params, len(avals[0].shape), len(avals[1].shape))]
+            outs = [_dot_layout(known[0], known[1], params, len(avals[0].shape), len(avals[1].shape))]
         elif name in ("jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call", "custom_vjp_call"):
             inner = params.get("jaxpr", params.get("call_jaxpr"))
             if isinstance(inner, ClosedJaxpr):
                 inner = inner.jaxpr
             if isinstance(inner, Jaxpr) and len(inner.invars) == len(ins):
-                outs = propagate(inner, ins, sizes)
+                outs = propagate(inner, known, sizes)
         if outs is None:  # nothing known: whole on every device
             outs = [_replicated(a) for a in out_avals]
         for v, lay in zip(eqn.outvars, outs):
@@ -241,10 +260,17 @@ def compile_spmd(
     out_avals: list[ShapedArray] = list(closed.out_avals)
     hints = [s.spec for s in in_shardings] + [s.spec for s in out_shardings if s is not None]
     derived = propagate(closed.jaxpr, [layout_of(s.spec, a.ndim) for s, a in zip(in_shardings, in_avals)], dict(mesh.shape))
-    results = [
-        given if given is not None else NamedSharding(mesh, spec_of(lay, dict(mesh.shape), hints))
-        for given, lay in zip(out_shardings, derived)
-    ]
+    results: list[NamedSharding] = []
+    for given, lay in zip(out_shardings, derived):
+        if given is not None:
+            results.append(given)
+        elif lay is None:  # as on XLA, where such a layout comes back from the partitioner
+            raise NotImplementedError(
+                "minijax: a result of this program is laid out in a way no PartitionSpec over "
+                f"{mesh} names; give jit out_shardings= for it."
+            )
+        else:
+            results.append(NamedSharding(mesh, spec_of(lay, dict(mesh.shape), hints)))
 
     def run(args: list[Blocks]) -> list[Blocks]:
         values = [assemble(b, s, a.shape, a.dtype) for b, s, a in zip(args, in_shardings, in_avals)]
