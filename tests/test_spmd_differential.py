@@ -263,3 +263,16 @@ def test_shard_lists_assemble_make_array_from_callback_and_single_device_arrays(
         return a, b
 
     check_same(program, shape_m, names)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "xla"])
+def test_single_device_arrays_stay_each_devices_own_block(kind: str) -> None:
+    """A replicated array made of different blocks keeps each device's block (JAX compares
+    none): the shard list is the array, and np.asarray reads the first device's."""
+    mesh = make_mesh(kind, (4,), ("a",))
+    sharding = NamedSharding(mesh, P())
+    blocks = [jax.device_put(np.full(3, float(i), np.float32), d) for i, d in enumerate(mesh.devices.flat)]
+    x = jax.make_array_from_single_device_arrays((3,), sharding, blocks)
+    assert [np.asarray(s.data).tolist() for s in x.addressable_shards] == [[float(i)] * 3 for i in range(4)]
+    assert [s.device for s in x.addressable_shards] == list(mesh.devices.flat)
+    np.testing.assert_array_equal(np.asarray(x), np.zeros(3, np.float32))

@@ -187,6 +187,9 @@ class NumpyBackend(Backend):
     def put_shards(self, value: np.ndarray[Any, Any], sharding: Any) -> Any:
         return spmd.put_shards(np.asarray(value), sharding)
 
+    def put_blocks(self, blocks: Sequence[np.ndarray[Any, Any]], sharding: Any, shape: tuple[int, ...]) -> Any:
+        return [spmd.frozen_copy(b) for b in blocks]
+
     def get_shards(self, buffer: Any, sharding: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
         return spmd.assemble(buffer, sharding, shape, dtype)
 

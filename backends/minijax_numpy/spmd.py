@@ -36,7 +36,7 @@ Layout = tuple[tuple[str, ...], ...]
 __all__ = ["assemble", "compile_spmd", "layout_of", "propagate", "put_shards", "spec_of"]
 
 
-def _frozen(block: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def frozen_copy(block: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     out = np.array(block, copy=True)
     out.flags.writeable = False
     return out
@@ -49,14 +49,18 @@ def _indices(sharding: NamedSharding, shape: Sequence[int]) -> list[tuple[slice,
 
 def put_shards(value: np.ndarray[Any, Any], sharding: NamedSharding) -> Blocks:
     """``value`` cut into its blocks, one per device in the sharding's device order."""
-    return [_frozen(value[index]) for index in _indices(sharding, value.shape)]
+    return [frozen_copy(value[index]) for index in _indices(sharding, value.shape)]
 
 
 def assemble(blocks: Blocks, sharding: NamedSharding, shape: Sequence[int], dtype: Any) -> np.ndarray[Any, Any]:
-    """The global value of ``blocks``: each block written where its device's index says."""
+    """The global value of ``blocks``: each first replica's block written where its device's
+    index says (replicas made by make_array_from_single_device_arrays may differ; JAX reads
+    the first)."""
     out = np.empty(tuple(shape), dtype=dtype)
-    for block, index in zip(blocks, _indices(sharding, shape)):
-        out[index] = block
+    replicas = sharding.replica_ids(tuple(shape))
+    for block, index, device in zip(blocks, _indices(sharding, shape), sharding._device_assignment):
+        if replicas[device] == 0:
+            out[index] = block
     out.flags.writeable = False
     return out
 
@@ -178,18 +182,21 @@ def _reshape_layout(layout: Layout, old: Sequence[int], new: Sequence[int], size
     return tuple(out)
 
 
-def _dot_layout(lhs: Layout, rhs: Layout, params: dict[str, Any], lhs_ndim: int, rhs_ndim: int) -> Layout:
+def _dot_layout(lhs: Layout, rhs: Layout, params: dict[str, Any], out_shape: Sequence[int], lhs_ndim: int, rhs_ndim: int) -> Layout:
+    """A dot's result keeps its operands' splits of batch and free dimensions; a split
+    contracting dimension leaves a partial sum that is summed (the result whole over that
+    axis). Where two result dimensions want one mesh axis the larger keeps it, the earlier
+    on a tie (as XLA's partitioner chooses)."""
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     lfree = [d for d in range(lhs_ndim) if d not in lc and d not in lb]
     rfree = [d for d in range(rhs_ndim) if d not in rc and d not in rb]
-    out = [lhs[d] or rhs[e] for d, e in zip(lb, rb)] + [lhs[d] for d in lfree] + [rhs[d] for d in rfree]
+    wanted = [lhs[d] or rhs[e] for d, e in zip(lb, rb)] + [lhs[d] for d in lfree] + [rhs[d] for d in rfree]
     used: set[str] = set()
-    result: list[tuple[str, ...]] = []
-    for axes in out:  # a mesh axis splits one dimension at most: the first keeps it
-        if any(a in used for a in axes):
-            axes = ()
-        used.update(axes)
-        result.append(axes)
+    result: list[tuple[str, ...]] = [()] * len(wanted)
+    for o in sorted(range(len(wanted)), key=lambda o: (-out_shape[o], o)):
+        if not any(a in used for a in wanted[o]):
+            result[o] = wanted[o]
+            used.update(wanted[o])
     return tuple(result)
 
 
@@ -233,7 +240,7 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
             kept = _reshape_layout(known[0], avals[0].shape, out_avals[0].shape, sizes)
             outs = [kept]
         elif name == "dot_general":
-            outs = [_dot_layout(known[0], known[1], params, len(avals[0].shape), len(avals[1].shape))]
+            outs = [_dot_layout(known[0], known[1], params, out_avals[0].shape, len(avals[0].shape), len(avals[1].shape))]
         elif name in ("jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call", "custom_vjp_call"):
             inner = params.get("jaxpr", params.get("call_jaxpr"))
             if isinstance(inner, ClosedJaxpr):
