@@ -54,9 +54,9 @@ MESHES = [((1,), ("a",)), ((2,), ("a",)), ((4,), ("a",)), ((2, 2), ("a", "b")), 
           ((2, 4), ("a", "b")), ((4, 2), ("a", "b")), ((2, 2, 2), ("a", "b", "c"))]  # fmt: skip
 
 
-def make_mesh(kind: str, shape: tuple[int, ...], names: tuple[str, ...]) -> Mesh:
+def make_mesh(kind: str, shape: tuple[int, ...], names: tuple[str, ...], axes: AxisType = AxisType.Auto) -> Mesh:
     n = int(np.prod(shape))
-    return jax.make_mesh(shape, names, axis_types=(AxisType.Auto,) * len(shape), devices=devices_of(kind)[:n])
+    return jax.make_mesh(shape, names, axis_types=(axes,) * len(shape), devices=devices_of(kind)[:n])
 
 
 @st.composite
@@ -101,10 +101,11 @@ def described(x: Any) -> tuple[Any, ...]:
     return np.asarray(x), type(sharding).__name__, spec, x.is_fully_replicated, blocks
 
 
-def check_same(program: Callable[[Mesh], Any], mesh_shape: tuple[int, ...], names: tuple[str, ...]) -> None:
+def check_same(program: Callable[[Mesh], Any], mesh_shape: tuple[int, ...], names: tuple[str, ...],
+               axes: AxisType = AxisType.Auto) -> None:  # fmt: skip
     outs = {}
     for kind in ("numpy", "xla"):
-        out = program(make_mesh(kind, mesh_shape, names))
+        out = program(make_mesh(kind, mesh_shape, names, axes))
         outs[kind] = [described(leaf) for leaf in jax.tree_util.tree_leaves(out)]
     for ref, got in zip(outs["numpy"], outs["xla"], strict=True):
         np.testing.assert_allclose(ref[0], got[0], rtol=1e-5, atol=1e-5)
@@ -114,7 +115,9 @@ def check_same(program: Callable[[Mesh], Any], mesh_shape: tuple[int, ...], name
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
 
 
-mesh_choice = st.sampled_from(MESHES)
+# Auto mesh axes (XLA's partitioner lays results out) and Explicit ones (sharding in types).
+mesh_choice = st.tuples(st.sampled_from(MESHES), st.sampled_from([AxisType.Auto, AxisType.Explicit])).map(
+    lambda m: (*m[0], m[1]))
 
 
 def value(shape: tuple[int, ...], seed: int = 0) -> np.ndarray[Any, Any]:
@@ -124,7 +127,7 @@ def value(shape: tuple[int, ...], seed: int = 0) -> np.ndarray[Any, Any]:
 @SETTINGS
 @given(st.data(), mesh_choice, st.integers(1, 3), st.booleans())
 def test_device_put_and_elementwise(data: Any, mesh_def: Any, ndim: int, jitted: bool) -> None:
-    shape_m, names = mesh_def
+    shape_m, names, axes_kind = mesh_def
     sizes = dict(zip(names, shape_m))
     spec = data.draw(specs(sizes, ndim))
     other = data.draw(st.one_of(st.just(spec), st.just(P()), specs(sizes, ndim)))
@@ -147,13 +150,13 @@ def test_device_put_and_elementwise(data: Any, mesh_def: Any, ndim: int, jitted:
         }[which]
         return (jax.jit(f) if jitted else f)(x, y)
 
-    check_same(program, shape_m, names)
+    check_same(program, shape_m, names, axes_kind)
 
 
 @SETTINGS
 @given(st.data(), mesh_choice, st.integers(1, 3), st.booleans())
 def test_reductions(data: Any, mesh_def: Any, ndim: int, jitted: bool) -> None:
-    shape_m, names = mesh_def
+    shape_m, names, axes_kind = mesh_def
     sizes = dict(zip(names, shape_m))
     spec = data.draw(specs(sizes, ndim))
     shape = data.draw(shape_for(sizes, spec, ndim))
@@ -166,13 +169,13 @@ def test_reductions(data: Any, mesh_def: Any, ndim: int, jitted: bool) -> None:
         f = lambda a: getattr(jnp, op)(a, axis=axes)  # noqa: E731
         return (jax.jit(f) if jitted else f)(x)
 
-    check_same(program, shape_m, names)
+    check_same(program, shape_m, names, axes_kind)
 
 
 @SETTINGS
 @given(st.data(), mesh_choice, st.integers(1, 3), st.booleans())
 def test_transposes_and_reshapes(data: Any, mesh_def: Any, ndim: int, jitted: bool) -> None:
-    shape_m, names = mesh_def
+    shape_m, names, axes_kind = mesh_def
     sizes = dict(zip(names, shape_m))
     spec = data.draw(specs(sizes, ndim))
     shape = data.draw(shape_for(sizes, spec, ndim))
@@ -189,13 +192,13 @@ def test_transposes_and_reshapes(data: Any, mesh_def: Any, ndim: int, jitted: bo
         }[which]
         return (jax.jit(f) if jitted else f)(x)
 
-    check_same(program, shape_m, names)
+    check_same(program, shape_m, names, axes_kind)
 
 
 @SETTINGS
 @given(st.data(), mesh_choice, st.booleans())
 def test_matmul(data: Any, mesh_def: Any, jitted: bool) -> None:
-    shape_m, names = mesh_def
+    shape_m, names, axes_kind = mesh_def
     sizes = dict(zip(names, shape_m))
     lhs_spec = data.draw(specs(sizes, 2))
     rhs_spec = data.draw(specs(sizes, 2))
@@ -212,13 +215,38 @@ def test_matmul(data: Any, mesh_def: Any, jitted: bool) -> None:
         f = lambda u, v: u @ v  # noqa: E731
         return (jax.jit(f) if jitted else f)(a, b)
 
-    check_same(program, shape_m, names)
+    check_same(program, shape_m, names, axes_kind)
+
+
+@SETTINGS
+@given(st.data(), mesh_choice, st.booleans())
+def test_a_layer_and_its_loss(data: Any, mesh_def: Any, jitted: bool) -> None:
+    """A chain: a dense layer's tanh(x @ w + b), then its mean over the batch."""
+    shape_m, names, axes_kind = mesh_def
+    sizes = dict(zip(names, shape_m))
+    x_spec, w_spec = data.draw(specs(sizes, 2)), data.draw(specs(sizes, 2))
+    b_spec = data.draw(st.sampled_from([P(), P(*w_spec[1:2])]))
+    m, k, n = (divisor(sizes, x_spec, 0) * 2, int(np.lcm(divisor(sizes, x_spec, 1), divisor(sizes, w_spec, 0))),
+               divisor(sizes, w_spec, 1) * 3)  # fmt: skip
+    hosts = value((m, k), 1), value((k, n), 2), value((n,), 3)
+    reduce_batch = data.draw(st.booleans())
+
+    def program(mesh: Mesh) -> Any:
+        x, w, b = (jax.device_put(h, NamedSharding(mesh, s)) for h, s in zip(hosts, (x_spec, w_spec, b_spec)))
+
+        def f(x: Any, w: Any, b: Any) -> Any:
+            y = jnp.tanh(x @ w + b)
+            return y, (y.mean(axis=0) if reduce_batch else (y * y).sum())
+
+        return (jax.jit(f) if jitted else f)(x, w, b)
+
+    check_same(program, shape_m, names, axes_kind)
 
 
 @SETTINGS
 @given(st.data(), mesh_choice, st.integers(1, 3))
 def test_reshard_and_jit_with_shardings(data: Any, mesh_def: Any, ndim: int) -> None:
-    shape_m, names = mesh_def
+    shape_m, names, axes_kind = mesh_def
     sizes = dict(zip(names, shape_m))
     spec = data.draw(specs(sizes, ndim))
     in_spec = data.draw(specs(sizes, ndim))
@@ -238,7 +266,7 @@ def test_reshard_and_jit_with_shardings(data: Any, mesh_def: Any, ndim: int) -> 
         host = x_host if which in ("in_out", "in_only") else x  # in_shardings lay a host value out
         return jax.jit(lambda a: jnp.cos(a) + a, in_shardings=ins, out_shardings=outs)(host)
 
-    check_same(program, shape_m, names)
+    check_same(program, shape_m, names, axes_kind)
 
 
 @pytest.mark.parametrize("mesh_def", MESHES, ids=lambda m: "x".join(map(str, m[0])) if isinstance(m[0], tuple) else None)
