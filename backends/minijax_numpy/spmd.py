@@ -114,7 +114,8 @@ def _primitives_of(module: Any) -> set[str]:
 
 # Primitives that compute each element from the elements at the same position.
 ELEMENTWISE = (_primitives_of(elementwise_family) | _primitives_of(complex_family)) - {"iota"}
-REDUCTIONS = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor"}
+REDUCTIONS = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor",
+              "argmax", "argmin"}  # fmt: skip
 
 
 def _replicated(aval: Any) -> Layout:
@@ -200,6 +201,31 @@ def _dot_layout(lhs: Layout, rhs: Layout, params: dict[str, Any], out_shape: Seq
     return tuple(result)
 
 
+def _same_rank(layouts: Sequence[Layout], avals: Sequence[Any], out: Any, sizes: dict[str, int]) -> Layout:
+    """Any other result: as XLA's partitioner does for the structural operations (slices,
+    pads, concatenations, scans, sorts, gathers and scatters, windows), the layout of the
+    first split operand of the result's rank, each split kept where it divides the result's
+    dimension; whole on every device when no operand has the result's rank."""
+    shape = getattr(out, "shape", ())
+    same = [lay for lay, a in zip(layouts, avals) if len(getattr(a, "shape", ())) == len(shape)]
+    if not shape or not same:
+        return _replicated(out)
+    return tuple(axes if n % math.prod(sizes[a] for a in axes) == 0 else () for axes, n in zip(_merge(same), shape))
+
+
+def _gather_layout(operand: Layout, shape: Sequence[int], params: dict[str, Any], ndim: int) -> Layout:
+    """A gather's result keeps the operand's split of each dimension it takes whole (its
+    offset dimensions with a full slice); the dimensions the indices give are whole."""
+    numbers = params["dimension_numbers"]
+    skipped = set(numbers.collapsed_slice_dims) | set(numbers.operand_batching_dims)
+    offset_sources = [d for d in range(len(shape)) if d not in skipped]
+    out: list[tuple[str, ...]] = [()] * ndim
+    for o, d in zip(numbers.offset_dims, offset_sources):
+        if params["slice_sizes"][d] == shape[d]:
+            out[o] = operand[d]
+    return tuple(out)
+
+
 def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, int]) -> list[Layout | None]:
     """Each result's layout, from the arguments' (see the module's docstring); None for a
     layout no PartitionSpec names (a reshape that cuts a split dimension's blocks across
@@ -223,8 +249,18 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
             outs = [None] * len(out_avals)
         elif name in ELEMENTWISE and len(out_avals) == 1:
             shape = out_avals[0].shape
-            same = [lay for lay, a in zip(known, avals) if a.shape == shape]
+            # operands of the result's rank (size-1 dimensions broadcast: split nowhere)
+            same = [tuple(lay[d] if a.shape[d] == n else () for d, n in enumerate(shape))
+                    for lay, a in zip(known, avals) if len(a.shape) == len(shape)]  # fmt: skip
             outs = [_merge(same) if same else _replicated(out_avals[0])]
+        elif name == "stack":
+            merged = _merge(known)
+            outs = [(*merged[: params["axis"]], (), *merged[params["axis"] :])]
+        elif name == "gather":
+            outs = [_gather_layout(known[0], avals[0].shape, params, len(out_avals[0].shape))]
+        elif name in ("slice", "pad", "dynamic_slice"):
+            kept = _same_rank(known[:1], avals[:1], out_avals[0], sizes)
+            outs = [kept if kept == known[0] else _replicated(out_avals[0])]  # XLA keeps all splits or none
         elif name in REDUCTIONS:
             dropped = set(params["axes"])
             outs = [tuple(lay for d, lay in enumerate(known[0]) if d not in dropped)]
@@ -237,18 +273,31 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
                     out[o] = known[0][d]
             outs = [tuple(out)]
         elif name in ("reshape", "squeeze"):
-            kept = _reshape_layout(known[0], avals[0].shape, out_avals[0].shape, sizes)
-            outs = [kept]
+            outs = [_reshape_layout(known[0], avals[0].shape, out_avals[0].shape, sizes)]
+        elif name in ("fft", "top_k"):  # (XLA's partitioner gathers these whole)
+            outs = [_replicated(a) for a in out_avals]
+        elif name == "scan":
+            carried = params["num_consts"], params["num_consts"] + params["num_carry"]
+            xs = slice(carried[1], None)
+            outs = [known[i] for i in range(*carried)]
+            for a in out_avals[params["num_carry"]:]:  # stacked along a new leading dimension: whole there
+                kept = _same_rank(known[xs], avals[xs], a, sizes)
+                outs.append(((), *kept[1:]) if kept else kept)
         elif name == "dot_general":
             outs = [_dot_layout(known[0], known[1], params, out_avals[0].shape, len(avals[0].shape), len(avals[1].shape))]
+        elif name == "rev":
+            reversed_split = any(known[0][d] and avals[0].shape[d] > 1 for d in params["dimensions"])
+            outs = [None if reversed_split else known[0]]  # XLA reverses the device order: no spec names it
+        elif name == "tile":
+            outs = [tuple(() if r != 1 else lay for lay, r in zip(known[0], params["reps"]))]
         elif name in ("jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call", "custom_vjp_call"):
             inner = params.get("jaxpr", params.get("call_jaxpr"))
             if isinstance(inner, ClosedJaxpr):
                 inner = inner.jaxpr
             if isinstance(inner, Jaxpr) and len(inner.invars) == len(ins):
                 outs = propagate(inner, known, sizes)
-        if outs is None:  # nothing known: whole on every device
-            outs = [_replicated(a) for a in out_avals]
+        if outs is None:
+            outs = [_same_rank(known, avals, a, sizes) for a in out_avals]
         for v, lay in zip(eqn.outvars, outs):
             env[v] = lay
     return [read(v) for v in jaxpr.outvars]
