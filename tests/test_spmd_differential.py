@@ -195,6 +195,38 @@ def test_transposes_and_reshapes(data: Any, mesh_def: Any, ndim: int, jitted: bo
     check_same(program, shape_m, names, axes_kind)
 
 
+STRUCTURAL: dict[str, Callable[[Any], Any]] = {
+    "concatenate": lambda a: jnp.concatenate([a, a], axis=1),
+    "slice": lambda a: a[1:, : a.shape[1] // 2],
+    "pad": lambda a: jnp.pad(a, ((0, 2), (1, 1))),
+    "cumsum": lambda a: jnp.cumsum(a, axis=0),
+    "sort": lambda a: jnp.sort(a, axis=1),
+    "gather": lambda a: a[np.array([0, a.shape[0] - 1])],
+    "stack": lambda a: jnp.stack([a, 2 * a]),
+    "tile": lambda a: jnp.tile(a, (1, 2)),
+    "rev": lambda a: a[:, ::-1],
+    "where": lambda a: jnp.where(a > 0, a, jnp.zeros(a.shape[1], a.dtype)),
+    "argmax": lambda a: jnp.argmax(a, axis=0),
+    "scan": lambda a: jax.lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(a.shape[1], a.dtype), a),
+    "outer": lambda a: a[:, :, None] * jnp.arange(3.0, dtype=a.dtype),
+}
+
+
+@SETTINGS
+@given(st.data(), mesh_choice, st.sampled_from(sorted(STRUCTURAL)), st.booleans())
+def test_structural_operations(data: Any, mesh_def: Any, op: str, jitted: bool) -> None:
+    shape_m, names, axes_kind = mesh_def
+    sizes = dict(zip(names, shape_m))
+    spec = data.draw(specs(sizes, 2))
+    x_host = value(data.draw(shape_for(sizes, spec, 2)))
+
+    def program(mesh: Mesh) -> Any:
+        x = jax.device_put(x_host, NamedSharding(mesh, spec))
+        return (jax.jit(STRUCTURAL[op]) if jitted else STRUCTURAL[op])(x)
+
+    check_same(program, shape_m, names, axes_kind)
+
+
 @SETTINGS
 @given(st.data(), mesh_choice, st.booleans())
 def test_matmul(data: Any, mesh_def: Any, jitted: bool) -> None:

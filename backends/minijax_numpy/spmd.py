@@ -26,8 +26,7 @@ import numpy as np
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from minijax.mesh import NamedSharding, PartitionSpec
-from minijax.primitives import complex as complex_family
-from minijax.primitives import elementwise as elementwise_family
+from minijax.primitives import complex as complex_family, elementwise as elementwise_family
 
 Blocks = list[np.ndarray[Any, Any]]
 # A layout, per dimension: the mesh axes that split it (major first); () for a whole dimension.
@@ -213,10 +212,14 @@ def _same_rank(layouts: Sequence[Layout], avals: Sequence[Any], out: Any, sizes:
     return tuple(axes if n % math.prod(sizes[a] for a in axes) == 0 else () for axes, n in zip(_merge(same), shape))
 
 
-def _gather_layout(operand: Layout, shape: Sequence[int], params: dict[str, Any], ndim: int) -> Layout:
+def _gather_layout(operand: Layout, shape: Sequence[int], params: dict[str, Any], out_shape: tuple[int, ...]) -> Layout:
     """A gather's result keeps the operand's split of each dimension it takes whole (its
-    offset dimensions with a full slice); the dimensions the indices give are whole."""
+    offset dimensions with a full slice); the dimensions the indices give are whole, except
+    in a result of the operand's own shape, which XLA lays out as the operand."""
+    ndim = len(out_shape)
     numbers = params["dimension_numbers"]
+    if ndim == len(shape) and out_shape == tuple(shape):  # as many rows as it had: XLA keeps the layout
+        return operand
     skipped = set(numbers.collapsed_slice_dims) | set(numbers.operand_batching_dims)
     offset_sources = [d for d in range(len(shape)) if d not in skipped]
     out: list[tuple[str, ...]] = [()] * ndim
@@ -257,7 +260,7 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
             merged = _merge(known)
             outs = [(*merged[: params["axis"]], (), *merged[params["axis"] :])]
         elif name == "gather":
-            outs = [_gather_layout(known[0], avals[0].shape, params, len(out_avals[0].shape))]
+            outs = [_gather_layout(known[0], avals[0].shape, params, tuple(out_avals[0].shape))]
         elif name in ("slice", "pad", "dynamic_slice"):
             kept = _same_rank(known[:1], avals[:1], out_avals[0], sizes)
             outs = [kept if kept == known[0] else _replicated(out_avals[0])]  # XLA keeps all splits or none
