@@ -182,7 +182,9 @@ def _reshape_layout(layout: Layout, old: Sequence[int], new: Sequence[int], size
     return tuple(out)
 
 
-def _dot_layout(lhs: Layout, rhs: Layout, params: dict[str, Any], out_shape: Sequence[int], lhs_ndim: int, rhs_ndim: int) -> Layout:
+def _dot_layout(
+    lhs: Layout, rhs: Layout, params: dict[str, Any], out_shape: Sequence[int], lhs_ndim: int, rhs_ndim: int
+) -> Layout:
     """A dot's result keeps its operands' splits of batch and free dimensions; a split
     contracting dimension leaves a partial sum that is summed (the result whole over that
     axis). Where two result dimensions want one mesh axis the larger keeps it, the earlier
@@ -283,17 +285,27 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
             carried = params["num_consts"], params["num_consts"] + params["num_carry"]
             xs = slice(carried[1], None)
             outs = [known[i] for i in range(*carried)]
-            for a in out_avals[params["num_carry"]:]:  # stacked along a new leading dimension: whole there
+            for a in out_avals[params["num_carry"] :]:  # stacked along a new leading dimension: whole there
                 kept = _same_rank(known[xs], avals[xs], a, sizes)
                 outs.append(((), *kept[1:]) if kept else kept)
         elif name == "dot_general":
-            outs = [_dot_layout(known[0], known[1], params, out_avals[0].shape, len(avals[0].shape), len(avals[1].shape))]
+            outs = [
+                _dot_layout(known[0], known[1], params, out_avals[0].shape, len(avals[0].shape), len(avals[1].shape))
+            ]
         elif name == "rev":
             reversed_split = any(known[0][d] and avals[0].shape[d] > 1 for d in params["dimensions"])
             outs = [None if reversed_split else known[0]]  # XLA reverses the device order: no spec names it
         elif name == "tile":
             outs = [tuple(() if r != 1 else lay for lay, r in zip(known[0], params["reps"]))]
-        elif name in ("jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call", "custom_vjp_call"):
+        elif name in (
+            "jit",
+            "pjit",
+            "closed_call",
+            "core_call",
+            "remat2",
+            "custom_jvp_call",
+            "custom_vjp_call",
+        ):
             inner = params.get("jaxpr", params.get("call_jaxpr"))
             if isinstance(inner, ClosedJaxpr):
                 inner = inner.jaxpr
@@ -318,7 +330,9 @@ def compile_spmd(
     in_avals: list[ShapedArray] = list(closed.in_avals)
     out_avals: list[ShapedArray] = list(closed.out_avals)
     hints = [s.spec for s in in_shardings] + [s.spec for s in out_shardings if s is not None]
-    derived = propagate(closed.jaxpr, [layout_of(s.spec, a.ndim) for s, a in zip(in_shardings, in_avals)], dict(mesh.shape))
+    derived = propagate(
+        closed.jaxpr, [layout_of(s.spec, a.ndim) for s, a in zip(in_shardings, in_avals)], dict(mesh.shape)
+    )
     results: list[NamedSharding] = []
     for given, lay in zip(out_shardings, derived):
         if given is not None:
