@@ -79,7 +79,9 @@ def divisor(sizes: dict[str, int], spec: P, dim: int) -> int:
 
 
 @st.composite
-def shape_for(draw: Any, sizes: dict[str, int], spec: P, ndim: int, fixed: dict[int, int] | None = None) -> tuple[int, ...]:
+def shape_for(
+    draw: Any, sizes: dict[str, int], spec: P, ndim: int, fixed: dict[int, int] | None = None
+) -> tuple[int, ...]:
     """A shape whose every dimension ``spec`` splits is divisible by its split (``fixed``: given dims)."""
     out = []
     for d in range(ndim):
@@ -117,7 +119,8 @@ def check_same(program: Callable[[Mesh], Any], mesh_shape: tuple[int, ...], name
 
 # Auto mesh axes (XLA's partitioner lays results out) and Explicit ones (sharding in types).
 mesh_choice = st.tuples(st.sampled_from(MESHES), st.sampled_from([AxisType.Auto, AxisType.Explicit])).map(
-    lambda m: (*m[0], m[1]))
+    lambda m: (*m[0], m[1])
+)
 
 
 def value(shape: tuple[int, ...], seed: int = 0) -> np.ndarray[Any, Any]:
@@ -188,7 +191,9 @@ def test_transposes_and_reshapes(data: Any, mesh_def: Any, ndim: int, jitted: bo
         f: Callable[[Any], Any] = {
             "transpose": lambda a: jnp.transpose(a, perm),
             "flatten": lambda a: a.reshape(-1),
-            "split_first": lambda a: a.reshape((1, *a.shape)) if a.shape[0] % 2 else a.reshape((2, a.shape[0] // 2, *a.shape[1:])),
+            "split_first": lambda a: (
+                a.reshape((1, *a.shape)) if a.shape[0] % 2 else a.reshape((2, a.shape[0] // 2, *a.shape[1:]))
+            ),
         }[which]
         return (jax.jit(f) if jitted else f)(x)
 
@@ -301,7 +306,9 @@ def test_reshard_and_jit_with_shardings(data: Any, mesh_def: Any, ndim: int) -> 
     check_same(program, shape_m, names, axes_kind)
 
 
-@pytest.mark.parametrize("mesh_def", MESHES, ids=lambda m: "x".join(map(str, m[0])) if isinstance(m[0], tuple) else None)
+@pytest.mark.parametrize(
+    "mesh_def", MESHES, ids=lambda m: "x".join(map(str, m[0])) if isinstance(m[0], tuple) else None
+)
 def test_shard_lists_assemble_make_array_from_callback_and_single_device_arrays(mesh_def: Any) -> None:
     """The numpy backend's blocks are the array's: built from callbacks or per-device arrays,
     read back by device_get, np.asarray and addressable_data, as on XLA."""
