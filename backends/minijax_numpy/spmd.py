@@ -216,12 +216,11 @@ def _same_rank(layouts: Sequence[Layout], avals: Sequence[Any], out: Any, sizes:
 
 def _gather_layout(operand: Layout, shape: Sequence[int], params: dict[str, Any], out_shape: tuple[int, ...]) -> Layout:
     """A gather's result keeps the operand's split of each dimension it takes whole (its
-    offset dimensions with a full slice); the dimensions the indices give are whole, except
-    in a result of the operand's own shape, which XLA lays out as the operand."""
+    offset dimensions with a full slice); the dimensions the indices give are whole. (XLA
+    simplifies a gather by constant indices that pick every row in order to the operand
+    itself, keeping its layout; this rule does not look at the indices' values.)"""
     ndim = len(out_shape)
     numbers = params["dimension_numbers"]
-    if ndim == len(shape) and out_shape == tuple(shape):  # as many rows as it had: XLA keeps the layout
-        return operand
     skipped = set(numbers.collapsed_slice_dims) | set(numbers.operand_batching_dims)
     offset_sources = [d for d in range(len(shape)) if d not in skipped]
     out: list[tuple[str, ...]] = [()] * ndim
