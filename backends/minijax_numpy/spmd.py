@@ -16,6 +16,7 @@ gives the same program (docs/differences.md says where it differs).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -41,9 +42,17 @@ def frozen_copy(block: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
+def _plan(sharding: NamedSharding, shape: tuple[int, ...]) -> tuple[list[tuple[slice, ...]], list[bool]]:
+    """Each device's index into an array of ``shape``, and whether it holds the first replica
+    of its block, in the sharding's device order (worked out once: a mesh walk is slow)."""
+    where, replicas = sharding.devices_indices_map(shape), sharding.replica_ids(shape)
+    devices = sharding._device_assignment
+    return [where[d] for d in devices], [replicas[d] == 0 for d in devices]
+
+
 def _indices(sharding: NamedSharding, shape: Sequence[int]) -> list[tuple[slice, ...]]:
-    where = sharding.devices_indices_map(tuple(shape))
-    return [where[d] for d in sharding._device_assignment]
+    return _plan(sharding, tuple(shape))[0]
 
 
 def put_shards(value: np.ndarray[Any, Any], sharding: NamedSharding) -> Blocks:
@@ -56,9 +65,9 @@ def assemble(blocks: Blocks, sharding: NamedSharding, shape: Sequence[int], dtyp
     index says (replicas made by make_array_from_single_device_arrays may differ; JAX reads
     the first)."""
     out = np.empty(tuple(shape), dtype=dtype)
-    replicas = sharding.replica_ids(tuple(shape))
-    for block, index, device in zip(blocks, _indices(sharding, shape), sharding._device_assignment):
-        if replicas[device] == 0:
+    indices, first = _plan(sharding, tuple(shape))
+    for block, index, keep in zip(blocks, indices, first):
+        if keep:
             out[index] = block
     out.flags.writeable = False
     return out
