@@ -353,3 +353,29 @@ def test_single_device_arrays_stay_each_devices_own_block(kind: str) -> None:
     assert [np.asarray(s.data).tolist() for s in x.addressable_shards] == [[float(i)] * 3 for i in range(4)]
     assert [s.device for s in x.addressable_shards] == list(mesh.devices.flat)
     np.testing.assert_array_equal(np.asarray(x), np.zeros(3, np.float32))
+
+
+def test_the_numpy_backend_holds_one_read_only_block_per_device() -> None:
+    """The shard list is the array: each device's block is held (the same object each time
+    it is asked for), read-only, of the shard's shape, and jit results are shard lists too."""
+    mesh = make_mesh("numpy", (2, 4), ("a", "b"))
+    x = jax.device_put(value((4, 8)), NamedSharding(mesh, P("a", "b")))
+    for y in (x, jax.jit(lambda v: v * 2)(x), x + 1):
+        shards = y.addressable_shards
+        assert len(shards) == len(y._shards) == 8
+        assert all(s.data._buf is b for s, b in zip(y.addressable_shards, y._shards))  # the held blocks
+        assert all(b.shape == (2, 2) and not b.flags.writeable for b in y._shards)
+        assert [s.device for s in shards] == list(mesh.devices.flat)
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_pmap_lays_out_one_slice_per_device_alike(n: int) -> None:
+    host = value((n, 3))
+    outs = {}
+    for kind in ("numpy", "xla"):
+        f = jax.pmap(lambda v: jax.lax.psum(v, "i") + v * 2, axis_name="i", devices=devices_of(kind)[:n])
+        outs[kind] = described(f(host))
+    ref, got = outs["numpy"], outs["xla"]
+    np.testing.assert_allclose(ref[0], got[0], rtol=1e-5)
+    assert ref[1:4] == got[1:4]
+    assert [b[:3] for b in ref[4]] == [b[:3] for b in got[4]]
