@@ -338,9 +338,13 @@ def compile_spmd(
     in_avals: list[ShapedArray] = list(closed.in_avals)
     out_avals: list[ShapedArray] = list(closed.out_avals)
     hints = [s.spec for s in in_shardings] + [s.spec for s in out_shardings if s is not None]
-    derived = propagate(
-        closed.jaxpr, [layout_of(s.spec, a.ndim) for s, a in zip(in_shardings, in_avals)], dict(mesh.shape)
-    )
+    sizes = dict(mesh.shape)
+    # Axes of size 1 split nothing: the rules see only real splits.
+    layouts = [
+        tuple(tuple(n for n in axes if sizes[n] > 1) for axes in layout_of(s.spec, a.ndim))
+        for s, a in zip(in_shardings, in_avals)
+    ]
+    derived = propagate(closed.jaxpr, layouts, sizes)
     results: list[NamedSharding] = []
     for given, lay in zip(out_shardings, derived):
         if given is not None:
