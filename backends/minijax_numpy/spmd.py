@@ -239,6 +239,17 @@ def _gather_layout(operand: Layout, shape: Sequence[int], params: dict[str, Any]
     return tuple(out)
 
 
+def _sort_layout(layout: Layout, shape: Sequence[int], dim: int, sizes: dict[str, int]) -> Layout:
+    """XLA sorts along a split dimension by moving its split to another dimension first (and
+    back after): where no other whole dimension can take it, the result is whole everywhere."""
+    if not layout or not layout[dim]:
+        return layout
+    parts = math.prod(sizes[a] for a in layout[dim])
+    if any(i != dim and not layout[i] and n % parts == 0 for i, n in enumerate(shape)):
+        return layout
+    return ((),) * len(layout)
+
+
 def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, int]) -> list[Layout | None]:
     """Each result's layout, from the arguments' (see the module's docstring); None for a
     layout no PartitionSpec names (a reshape that cuts a split dimension's blocks across
@@ -289,6 +300,10 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
             outs = [_reshape_layout(known[0], avals[0].shape, out_avals[0].shape, sizes)]
         elif name in ("fft", "top_k"):  # (XLA's partitioner gathers these whole)
             outs = [_replicated(a) for a in out_avals]
+        elif name == "sort":
+            outs = [
+                _sort_layout(_same_rank(known, avals, a, sizes), a.shape, params["dimension"], sizes) for a in out_avals
+            ]
         elif name == "scan":
             carried = params["num_consts"], params["num_consts"] + params["num_carry"]
             xs = slice(carried[1], None)
