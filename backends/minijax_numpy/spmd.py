@@ -250,6 +250,24 @@ def _sort_layout(layout: Layout, shape: Sequence[int], dim: int, sizes: dict[str
     return ((),) * len(layout)
 
 
+def _scan_layouts(layouts: Sequence[Layout], params: dict[str, Any], sizes: dict[str, int]) -> list[Layout | None]:
+    """A scan's results: its body's, with the stacked outputs whole along their new leading
+    dimension. A carry takes the layout the body gives it (XLA's while loop does), found by
+    running the body's rule twice, the second time on the first's carry."""
+    n_consts, n_carry = params["num_consts"], params["num_carry"]
+    body: Jaxpr = params["jaxpr"].jaxpr
+    consts, carry = list(layouts[:n_consts]), list(layouts[n_consts : n_consts + n_carry])
+    xs = [lay[1:] for lay in layouts[n_consts + n_carry :]]
+    outs: list[Layout | None] = []
+    for _ in range(2):
+        outs = propagate(body, [*consts, *carry, *xs], sizes)
+        if any(lay is None for lay in outs):
+            return [None] * len(outs)
+        carry = [_merge([out, init]) for out, init in zip(outs[:n_carry], carry) if out is not None]
+    ys = [None if lay is None else ((), *lay) for lay in outs[n_carry:]]
+    return [*carry, *ys]
+
+
 def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, int]) -> list[Layout | None]:
     """Each result's layout, from the arguments' (see the module's docstring); None for a
     layout no PartitionSpec names (a reshape that cuts a split dimension's blocks across
@@ -284,7 +302,9 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
             outs = [_gather_layout(known[0], avals[0].shape, params, tuple(out_avals[0].shape))]
         elif name in ("slice", "pad", "dynamic_slice"):
             kept = _same_rank(known[:1], avals[:1], out_avals[0], sizes)
-            outs = [kept if kept == known[0] else _replicated(out_avals[0])]  # XLA keeps all splits or none
+            empty = 0 in out_avals[0].shape
+            # XLA keeps all splits or none (and none of an empty result)
+            outs = [kept if kept == known[0] and not empty else _replicated(out_avals[0])]
         elif name in REDUCTIONS:
             dropped = set(params["axes"])
             outs = [tuple(lay for d, lay in enumerate(known[0]) if d not in dropped)]
@@ -305,12 +325,7 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
                 _sort_layout(_same_rank(known, avals, a, sizes), a.shape, params["dimension"], sizes) for a in out_avals
             ]
         elif name == "scan":
-            carried = params["num_consts"], params["num_consts"] + params["num_carry"]
-            xs = slice(carried[1], None)
-            outs = [known[i] for i in range(*carried)]
-            for a in out_avals[params["num_carry"] :]:  # stacked along a new leading dimension: whole there
-                kept = _same_rank(known[xs], avals[xs], a, sizes)
-                outs.append(((), *kept[1:]) if kept else kept)
+            outs = _scan_layouts(known, params, sizes)
         elif name == "dot_general":
             outs = [
                 _dot_layout(known[0], known[1], params, out_avals[0].shape, len(avals[0].shape), len(avals[1].shape))
