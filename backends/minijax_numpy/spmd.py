@@ -241,11 +241,11 @@ def _gather_layout(operand: Layout, shape: Sequence[int], params: dict[str, Any]
 
 def _sort_layout(layout: Layout, shape: Sequence[int], dim: int, sizes: dict[str, int]) -> Layout:
     """XLA sorts along a split dimension by moving its split to another dimension first (and
-    back after): where no other whole dimension can take it, the result is whole everywhere."""
+    back after): where no other dimension can take it too, the result is whole everywhere."""
     if not layout or not layout[dim]:
         return layout
     parts = math.prod(sizes[a] for a in layout[dim])
-    if any(i != dim and not layout[i] and n % parts == 0 for i, n in enumerate(shape)):
+    if any(i != dim and n % (parts * math.prod(sizes[a] for a in layout[i])) == 0 for i, n in enumerate(shape)):
         return layout
     return ((),) * len(layout)
 
