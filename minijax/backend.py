@@ -199,6 +199,12 @@ class Backend(abc.ABC):
         """``value`` laid out by ``sharding`` (a NamedSharding): one buffer per device, as one object."""
         raise NotImplementedError(f"the {self.name} backend holds no per-device buffers")
 
+    def put_blocks(self, blocks: Sequence[np.ndarray[Any, Any]], sharding: Any, shape: tuple[int, ...]) -> Any:
+        """An array of ``shape`` made of the given blocks, one per device in the sharding's
+        device order, each device keeping its own (as ``put_shards`` makes; replicated blocks
+        are not compared, as in JAX's ``make_array_from_single_device_arrays``)."""
+        raise NotImplementedError(f"the {self.name} backend holds no per-device buffers")
+
     def get_shards(self, buffer: Any, sharding: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
         """The whole value of what ``put_shards`` (or an SPMD program) made, on the host."""
         raise NotImplementedError(f"the {self.name} backend holds no per-device buffers")

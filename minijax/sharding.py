@@ -35,7 +35,7 @@ from minijax.mesh import (
     set_mesh as set_mesh,
     use_abstract_mesh as use_abstract_mesh,
 )
-from minijax.placement import lay_out, put_sharded, resolve_sharding
+from minijax.placement import holds_shards, lay_out, put_sharded, resolve_sharding
 from minijax.primitives.autodiff import sharding_constraint_p
 
 __all__ = [
@@ -155,6 +155,15 @@ def _block_shape(index: tuple[slice, ...], shape: Sequence[int]) -> tuple[int, .
 def _assemble(shape: tuple[int, ...], sharding: Sharding, blocks: list[tuple[tuple[slice, ...], Any]]) -> Array:
     """The array of ``shape`` laid out by ``sharding`` whose block at each index is the given one (every
     device's block, already checked against its index's shape; a sharding has at least one device)."""
+    aval = core.get_aval(blocks[0][1]).update(shape=shape, weak_type=False)
+    if isinstance(sharding, NamedSharding) and holds_shards(sharding, aval):
+        # npspmd (issue 17): each device keeps the block it was given, as in JAX (blocks come
+        # in devices_indices_map's order, which is the sharding's device order)
+        first = sharding._device_assignment[0]
+        out = Array(None, aval, first.backend, first, True)
+        out._shards = first.backend.put_blocks([np.asarray(b, aval.dtype) for _, b in blocks], sharding, shape)
+        out._sharding = sharding
+        return out
     whole = np.empty(shape, blocks[0][1].dtype)
     for index, block in blocks:
         whole[index] = block

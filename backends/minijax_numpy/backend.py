@@ -18,6 +18,7 @@ from minijax.backend import Backend, Device, Executable
 from minijax.config import read as read_flag
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, Var
+from minijax_numpy import spmd
 from minijax_numpy.table import HIGHER_ORDER, IMPLS, SPECIALIZERS, load_all
 
 
@@ -178,6 +179,28 @@ class NumpyBackend(Backend):
             return [out]
 
         return run_one
+
+    # --- arrays over several simulated devices (minijax_numpy.spmd) -----------------------
+    def holds_shards(self, devices: Sequence[Device]) -> bool:
+        return len(set(devices)) > 1 and all(d.backend is self for d in devices)
+
+    def put_shards(self, value: np.ndarray[Any, Any], sharding: Any) -> Any:
+        return spmd.put_shards(np.asarray(value), sharding)
+
+    def put_blocks(self, blocks: Sequence[np.ndarray[Any, Any]], sharding: Any, shape: tuple[int, ...]) -> Any:
+        return [spmd.frozen_copy(b) for b in blocks]
+
+    def get_shards(self, buffer: Any, sharding: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
+        return spmd.assemble(buffer, sharding, shape, dtype)
+
+    def shard_buffers(self, buffer: Any, sharding: Any, shape: tuple[int, ...]) -> list[Any]:
+        return list(buffer)
+
+    def compile_spmd(
+        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None]
+    ) -> tuple[Callable[[list[Any]], list[Any]], list[Any]]:
+        run = self.compile_jaxpr(closed.jaxpr, closed.consts)
+        return spmd.compile_spmd(lambda values: run(*values), closed, in_shardings, out_shardings)
 
     def compile(
         self, closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None, device: Device | None = None

@@ -277,6 +277,13 @@ class XlaBackend(Backend):
         indices = sharding.devices_indices_map(value.shape)
         return spmd.put_shards(value, sharding, [self._pjrt_of[d] for d in devices], [indices[d] for d in devices])
 
+    def put_blocks(self, blocks: Sequence[np.ndarray[Any, Any]], sharding: Any, shape: tuple[int, ...]) -> Any:
+        # npspmd (issue 17): each device's own block, as make_array_from_single_device_arrays gives them
+        pjrt = [self._pjrt_of[d] for d in sharding._device_assignment]
+        bufs = [jaxlib_api.put(jaxlib_api.c_contiguous(np.asarray(b)), d) for b, d in zip(blocks, pjrt)]
+        aval = ShapedArray(shape, blocks[0].dtype)
+        return spmd.assemble(aval, spmd.hlo_sharding(sharding, len(shape)), pjrt, bufs)
+
     def get_shards(self, buffer: Any, sharding: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
         indices = sharding.devices_indices_map(shape)
         devices = sharding._device_assignment

@@ -129,7 +129,9 @@ def to_host(
     """The whole value of a global array, put together on the host from its blocks."""
     whole = np.empty(shape, dtype)
     shard_shape = tuple(len(range(*s.indices(n))) for s, n in zip(indices[0], shape)) if indices else shape
-    for block, index in zip(shard_buffers(buffer, pjrt_devices, shard_shape), indices):
+    # npspmd (issue 17): last to first, so that where replicas differ (make_array_from_single_device_arrays
+    # compares none) the first device's block is the value, as in JAX
+    for block, index in reversed(list(zip(shard_buffers(buffer, pjrt_devices, shard_shape), indices))):
         whole[index] = jaxlib_api.get(block)
     whole.flags.writeable = False
     return whole
