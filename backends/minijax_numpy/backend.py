@@ -197,8 +197,11 @@ class NumpyBackend(Backend):
         return list(buffer)
 
     def compile_spmd(
-        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None]
+        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None],
+        donated: Sequence[int] = (), name: str | None = None,
     ) -> tuple[Callable[[list[Any]], list[Any]], list[Any]]:
+        # ``donated``: NumPy blocks are never reused in place (the caller deletes the donated
+        # arrays); ``name`` names nothing here.
         run = self.compile_jaxpr(closed.jaxpr, closed.consts)
         return spmd.compile_spmd(lambda values: run(*values), closed, in_shardings, out_shardings)
 
