@@ -39,7 +39,9 @@ def arithmetic_reduction(ufunc: np.ufunc) -> Callable[..., Array]:
 
     def run(x: Array, *, axes: tuple[int, ...], out_sharding: Any = None) -> Array:
         if _is_float(x.dtype):
-            return np.asarray(ufunc.reduce(x.astype(_accumulator(x.dtype)), axis=tuple(axes))).astype(x.dtype)
+            # (copy=False: float32 already is its accumulator, and the sum is a fresh array)
+            acc = ufunc.reduce(x.astype(_accumulator(x.dtype), copy=False), axis=tuple(axes))
+            return np.asarray(acc).astype(x.dtype, copy=False)
         return np.asarray(ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype))
 
     return run
