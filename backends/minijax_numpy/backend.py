@@ -83,6 +83,20 @@ def _as_result(value: Any, aval: ShapedArray) -> np.ndarray[Any, Any]:
     return out
 
 
+def _is_one_equation(jaxpr: Jaxpr) -> bool:
+    """``jaxpr`` is one equation, on the arguments in order, giving the results in order."""
+    if jaxpr.constvars or len(jaxpr.eqns) != 1:
+        return False
+    (eqn,) = jaxpr.eqns
+    if eqn.primitive.name in HIGHER_ORDER:
+        return False
+    ins, outs = list(jaxpr.invars), list(jaxpr.outvars)
+    return (
+        len(eqn.invars) == len(ins) and all(a is v for a, v in zip(eqn.invars, ins))
+        and len(eqn.outvars) == len(outs) and all(a is v for a, v in zip(eqn.outvars, outs))
+    )
+
+
 def host_device_count() -> int:
     """How many CPU devices to simulate: the ``jax_num_cpu_devices`` flag if set, else XLA's
     ``--xla_force_host_platform_device_count=N`` in ``XLA_FLAGS`` (JAX honours both), else 1."""
@@ -208,7 +222,16 @@ class NumpyBackend(Backend):
     def compile(
         self, closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None, device: Device | None = None
     ) -> Executable:
-        run = self.compile_jaxpr(closed.jaxpr, closed.consts)
+        jaxpr = closed.jaxpr
+        if _is_one_equation(jaxpr):
+            # An optimisation of the interpreter below (which computes the same): a program
+            # that is one equation applied to its arguments -- what a ``jnp`` function
+            # compiled for an eager call usually is -- runs as that equation's eager runner.
+            (eqn,) = jaxpr.eqns
+            return self.prepare(
+                eqn.primitive, eqn.params, [v.aval for v in jaxpr.invars], [v.aval for v in jaxpr.outvars]
+            )
+        run = self.compile_jaxpr(jaxpr, closed.consts)
         return lambda bufs: run(*bufs)
 
     def compile_jaxpr(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> Callable[..., list[Any]]:

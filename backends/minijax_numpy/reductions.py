@@ -10,6 +10,7 @@ Integer arithmetic wraps around (NumPy integer arrays already do).
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -38,7 +39,9 @@ def arithmetic_reduction(ufunc: np.ufunc) -> Callable[..., Array]:
 
     def run(x: Array, *, axes: tuple[int, ...], out_sharding: Any = None) -> Array:
         if _is_float(x.dtype):
-            return np.asarray(ufunc.reduce(x.astype(_accumulator(x.dtype)), axis=tuple(axes))).astype(x.dtype)
+            # (copy=False: float32 already is its accumulator, and the sum is a fresh array)
+            acc = ufunc.reduce(x.astype(_accumulator(x.dtype), copy=False), axis=tuple(axes))
+            return np.asarray(acc).astype(x.dtype, copy=False)
         return np.asarray(ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype))
 
     return run
@@ -115,11 +118,60 @@ def _float_to(x: Array, dt: np.dtype[Any]) -> Array:
     return np.where(high, info.max, np.where(low, info.min, inside)).astype(dt)
 
 
-def _as_batched_matrices(x: Array, batch: tuple[int, ...], rows: tuple[int, ...], cols: tuple[int, ...]) -> Array:
-    """``x`` with its axes ordered (batch..., rows..., cols...), then the rows and the cols each merged into one."""
-    x = x.transpose(batch + rows + cols)
-    nb, nr = len(batch), len(rows)
-    return x.reshape(x.shape[:nb] + (shape_size(x.shape[nb : nb + nr]), shape_size(x.shape[nb + nr :])))
+def _matrix_form(
+    shape: tuple[int, ...], batch: tuple[int, ...], rows: tuple[int, ...], cols: tuple[int, ...]
+) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
+    """How an operand of ``shape`` becomes a stack of matrices: the axes ordered
+    (batch..., rows..., cols...) (None: already in that order), then the rows and
+    the cols each merged into one, giving the returned shape."""
+    order = batch + rows + cols
+    merged = tuple(shape[i] for i in batch) + (shape_size(shape[i] for i in rows), shape_size(shape[i] for i in cols))
+    return (None if order == tuple(range(len(shape))) else order), merged
+
+
+def _conversions(start: np.dtype[Any], chain: tuple[np.dtype[Any], ...]) -> tuple[np.dtype[Any], ...]:
+    """The conversions of ``chain`` that change something, for an operand of dtype ``start``."""
+    steps = []
+    for dt in chain:
+        if dt != start:
+            steps.append(dt)
+            start = dt
+    return tuple(steps)
+
+
+DotPlan = tuple[Any, ...]
+
+
+@functools.lru_cache(maxsize=512)
+def _dot_plan(
+    dimension_numbers: Any,
+    lhs_shape: tuple[int, ...],
+    rhs_shape: tuple[int, ...],
+    lhs_dtype: np.dtype[Any],
+    rhs_dtype: np.dtype[Any],
+    preferred_element_type: Any,
+) -> DotPlan:
+    """Everything ``_dot_general`` decides from the operands' shapes and dtypes
+    and the params, decided once per such combination (eager calls repeat them):
+    each operand's conversions and matrix form, the product's shape, the result
+    dtype and whether the result is converted from the accumulator."""
+    (lc, rc), (lb, rb) = (tuple(map(tuple, pair)) for pair in dimension_numbers)
+    in_dtype = dot_input_dtype(lhs_dtype, rhs_dtype)
+    out_dtype = np.dtype(preferred_element_type) if preferred_element_type is not None else in_dtype
+    stage, work = dot_accumulation_dtypes(in_dtype, out_dtype)
+    chain = (in_dtype, stage, work)
+    lhs_free = tuple(i for i in range(len(lhs_shape)) if i not in lb + lc)
+    rhs_free = tuple(i for i in range(len(rhs_shape)) if i not in rb + rc)
+    shape = tuple(lhs_shape[i] for i in lb + lhs_free) + tuple(rhs_shape[i] for i in rhs_free)
+    return (
+        _conversions(lhs_dtype, chain),
+        *_matrix_form(lhs_shape, lb, lhs_free, lc),
+        _conversions(rhs_dtype, chain),
+        *_matrix_form(rhs_shape, rb, rc, rhs_free),
+        shape,
+        work,
+        out_dtype,
+    )
 
 
 @impl("dot_general")
@@ -132,18 +184,26 @@ def _dot_general(
     preferred_element_type: Any,
     out_sharding: Any = None,
 ) -> Array:
-    (lc, rc), (lb, rb) = (tuple(map(tuple, pair)) for pair in dimension_numbers)
-    in_dtype = dot_input_dtype(lhs.dtype, rhs.dtype)
-    out_dtype = np.dtype(preferred_element_type) if preferred_element_type is not None else in_dtype
-    stage, work = dot_accumulation_dtypes(in_dtype, out_dtype)
-    # (copy=False: a conversion to the dtype an operand already has is no conversion)
-    lhs = lhs.astype(in_dtype, copy=False).astype(stage, copy=False).astype(work, copy=False)
-    rhs = rhs.astype(in_dtype, copy=False).astype(stage, copy=False).astype(work, copy=False)
-    lhs_free = tuple(i for i in range(lhs.ndim) if i not in lb + lc)
-    rhs_free = tuple(i for i in range(rhs.ndim) if i not in rb + rc)
-    product = np.matmul(_as_batched_matrices(lhs, lb, lhs_free, lc), _as_batched_matrices(rhs, rb, rc, rhs_free))
-    shape = tuple(lhs.shape[i] for i in lb + lhs_free) + tuple(rhs.shape[i] for i in rhs_free)
-    product = product.reshape(shape)
+    # The work is planned by ``_dot_plan`` (cached): convert each operand through
+    # dot_accumulation_dtypes's stages, order and merge its axes into a stack of
+    # matrices, multiply, give the product its shape, convert to the result dtype.
+    try:
+        plan = _dot_plan(dimension_numbers, lhs.shape, rhs.shape, lhs.dtype, rhs.dtype, preferred_element_type)
+    except TypeError:  # dimension numbers given as lists: hashable once made tuples
+        plan = _dot_plan(
+            tuple(tuple(map(tuple, pair)) for pair in dimension_numbers),
+            lhs.shape, rhs.shape, lhs.dtype, rhs.dtype, preferred_element_type,
+        )
+    lhs_steps, lhs_order, lhs_matrices, rhs_steps, rhs_order, rhs_matrices, shape, work, out_dtype = plan
+    for dt in lhs_steps:
+        lhs = lhs.astype(dt)
+    for dt in rhs_steps:
+        rhs = rhs.astype(dt)
+    if lhs_order is not None:
+        lhs = lhs.transpose(lhs_order)
+    if rhs_order is not None:
+        rhs = rhs.transpose(rhs_order)
+    product = np.matmul(lhs.reshape(lhs_matrices), rhs.reshape(rhs_matrices)).reshape(shape)
     if _is_float(work):
-        return _float_to(product, out_dtype)
+        return product if out_dtype == work else _float_to(product, out_dtype)
     return np.asarray(product != 0 if out_dtype == np.bool_ else product.astype(out_dtype))
