@@ -195,6 +195,11 @@ abstract_eval_rules: dict[Primitive, AbstractEvalRule] = {}
 
 _abstract_eval_cache: dict[tuple[Any, ...], Any] = {}
 
+# shtypes (issue 17, sharding in types): minijax.mesh, a layer up, installs these. ``arg_aval``
+# gives a traced argument's aval (a ShardedAval for an array laid out over Explicit mesh axes);
+# ``propagate`` gives a staged primitive's result avals their sharding from the operands'.
+sharding_in_types: dict[str, Callable[..., Any]] = {}
+
 # prim -> impl(*args, **params): the eager evaluation of a primitive defined
 # out of other operations (Primitive.def_impl). minijax.dispatch, a layer up,
 # installs a hook that makes each one an eager rule.

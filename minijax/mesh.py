@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from minijax.backend import Device, devices_for
-from minijax.core import ShapedArray
+from minijax.core import ShapedArray, sharding_in_types
 
 __all__ = [
     "AbstractMesh",
@@ -705,3 +705,114 @@ class ShardedAval(ShapedArray):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ShapedArray, (self.shape, self.dtype, self.weak_type))
+
+
+# ---------------------------------------------------------------------------
+# shtypes (issue 17): sharding in types. A traced value laid out over Explicit mesh axes carries
+# a ShardedAval; each staged primitive's result gets its sharding from a rule in _SHARDING_RULES.
+
+
+class ShardingTypeError(Exception):
+    """Operands whose Explicit shardings conflict (JAX's ``ShardingTypeError``)."""
+
+
+def _explicit_dims(aval: ShapedArray) -> tuple[Any, ...] | None:
+    """The spec entry of each dimension, padded with None; None when no Explicit axis splits the value."""
+    sharding = getattr(aval, "sharding", None)
+    if not isinstance(sharding, NamedSharding):
+        return None
+    kinds = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_types))
+    if not any(kinds.get(a) is AxisType.Explicit for a in sharding.spec.axis_names()):
+        return None
+    spec = tuple(sharding.spec)
+    return spec[: aval.ndim] + (None,) * (aval.ndim - len(spec))
+
+
+def _with_dims(out: ShapedArray, mesh: Any, dims: Sequence[Any]) -> ShapedArray:
+    if all(d is None for d in dims):
+        return ShapedArray(out.shape, out.dtype, out.weak_type)
+    return ShardedAval(out.shape, out.dtype, out.weak_type, NamedSharding(mesh, PartitionSpec(*dims)))
+
+
+def _elementwise_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    # Every operand of the result's rank contributes; a dimension split by two different axis sets conflicts.
+    specs = [(d, a) for a in in_avals if a.ndim == out.ndim and (d := _explicit_dims(a)) is not None]
+    if not specs:
+        return out
+    dims: list[Any] = [None] * out.ndim
+    for d, _ in specs:
+        for i, entry in enumerate(d):
+            if entry is not None and dims[i] is not None and dims[i] != entry:
+                shown = ", ".join(repr(tuple(_spec_of(a))) for a in in_avals if a.ndim == out.ndim)
+                raise ShardingTypeError(f"{name} got incompatible shardings for broadcasting: {shown}.")
+            if entry is not None:
+                dims[i] = entry
+    mesh = getattr(specs[0][1], "sharding").mesh
+    return _with_dims(out, mesh, dims)
+
+
+def _spec_of(aval: ShapedArray) -> tuple[Any, ...]:
+    return _explicit_dims(aval) or (None,) * aval.ndim
+
+
+def _transpose_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    dims = _explicit_dims(in_avals[0])
+    if dims is None:
+        return out
+    return _with_dims(out, getattr(in_avals[0], "sharding").mesh, [dims[p] for p in params["permutation"]])
+
+
+def _reduce_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    # The reduced dimensions' sharding goes away with them (JAX: the result is all-reduced over those axes).
+    dims = _explicit_dims(in_avals[0])
+    if dims is None:
+        return out
+    axes = set(params["axes"])
+    return _with_dims(out, getattr(in_avals[0], "sharding").mesh, [e for i, e in enumerate(dims) if i not in axes])
+
+
+def _broadcast_in_dim_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    dims = _explicit_dims(in_avals[0])
+    if dims is None:
+        return out
+    out_dims: list[Any] = [None] * out.ndim
+    for i, d in enumerate(params["broadcast_dimensions"]):
+        out_dims[d] = dims[i] if in_avals[0].shape[i] == out.shape[d] else None
+    return _with_dims(out, getattr(in_avals[0], "sharding").mesh, out_dims)
+
+
+_ELEMENTWISE = (
+    "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan "
+    "sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square integer_pow erf erfc "
+    "erf_inv lgamma digamma convert_element_type reduce_precision copy copy_p stop_gradient "
+    "add sub mul div rem pow max min atan2 nextafter and or xor eq ne lt le gt ge "
+    "shift_left shift_right_logical shift_right_arithmetic select_n clamp population_count clz"
+).split()
+
+_SHARDING_RULES: dict[str, Any] = {
+    **dict.fromkeys(_ELEMENTWISE, _elementwise_rule),
+    "transpose": _transpose_rule,
+    "broadcast_in_dim": _broadcast_in_dim_rule,
+    **dict.fromkeys("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor".split(),
+                    _reduce_rule),  # fmt: skip
+}
+
+
+def _propagate(prim: Any, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
+    rule = _SHARDING_RULES.get(prim.name)
+    if rule is None or prim.multiple_results:
+        # Not yet ruled: the result carries no sharding, as before (docs/differences.md lists this).
+        return out
+    return rule(prim.name, in_avals, out, params)
+
+
+def _arg_aval(x: Any, aval: ShapedArray) -> ShapedArray:
+    sharding = getattr(x, "_sharding", None)
+    if isinstance(sharding, NamedSharding) and type(aval) is ShapedArray:
+        placed = ShardedAval(aval.shape, aval.dtype, aval.weak_type, sharding)
+        if _explicit_dims(placed) is not None:
+            return placed
+    return aval
+
+
+sharding_in_types.update(propagate=_propagate, arg_aval=_arg_aval)
