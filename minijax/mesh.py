@@ -728,9 +728,23 @@ def _explicit_dims(aval: ShapedArray) -> tuple[Any, ...] | None:
     return spec[: aval.ndim] + (None,) * (aval.ndim - len(spec))
 
 
-def _with_dims(out: ShapedArray, mesh: Any, dims: Sequence[Any]) -> ShapedArray:
+def _with_dims(
+    out: ShapedArray, mesh: Any, dims: Sequence[Any], name: str = "", in_avals: Sequence[ShapedArray] = ()
+) -> ShapedArray:
     if all(d is None for d in dims):
         return ShapedArray(out.shape, out.dtype, out.weak_type)
+    used = [a for e in dims for a in _entry_axes(e)]
+    if len(used) != len(set(used)):
+        # A mesh axis may split at most one dimension of a result.
+        kinds = dict(zip(mesh.axis_names, mesh.axis_types))
+        text = [str(n) + "".join(f"@{a}" for a in _entry_axes(e) if kinds[a] is AxisType.Explicit)
+                for n, e in zip(out.shape, dims)]  # fmt: skip
+        plain = out.str_short()
+        shown = ", ".join(a.str_short() for a in in_avals)
+        raise ShardingTypeError(
+            f"{name} operation with inputs: {shown} produces an illegally sharded result: "
+            f"{plain[: plain.index('[')]}[{','.join(text)}]"
+        )
     return ShardedAval(out.shape, out.dtype, out.weak_type, NamedSharding(mesh, PartitionSpec(*dims)))
 
 
@@ -781,6 +795,39 @@ def _broadcast_in_dim_rule(name: str, in_avals: Sequence[ShapedArray], out: Shap
     return _with_dims(out, getattr(in_avals[0], "sharding").mesh, out_dims)
 
 
+def _dot_general_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    if params.get("out_sharding") is not None:
+        return out  # the primitive's own rule refuses it (docs/differences.md)
+    lhs, rhs = in_avals
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    ls, rs = _spec_of(lhs), _spec_of(rhs)
+    lhs_batch, rhs_batch = tuple(ls[i] for i in lb), tuple(rs[i] for i in rb)
+    if any(a is not None and b is not None and a != b for a, b in zip(lhs_batch, rhs_batch)):
+        raise ShardingTypeError(
+            "dot_general requires lhs batch dimensions and rhs batch dimensions to have the consistent sharding, "
+            f"got {lhs_batch} and {rhs_batch}."
+        )
+    lhs_contracting_spec, rhs_contracting_spec = tuple(ls[i] for i in lc), tuple(rs[i] for i in rc)
+    pairs = list(zip(lhs_contracting_spec, rhs_contracting_spec))
+    if any(a is not None and b is not None and a != b for a, b in pairs):
+        raise ShardingTypeError(
+            "dot_general requires contracting dimensions to have consistent sharding, "
+            f"got {lhs_contracting_spec} and {rhs_contracting_spec}."
+        )
+    if any(a is not None and b is not None for a, b in pairs):
+        # Each device would hold a partial sum: the user says where the result lives.
+        raise ShardingTypeError(
+            "Contracting dimensions are sharded and it is ambiguous how the output should be sharded. Please "
+            "specify the output sharding via the `out_sharding` parameter. "
+            f"Got {lhs_contracting_spec=} and {rhs_contracting_spec=}"
+        )
+    # The result's dimensions: batch (as the lhs has them), then the lhs's free ones, then the rhs's.
+    lhs_free = [e for i, e in enumerate(ls) if i not in (*lc, *lb)]
+    rhs_free = [e for i, e in enumerate(rs) if i not in (*rc, *rb)]
+    mesh = getattr(lhs if _explicit_dims(lhs) is not None else rhs, "sharding").mesh
+    return _with_dims(out, mesh, [*lhs_batch, *lhs_free, *rhs_free], name, in_avals)
+
+
 _ELEMENTWISE = (
     "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan "
     "sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square integer_pow erf erfc "
@@ -793,6 +840,7 @@ _SHARDING_RULES: dict[str, Any] = {
     **dict.fromkeys(_ELEMENTWISE, _elementwise_rule),
     "transpose": _transpose_rule,
     "broadcast_in_dim": _broadcast_in_dim_rule,
+    "dot_general": _dot_general_rule,
     **dict.fromkeys("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor".split(),
                     _reduce_rule),  # fmt: skip
 }
