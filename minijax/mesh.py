@@ -728,6 +728,11 @@ def _explicit_dims(aval: ShapedArray) -> tuple[Any, ...] | None:
     return spec[: aval.ndim] + (None,) * (aval.ndim - len(spec))
 
 
+def _mesh_of(aval: ShapedArray) -> Any:
+    sharding = aval.sharding if isinstance(aval, ShardedAval) else None
+    return sharding.mesh if isinstance(sharding, NamedSharding) else None
+
+
 def _with_dims(
     out: ShapedArray, mesh: Any, dims: Sequence[Any], name: str = "", in_avals: Sequence[ShapedArray] = ()
 ) -> ShapedArray:
@@ -761,7 +766,7 @@ def _elementwise_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
                 raise ShardingTypeError(f"{name} got incompatible shardings for broadcasting: {shown}.")
             if entry is not None:
                 dims[i] = entry
-    mesh = getattr(specs[0][1], "sharding").mesh
+    mesh = _mesh_of(specs[0][1])
     return _with_dims(out, mesh, dims)
 
 
@@ -773,7 +778,7 @@ def _transpose_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray
     dims = _explicit_dims(in_avals[0])
     if dims is None:
         return out
-    return _with_dims(out, getattr(in_avals[0], "sharding").mesh, [dims[p] for p in params["permutation"]])
+    return _with_dims(out, _mesh_of(in_avals[0]), [dims[p] for p in params["permutation"]])
 
 
 def _reduce_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -782,7 +787,7 @@ def _reduce_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, p
     if dims is None:
         return out
     axes = set(params["axes"])
-    return _with_dims(out, getattr(in_avals[0], "sharding").mesh, [e for i, e in enumerate(dims) if i not in axes])
+    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i not in axes])
 
 
 def _broadcast_in_dim_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -792,7 +797,7 @@ def _broadcast_in_dim_rule(name: str, in_avals: Sequence[ShapedArray], out: Shap
     out_dims: list[Any] = [None] * out.ndim
     for i, d in enumerate(params["broadcast_dimensions"]):
         out_dims[d] = dims[i] if in_avals[0].shape[i] == out.shape[d] else None
-    return _with_dims(out, getattr(in_avals[0], "sharding").mesh, out_dims)
+    return _with_dims(out, _mesh_of(in_avals[0]), out_dims)
 
 
 def _dot_general_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -824,7 +829,7 @@ def _dot_general_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
     # The result's dimensions: batch (as the lhs has them), then the lhs's free ones, then the rhs's.
     lhs_free = [e for i, e in enumerate(ls) if i not in (*lc, *lb)]
     rhs_free = [e for i, e in enumerate(rs) if i not in (*rc, *rb)]
-    mesh = getattr(lhs if _explicit_dims(lhs) is not None else rhs, "sharding").mesh
+    mesh = _mesh_of(lhs if _explicit_dims(lhs) is not None else rhs)
     return _with_dims(out, mesh, [*lhs_batch, *lhs_free, *rhs_free], name, in_avals)
 
 
