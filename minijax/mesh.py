@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from minijax.backend import Device, devices_for
-from minijax.core import ShapedArray, sharding_in_types
+from minijax.core import ShapedArray, Tracer, sharding_in_types
 
 __all__ = [
     "AbstractMesh",
@@ -860,12 +860,15 @@ def _propagate(prim: Any, in_avals: Sequence[ShapedArray], out: Any, params: dic
 
 
 def _arg_aval(x: Any, aval: ShapedArray) -> ShapedArray:
+    if isinstance(x, Tracer):
+        return aval  # an enclosing trace's value: its aval carries its sharding already
+    # An Array made from a jit's result may hold the trace's ShardedAval; its own layout is the truth.
     sharding = getattr(x, "_sharding", None)
-    if isinstance(sharding, NamedSharding) and type(aval) is ShapedArray:
+    if isinstance(sharding, NamedSharding):
         placed = ShardedAval(aval.shape, aval.dtype, aval.weak_type, sharding)
         if _explicit_dims(placed) is not None:
             return placed
-    return aval
+    return aval if type(aval) is ShapedArray else ShapedArray(aval.shape, aval.dtype, aval.weak_type)
 
 
 sharding_in_types.update(propagate=_propagate, arg_aval=_arg_aval)

@@ -74,3 +74,17 @@ def test_elementwise_operands_must_agree(mesh: Any) -> None:
     seen: list[str] = []
     jax.make_jaxpr(lambda u, v: seen.append(str(jax.typeof(u * v))))(a, c)
     assert seen == ["float32[8@x,8@y]"]
+
+
+def test_jit_traces_again_for_another_explicit_layout(mesh: Any) -> None:
+    seen: list[str] = []
+    f = jax.jit(lambda u, v: (seen.append(str(jax.typeof(u))), u + v)[1])
+    xy = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P("x", "y")))
+    yx = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P("y", "x")))
+    np.testing.assert_array_equal(np.asarray(f(xy, xy)), np.full((8, 8), 2.0, np.float32))
+    assert seen == ["float32[8@x,8@y]"]
+    with pytest.raises(ShardingTypeError, match="add got incompatible shardings"):
+        f(xy, yx)
+    f(yx, yx)
+    f(yx, yx)  # traced once per layout
+    assert seen == ["float32[8@x,8@y]", "float32[8@x,8@y]", "float32[8@y,8@x]"]
