@@ -690,8 +690,9 @@ class ShardedAval(ShapedArray):
     """The aval ``jax.typeof`` gives for an array placed with a NamedSharding: it prints
     the Explicit mesh axes splitting each dimension (``float32[8@x,4]``), as JAX's does.
 
-    Equal to the plain aval of the same shape and dtype: minijax's transformations do
-    not carry shardings in avals (docs/differences.md)."""
+    Traced values over Explicit axes carry one too (``_SHARDING_RULES`` below). It is equal to
+    the plain aval of the same shape and dtype, so caches keyed on avals add the sharding
+    themselves where it matters (jit's)."""
 
     __slots__ = ("sharding",)
 
