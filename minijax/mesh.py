@@ -834,6 +834,40 @@ def _dot_general_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
     return _with_dims(out, mesh, [*lhs_batch, *lhs_free, *rhs_free], name, in_avals)
 
 
+def _slice_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    # The operand's sharding, kept (as JAX 0.10.2 does) where each sliced dimension still divides evenly.
+    operand = in_avals[0]
+    dims = _explicit_dims(operand)
+    if dims is None:
+        return out
+    mesh = _mesh_of(operand)
+    for n_in, n_out, entry in zip(operand.shape, out.shape, dims):
+        size = math.prod(mesh.shape[a] for a in _entry_axes(entry))
+        if n_in != n_out and entry is not None and n_out % size:
+            raise ShardingTypeError(
+                f"slicing on sharded dims where out dim ({n_out}) is not divisible by mesh axes ({size}) with spec "
+                f"({entry}) is not implemented. Got input type={operand.str_short()} and output shape={out.shape}"
+            )
+    return _with_dims(out, mesh, dims)
+
+
+def _concatenate_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    placed = [a for a in in_avals if _explicit_dims(a) is not None]
+    first = _explicit_dims(placed[0]) if placed else None
+    if first is None:
+        return out
+    if any(_explicit_dims(a) != first for a in placed):
+
+        def shown(a: ShapedArray) -> str:
+            # A trace's sharding is over the abstract mesh and names no memory kind.
+            return f"NamedSharding(mesh={_mesh_of(a).abstract_mesh!r}, spec={PartitionSpec(*_spec_of(a))!r})"
+
+        raise ShardingTypeError(
+            f"All operands should have the same sharding. Got shardings {', '.join(shown(a) for a in placed)}"
+        )
+    return _with_dims(out, _mesh_of(placed[0]), first)
+
+
 _ELEMENTWISE = (
     "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan "
     "sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square integer_pow erf erfc "
@@ -847,6 +881,8 @@ _SHARDING_RULES: dict[str, Any] = {
     "transpose": _transpose_rule,
     "broadcast_in_dim": _broadcast_in_dim_rule,
     "dot_general": _dot_general_rule,
+    "slice": _slice_rule,
+    "concatenate": _concatenate_rule,
     **dict.fromkeys("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor".split(),
                     _reduce_rule),  # fmt: skip
 }

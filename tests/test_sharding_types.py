@@ -88,3 +88,25 @@ def test_jit_traces_again_for_another_explicit_layout(mesh: Any) -> None:
     f(yx, yx)
     f(yx, yx)  # traced once per layout
     assert seen == ["float32[8@x,8@y]", "float32[8@x,8@y]", "float32[8@y,8@x]"]
+
+
+def test_slices_keep_the_layout_and_concatenated_operands_must_agree(mesh: Any) -> None:
+    a = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P("x", "y")))
+    b = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P("y", "x")))
+    seen: list[str] = []
+    jax.make_jaxpr(lambda u: seen.extend([str(jax.typeof(u[2:6])), str(jax.typeof(jnp.concatenate([u, u], 1)))]))(a)
+    assert seen == ["float32[4@x,8@y]", "float32[8@x,16@y]"]
+    with pytest.raises(ShardingTypeError, match=r"out dim \(3\) is not divisible by mesh axes \(2\) with spec \(x\)"):
+        jax.make_jaxpr(lambda u: u[1:4])(a)
+    with pytest.raises(ShardingTypeError, match="All operands should have the same sharding"):
+        jax.make_jaxpr(lambda u, v: jnp.concatenate([u, v], 1))(a, b)
+
+
+def test_contracting_dimensions_split_on_both_sides_ask_for_out_sharding(mesh: Any) -> None:
+    a = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x", "y")))
+    w = jax.device_put(np.ones((4, 8), np.float32), NamedSharding(mesh, P("y", None)))
+    r = jax.device_put(np.ones((4, 8), np.float32), NamedSharding(mesh, P(None, "x")))
+    with pytest.raises(ShardingTypeError, match=r"specify the output sharding via the `out_sharding` parameter"):
+        jax.make_jaxpr(jnp.matmul)(a, w)
+    with pytest.raises(ShardingTypeError, match=r"produces an illegally sharded result: f32\[8@x,8@x\]"):
+        jax.make_jaxpr(jnp.matmul)(jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x"))), r)

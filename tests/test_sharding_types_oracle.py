@@ -49,6 +49,11 @@ t("mm both differ", jnp.matmul, put((8, 8), "x", "y"), put((8, 8), "x", None))
 t("mm duplicate", jnp.matmul, put((8, 4), "x", None), put((4, 8), None, "x"))
 t("mm batch", jnp.matmul, put((2, 8, 4), "x", None, None), put((2, 4, 8), "x", None, None))
 t("mm rhs free", jnp.matmul, put((8, 4), None, None), put((4, 8), None, "y"))
+t("slice", lambda u: u[2:6], a)
+t("slice odd", lambda u: u[1:4], a)
+t("slice free dim", lambda u: u[:, :4], put((8, 8), "x", None))
+t("concatenate", lambda u, v: jnp.concatenate([u, v], 1), a, a)
+t("concatenate differ", lambda u, v: jnp.concatenate([u, v], 1), a, put((8, 8), "y", "x"))
 t("einsum", lambda u, v: jnp.einsum("ij,jk->ik", u, v), put((8, 4), "x", None), put((4, 8), None, "y"))
 '''
 
