@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from minijax.backend import Device, devices_for
-from minijax.core import ShapedArray, Tracer, sharding_in_types
+from minijax.core import ShapedArray, Tracer, partial_sum_products, sharding_in_types
 
 __all__ = [
     "AbstractMesh",
@@ -821,6 +821,8 @@ def _dot_general_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
             f"got {lhs_contracting_spec} and {rhs_contracting_spec}."
         )
     if any(a is not None and b is not None for a, b in pairs):
+        if partial_sum_products.allowed:
+            return ShapedArray(out.shape, out.dtype, out.weak_type)
         # Each device would hold a partial sum: the user says where the result lives.
         raise ShardingTypeError(
             "Contracting dimensions are sharded and it is ambiguous how the output should be sharded. Please "
