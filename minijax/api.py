@@ -277,6 +277,8 @@ def typeof(x: Any) -> core.ShapedArray:
     if isinstance(x, (list, tuple, dict)) or not (isinstance(x, core.Tracer) or core.is_array_like(x)):
         raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")
     aval = core.get_aval(x)
+    if isinstance(x, core.Tracer) and isinstance(aval, ShardedAval):  # shtypes: a traced value over Explicit axes carries its sharding
+        return aval
     if type(x) is Array and x._sharding is not None:
         return ShardedAval(aval.shape, aval.dtype, aval.weak_type, x._sharding)
     # issue 24 (refs part: Optax's alias_test): a value with no sharding of its own (a tracer, an array

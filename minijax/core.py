@@ -195,6 +195,21 @@ abstract_eval_rules: dict[Primitive, AbstractEvalRule] = {}
 
 _abstract_eval_cache: dict[tuple[Any, ...], Any] = {}
 
+# shtypes (issue 17, sharding in types): minijax.mesh, a layer up, installs these. ``arg_aval``
+# gives a traced argument's aval (a ShardedAval for an array laid out over Explicit mesh axes);
+# ``propagate`` gives a staged primitive's result avals their sharding from the operands'.
+sharding_in_types: dict[str, Callable[..., Any]] = {}
+
+
+class _PartialSumProducts(threading.local):
+    # Set while a transpose rule binds a product whose contracting dimensions both sides split:
+    # JAX gives that product the operand's sharding (out_sharding=), which minijax's primitives
+    # do not take yet, so its result is left unsharded instead of raising the user-facing error.
+    allowed = False
+
+
+partial_sum_products = _PartialSumProducts()
+
 # prim -> impl(*args, **params): the eager evaluation of a primitive defined
 # out of other operations (Primitive.def_impl). minijax.dispatch, a layer up,
 # installs a hook that makes each one an eager rule.

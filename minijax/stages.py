@@ -697,6 +697,9 @@ class Jitted(Wrapped):
         device, committed = placement(flat, fun_name(self.fun), lambda: self._dynamic_arg_names(args, kwargs), named)
         backend = device.backend
         key: tuple[Any, ...] = (in_tree, avals, static_key, backend.name, config_module.trace_context())
+        if any(type(a) is not core.ShapedArray for a in avals):
+            # shtypes: a layout over Explicit mesh axes is part of the type, so of the trace.
+            key = (*key, tuple(getattr(a, "sharding", None) for a in avals))
         if core.current_trace() is not core.eval_trace:
             # Under vmap a traced body may read the named axes' sizes (pmean).
             # None bound: the eager call's key, so grad of an already-called
@@ -995,6 +998,8 @@ class Jitted(Wrapped):
             return
         if self._backend_name is not None and device.backend.name != self._backend_name:
             return
+        if any(type(a) is not core.ShapedArray for a in entry.closed.in_avals):
+            return  # shtypes: traced for Explicit layouts, which the hot path's key does not hold
         # As __call__ keys a call: flat when the first and last arguments are Arrays (then
         # all must be), else with the structure.
         head: tuple[Any, ...] = (config_module.trace_context(), device)

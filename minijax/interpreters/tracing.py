@@ -24,6 +24,7 @@ from minijax.core import (
     is_array_like as core_is_array_like,
     raise_leaked_tracer,
     set_current_trace,
+    sharding_in_types,
 )
 from minijax.debug_checks import check_for_leaks, leak_checks_enabled
 from minijax.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, literal_value
@@ -114,7 +115,10 @@ class DynamicJaxprTrace(Trace):
             with set_current_trace(eval_trace):
                 return prim.bind(*args, **params)
         atoms = [self.to_atom(x) for x in args]
-        out = prim.abstract_eval_cached([a.aval for a in atoms], params)
+        in_avals = [a.aval for a in atoms]
+        out = prim.abstract_eval_cached(in_avals, params)
+        if any(type(a) is not ShapedArray for a in in_avals) and "propagate" in sharding_in_types:
+            out = sharding_in_types["propagate"](prim, in_avals, out, params)  # shtypes: sharding in types
         fold = _CONST_FOLDING.get(prim.name)
         if fold is not None and not prim.multiple_results:
             folded = fold(args, out, params)
@@ -298,7 +302,9 @@ def abstractify(x: Any, fun: Any = None, path: str = "") -> ShapedArray:
 def abstractify_flat(flat: Sequence[Any], fun: Any, names: Callable[[], list[str]]) -> tuple[ShapedArray, ...]:
     """Avals of flattened arguments; ``names()`` gives their paths for the error."""
     try:
-        return tuple(get_aval(x) if core_is_array_like(x) else _raise_not_array() for x in flat)
+        avals = tuple(get_aval(x) if core_is_array_like(x) else _raise_not_array() for x in flat)
+        arg_aval = sharding_in_types.get("arg_aval")  # shtypes: Explicit-axis layouts enter the types
+        return avals if arg_aval is None else tuple(arg_aval(x, a) for x, a in zip(flat, avals))
     except _NotAnArray:
         paths = names()
         for i, x in enumerate(flat):

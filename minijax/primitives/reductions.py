@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from minijax import config, dtypes
-from minijax.core import Primitive, ShapedArray, get_aval, shape_size
+from minijax.core import Primitive, ShapedArray, get_aval, partial_sum_products, shape_size
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers, param_constructors
@@ -477,7 +477,11 @@ def _dot_cotangent(ct: Any, target: ShapedArray, other: Any, numbers: DotDimensi
     nb = len(t_batch)
     start = nb + len(t_free) if target_is_lhs else nb  # where other's free axes sit in ct
     ct_numbers = ((tuple(range(start, start + len(o_free))), tuple(o_free)), (tuple(range(nb)), o_batch))
-    out = dot_general_p.bind(ct, other, dimension_numbers=canonicalize_dimension_numbers(ct_numbers), **params)
+    outer, partial_sum_products.allowed = partial_sum_products.allowed, True  # shtypes: see core
+    try:
+        out = dot_general_p.bind(ct, other, dimension_numbers=canonicalize_dimension_numbers(ct_numbers), **params)
+    finally:
+        partial_sum_products.allowed = outer
     paired = [c for _, c in sorted(zip(o_contract, t_contract))]
     layout = [*t_batch, *t_free, *paired]  # the target axis each result axis is
     out = sp.transpose(out, tuple(int(i) for i in np.argsort(layout)))
