@@ -397,7 +397,10 @@ def _block_shape(shape: Sequence[int], spec: PartitionSpec, sizes: dict[str, int
 
 
 def _reworded(describe: Callable[[], str]) -> str:
-    return describe().replace(", has shape", " of shape")
+    """JAX's divisibility message puts the shape right after ``args[i]``, before the binding."""
+    head, _, shape = describe().rpartition(", has shape ")
+    arg, sep, bound = head.partition(", where ")
+    return f"{arg} of shape {shape}{sep}{bound}"
 
 
 def _broadcast_specs(what: str, specs: Any, tree: Any) -> list[PartitionSpec]:
