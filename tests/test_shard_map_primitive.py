@@ -1,0 +1,124 @@
+"""shard_map as one primitive: ``make_jaxpr`` holds one ``shard_map`` equation whose body
+is typed on a device's blocks; its rules (abstract eval, jvp, transpose, batching, the
+eager rule and the expansion before compilation) give the values NumPy computes here,
+on both backends, over meshes of 1, 2, 4 and 8 devices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from test_sharding import devices as devices  # noqa: F401  (the fixture)
+
+import minijax as jax
+import minijax.numpy as jnp
+from minijax.backend import Device
+from minijax.shard_map import shard_map_p
+from minijax.sharding import AxisType, PartitionSpec as P
+
+SIZES = [1, 2, 4, 8]
+
+
+def mesh_of(devices: list[Device], n: int) -> Any:
+    return jax.make_mesh((n,), ("x",), axis_types=(AxisType.Auto,), devices=devices[:n])
+
+
+def body(a: Any, b: Any) -> Any:
+    # a: this device's rows; b: the same on every device. psum over the mesh.
+    return jax.lax.psum(jnp.sin(a) * b, "x"), a * jax.lax.axis_index("x").astype(a.dtype)
+
+
+def expected(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], n: int) -> tuple[Any, Any]:
+    rows = np.split(a, n)
+    total = sum(np.sin(r) * b for r in rows)
+    return total, np.concatenate([r * i for i, r in enumerate(rows)])
+
+
+A = np.linspace(-1.0, 1.0, 32, dtype=np.float32).reshape(16, 2)
+B = np.array([0.5, -2.0], np.float32)
+
+
+def smap(n: int, devices: list[Device], check_vma: bool = True) -> Any:
+    return jax.shard_map(body, mesh=mesh_of(devices, n), in_specs=(P("x"), P()), out_specs=(P(), P("x")), check_vma=check_vma)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_one_equation_with_the_block_typed_body(devices: list[Device], n: int) -> None:
+    closed = jax.make_jaxpr(smap(n, devices))(A, B)
+    (eqn,) = closed.jaxpr.eqns
+    assert eqn.primitive is shard_map_p
+    assert [a.shape for a in eqn.params["jaxpr"].in_avals] == [(16 // n, 2), (2,)]
+    assert [v.aval.shape for v in eqn.outvars] == [(16 // n, 2), (16, 2)]
+    assert eqn.params["in_specs"] == (P("x"), P()) and eqn.params["newly_manual_axes"] == frozenset({"x"})
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("jitted", [False, True])
+def test_values(devices: list[Device], n: int, jitted: bool) -> None:
+    f = smap(n, devices)
+    got = (jax.jit(f) if jitted else f)(A, B)
+    for g, e in zip(got, expected(A, B, n)):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_jvp_and_grad(devices: list[Device], n: int) -> None:
+    f = smap(n, devices)
+    ta = np.full_like(A, 0.25)
+    (p0, p1), (t0, t1) = jax.jvp(f, (A, B), (ta, np.zeros_like(B)))
+    rows, trows = np.split(A, n), np.split(ta, n)
+    np.testing.assert_allclose(np.asarray(t0), sum(np.cos(r) * t * B for r, t in zip(rows, trows)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(t1), np.concatenate([t * i for i, t in enumerate(trows)]), rtol=1e-6)
+
+    def loss(a: Any, b: Any) -> Any:
+        s, m = f(a, b)
+        return s.sum() + (m * m).sum()
+
+    ga, gb = jax.grad(loss, argnums=(0, 1))(A, B)
+    index = np.repeat(np.arange(n, dtype=np.float32), 16 // n)[:, None]
+    # d/da: every device's rows feed the replicated psum once (the sum's cotangent is 1).
+    np.testing.assert_allclose(np.asarray(ga), np.cos(A) * B + 2 * A * index**2, rtol=1e-5)
+    # d/db: b is read on every device: its cotangent is the sum over devices.
+    np.testing.assert_allclose(np.asarray(gb), np.sin(A).sum(0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_transpose_of_the_linear_part(devices: list[Device], n: int) -> None:
+    mesh = mesh_of(devices, n)
+    f = jax.shard_map(lambda a: jax.lax.psum(a * 3.0, "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
+    (ct,) = jax.linear_transpose(f, A)(np.ones((16 // n, 2), np.float32))
+    np.testing.assert_allclose(np.asarray(ct), np.full_like(A, 3.0))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_vmap(devices: list[Device], n: int) -> None:
+    f = smap(n, devices)
+    stack = np.stack([A, A * 2, -A])
+    s, m = jax.vmap(f, in_axes=(0, None))(stack, B)
+    for k in range(3):
+        e0, e1 = expected(stack[k], B, n)
+        np.testing.assert_allclose(np.asarray(s[k]), e0, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(m[k]), e1, rtol=1e-6)
+    (eqn,) = [e for e in jax.make_jaxpr(jax.vmap(f, in_axes=(0, None)))(stack, B).jaxpr.eqns if e.primitive is shard_map_p]
+    assert eqn.params["in_specs"] == (P(None, "x"), P())
+
+
+def test_eager_bind_of_the_equation(devices: list[Device]) -> None:
+    # The equation a make_jaxpr printed runs again when evaluated on arrays.
+    closed = jax.make_jaxpr(smap(4, devices))(A, B)
+    (eqn,) = closed.jaxpr.eqns
+    outs = shard_map_p.bind(jax.device_put(A, devices[0]), jax.device_put(B, devices[0]), **eqn.params)
+    for g, e in zip(outs, expected(A, B, 4)):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-6)
+
+
+def test_abstract_eval_checks_the_operands(devices: list[Device]) -> None:
+    closed = jax.make_jaxpr(smap(4, devices))(A, B)
+    params = closed.jaxpr.eqns[0].params
+    with pytest.raises(ValueError, match=r"names mesh axes \['z'\]"):
+        jax.make_jaxpr(lambda a, b: shard_map_p.bind(a, b, **{**params, "in_specs": (P("z"), P())}))(A, B)
+    with pytest.raises(ValueError, match="does not divide"):
+        jax.make_jaxpr(lambda a, b: shard_map_p.bind(a, b, **params))(A[:6], B)
+    with pytest.raises(TypeError, match="does not give the body's input type"):
+        jax.make_jaxpr(lambda a, b: shard_map_p.bind(a, b, **params))(A[:8], B)
