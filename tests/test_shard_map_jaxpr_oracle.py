@@ -51,6 +51,10 @@ print(jax.make_jaxpr(h)(jnp.ones((8, 4))))
 k = jax.shard_map(lambda a, b: (a @ b, a.T), mesh=m22, in_specs=(P(None, "y"), P("y", None)),
                   out_specs=(P(), P("y")), check_vma=False)
 print(jax.make_jaxpr(k)(jnp.ones((3, 8)), jnp.ones((8, 2))))
+r = jax.shard_map(lambda a: jax.lax.ppermute(a, "x", [(0, 1), (1, 0)]), mesh=m22, in_specs=P("x", "y"),
+                  out_specs=P("x", "y"), check_vma=False)
+print(jax.make_jaxpr(r)(jnp.ones((4, 8))))
+print(jax.make_jaxpr(lambda x: jax.lax.ppermute(x, "i", [(0, 2), (2, 1)]), axis_env=[("i", 3)])(jnp.ones(2)))
 show("missing axis", lambda: jax.shard_map(lambda a: a, mesh=m4, in_specs=P("z"), out_specs=P())(jnp.ones(8)))
 show("not divisible", lambda: jax.shard_map(lambda a: a, mesh=m4, in_specs=P("x"), out_specs=P("x"))(jnp.ones(6)))
 show("jit not divisible", lambda: jax.jit(jax.shard_map(lambda a: a, mesh=m4, in_specs=P("x"), out_specs=P("x")))(jnp.ones(6)))

@@ -122,3 +122,29 @@ def test_abstract_eval_checks_the_operands(devices: list[Device]) -> None:
         jax.make_jaxpr(lambda a, b: shard_map_p.bind(a, b, **params))(A[:6], B)
     with pytest.raises(TypeError, match="does not give the body's input type"):
         jax.make_jaxpr(lambda a, b: shard_map_p.bind(a, b, **params))(A[:8], B)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_ppermute_ring_and_its_transpose(devices: list[Device], n: int) -> None:
+    mesh = mesh_of(devices, n)
+    ring = [(i, (i + 1) % n) for i in range(n)]
+    f = jax.shard_map(lambda a: jax.lax.ppermute(a, "x", ring), mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    rows = np.split(A, n)
+    np.testing.assert_array_equal(np.asarray(f(A)), np.concatenate(rows[-1:] + rows[:-1]))
+    (eqn,) = [e for e in jax.make_jaxpr(f)(A).jaxpr.eqns[0].params["jaxpr"].jaxpr.eqns]
+    assert eqn.primitive.name == "ppermute" and eqn.params == {"axis_name": ("x",), "perm": tuple(ring)}
+    # grad of <w, f(a)>: each block's cotangent comes back from where it was sent.
+    w = np.arange(A.size, dtype=np.float32).reshape(A.shape)
+    g = jax.grad(lambda a: (f(a) * w).sum())(A)
+    wrows = np.split(w, n)
+    np.testing.assert_array_equal(np.asarray(g), np.concatenate(wrows[1:] + wrows[:1]))
+
+
+def test_ppermute_sends_zeros_where_no_pair_arrives() -> None:
+    xs = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+    f = jax.vmap(lambda x: jax.lax.ppermute(x, "i", [(3, 0), (0, 2)]), axis_name="i")
+    np.testing.assert_array_equal(np.asarray(f(xs)), [[6, 7], [0, 0], [0, 1], [0, 0]])
+    (ct,) = jax.linear_transpose(f, xs)(np.ones_like(xs))  # the inverse permutation
+    np.testing.assert_array_equal(np.asarray(ct), [[1, 1], [0, 0], [0, 0], [1, 1]])
+    with pytest.raises(ValueError, match="sources and destinations must be unique"):
+        jax.vmap(lambda x: jax.lax.ppermute(x, "i", [(0, 1), (2, 1)]), axis_name="i")(xs)

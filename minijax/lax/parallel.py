@@ -30,6 +30,7 @@ from minijax.primitives.collectives import (
     is_positional,
     pmax_p,
     pmin_p,
+    ppermute_p,
     psum_p,
     reduce_scatter_p,
     scalar_like,
@@ -206,20 +207,8 @@ def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
                 f"ppermute: the pair {(src, dst)} of perm names a member outside axis {axis_name!r} of size {size}; "
                 f"indices must be in [0, {size})."
             )
-    source_of = np.full(size, -1, np.int32)
-    for src, dst in pairs:
-        source_of[dst] = src
-    me = axis_index(axis_name)
-    src_index = dynamic_index_in_dim(full((size,), 0, np.int32) + source_of, me, keepdims=False)
     leaves, tree = _leaves("ppermute", x)
-
-    def receive(v: Any) -> Any:
-        gathered = all_gather(v, axis_name)
-        got = dynamic_index_in_dim(gathered, select_n(ge(src_index, 0), full((), 0, np.int32), src_index), keepdims=False)
-        received = broadcast_in_dim(ge(src_index, 0), get_aval(got).shape, ())
-        return select_n(received, got * 0, got)
-
-    return tree_util.tree_unflatten(tree, [receive(v) for v in leaves])
+    return tree_util.tree_unflatten(tree, [ppermute_p.bind(v, axis_name=axis_tuple(axis_name), perm=pairs) for v in leaves])
 
 
 def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, axis_index_groups: Any = None,

@@ -32,7 +32,7 @@ import numpy as np
 from minijax.core import Primitive, ShapedArray, get_aval
 from minijax.interpreters import ad, batching
 from minijax.interpreters.batching import AxisName, lookup_axis_size, unbound_axis_hint
-from minijax.primitives import elementwise as ew, structural as sp
+from minijax.primitives import elementwise as ew, indexing as ix, structural as sp
 from minijax.primitives.common import standard_primitive
 
 
@@ -158,7 +158,24 @@ def _axis_index_rule(*, axis_name: Any) -> ShapedArray:
 
 axis_index_p = standard_primitive("axis_index", _axis_index_rule)
 
-COLLECTIVE_PRIMITIVES: tuple[Primitive, ...] = (psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, axis_index_p)
+
+
+# ---------------------------------------------------------------------------
+# ppermute: member dst receives member src's operand for each (src, dst) in perm
+
+
+def _ppermute_rule(x: ShapedArray, *, axis_name: tuple[Any, ...], perm: tuple[tuple[int, int], ...]) -> ShapedArray:
+    srcs, dsts = [s for s, _ in perm], [d for _, d in perm]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):  # ppermute C1
+        raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
+    if any(i < 0 for pair in perm for i in pair):  # ppermute C2
+        raise ValueError(f"ppermute: the indices of perm must be non-negative, got {perm}.")
+    return x  # ppermute C3: the operand's type
+
+
+ppermute_p = standard_primitive("ppermute", _ppermute_rule)
+
+COLLECTIVE_PRIMITIVES: tuple[Primitive, ...] = (psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, axis_index_p, ppermute_p)
 
 
 def scalar_like(x: Any, value: int) -> Any:
@@ -298,8 +315,31 @@ def _axis_index_axis_rule(trace: batching.BatchTrace, vals: Sequence[Any], dims:
     return sp.iota_p.bind(dtype=np.dtype(np.int32), shape=(trace.axis_size,), dimension=0, sharding=None), 0
 
 
+def _ppermute_axis_rule(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[BatchDim], params: dict[str, Any]) -> tuple[Any, BatchDim]:
+    (x,), (d,) = vals, dims
+    names, perm = params["axis_name"], params["perm"]
+    if trace.axis_name is None or trace.axis_name not in names:
+        return ppermute_p.bind(x, **params), d
+    if len(names) > 1:
+        raise NotImplementedError(f"ppermute over several axes at once ({names}) is not supported under vmap; use one axis name.")
+    size = trace.axis_size
+    if any(i >= size for pair in perm for i in pair):
+        raise ValueError(f"ppermute: perm {perm} names a member outside axis {trace.axis_name!r} of size {size}.")
+    x = batching.bdim_at_front(x, d, size)
+    # One gather along the members: member k reads member source[k]; a member no pair
+    # sends to reads past the end, which the fill mode makes zeros.
+    source = np.full((size, 1), size, np.int32)
+    for src, dst in perm:
+        source[dst, 0] = src
+    shape = np.shape(x)
+    dnums = ix.GatherDimensionNumbers(offset_dims=tuple(range(1, len(shape))), collapsed_slice_dims=(0,), start_index_map=(0,))
+    y = ix.gather(x, source, dnums, (1, *shape[1:]), mode="fill", fill_value=0)
+    return y, 0
+
+
 for _prim in (psum_p, pmax_p, pmin_p):
     batching.trace_batch_rules[_prim] = _allreduce_axis_rule(_prim)
+batching.trace_batch_rules[ppermute_p] = _ppermute_axis_rule
 batching.trace_batch_rules[all_gather_p] = _all_gather_axis_rule
 batching.trace_batch_rules[reduce_scatter_p] = _reduce_scatter_axis_rule
 batching.trace_batch_rules[axis_index_p] = _axis_index_axis_rule
@@ -346,6 +386,14 @@ def _no_derivative(prim: Primitive) -> ad.JvpRule:
     return jvp
 
 
+def _ppermute_transpose(ct: Any, x: Any, *, axis_name: tuple[Any, ...], perm: tuple[tuple[int, int], ...]) -> list[Any]:
+    # The cotangent goes back along each pair: the inverse permutation.
+    if type(ct) is ad.Zero:
+        return [ad.Zero(ad.tangent_aval(x.aval))]
+    return [ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((dst, src) for src, dst in perm))]
+
+
+ad.deflinear(ppermute_p, _ppermute_transpose)
 ad.deflinear(psum_p, _psum_transpose)
 ad.deflinear(all_gather_p, _all_gather_transpose)
 ad.deflinear(reduce_scatter_p, _reduce_scatter_transpose)
@@ -373,6 +421,7 @@ __all__ = [
     "pmax_p",
     "pmin_p",
     "positional_reduction",
+    "ppermute_p",
     "psum_p",
     "reduce_scatter_p",
     "unbound_axis_error",
