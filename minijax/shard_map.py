@@ -33,6 +33,7 @@ from minijax.interpreters import ad, batching
 from minijax.interpreters.impl_inline import register_lowering_fun
 from minijax.interpreters.tracing import arg_names_of, fun_name, trace_to_jaxpr
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr, param_filters
+from minijax.jaxpr_check import nested_context
 from minijax.lax.structural import index_in_dim, reshape, transpose
 from minijax.mesh import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec, get_abstract_mesh, get_mesh
 from minijax.placement import holds_shards, put_sharded
@@ -530,7 +531,8 @@ def _shard_map_batch(
     vals = [v if d is None else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
     in_dims = [None if d is None else 0 for d in dims]
     closed: ClosedJaxpr = params["jaxpr"]
-    batched, _ = batching.batch_jaxpr(closed, trace.axis_size, in_dims, [0] * len(closed.out_avals), axis_name=trace.axis_name)
+    with _body_axis_env(params):
+        batched, _ = batching.batch_jaxpr(closed, trace.axis_size, in_dims, [0] * len(closed.out_avals), axis_name=trace.axis_name)
     in_specs = tuple(s if d is None else PartitionSpec(None, *s) for s, d in zip(params["in_specs"], in_dims))
     out_specs = tuple(PartitionSpec(None, *s) for s in params["out_specs"])
     outs = shard_map_p.bind(*vals, **{**params, "jaxpr": batched, "in_specs": in_specs, "out_specs": out_specs})
@@ -541,3 +543,11 @@ ad.trace_jvp_rules[shard_map_p] = _shard_map_jvp
 ad.transpose_rules[shard_map_p] = _shard_map_transpose
 batching.trace_batch_rules[shard_map_p] = _shard_map_batch
 param_filters["shard_map"] = lambda params: sorted(params.items())
+
+
+def _body_axis_env(params: dict[str, Any]) -> Any:
+    """The names the body's collectives see bound: the manual mesh axes."""
+    return batching.extend_axis_env([(a, s) for a, s in _spec_sizes(params["mesh"]).items() if a in params["newly_manual_axes"]])
+
+
+nested_context["shard_map"] = _body_axis_env

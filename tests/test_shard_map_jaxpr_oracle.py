@@ -55,6 +55,12 @@ r = jax.shard_map(lambda a: jax.lax.ppermute(a, "x", [(0, 1), (1, 0)]), mesh=m22
                   out_specs=P("x", "y"), check_vma=False)
 print(jax.make_jaxpr(r)(jnp.ones((4, 8))))
 print(jax.make_jaxpr(lambda x: jax.lax.ppermute(x, "i", [(0, 2), (2, 1)]), axis_env=[("i", 3)])(jnp.ones(2)))
+t = jax.shard_map(lambda a: jax.lax.all_to_all(a, "x", 0, 1, tiled=True), mesh=m22, in_specs=P("x", None),
+                  out_specs=P(None, "x"), axis_names={"x"}, check_vma=False)
+print(jax.make_jaxpr(t)(jnp.ones((4, 4))))
+print(jax.make_jaxpr(lambda x: jax.lax.all_to_all(x, "i", 0, 1), axis_env=[("i", 2)])(jnp.ones((2, 4))))
+print(jax.make_jaxpr(lambda x: jax.lax.all_to_all(x, "i", 1, 0), axis_env=[("i", 2)])(jnp.ones((3, 2))))
+show("all_to_all", lambda: jax.make_jaxpr(lambda x: jax.lax.all_to_all(x, "i", 0, 1, tiled=True), axis_env=[("i", 2)])(jnp.ones((3, 2))))
 show("missing axis", lambda: jax.shard_map(lambda a: a, mesh=m4, in_specs=P("z"), out_specs=P())(jnp.ones(8)))
 show("not divisible", lambda: jax.shard_map(lambda a: a, mesh=m4, in_specs=P("x"), out_specs=P("x"))(jnp.ones(6)))
 show("jit not divisible", lambda: jax.jit(jax.shard_map(lambda a: a, mesh=m4, in_specs=P("x"), out_specs=P("x")))(jnp.ones(6)))

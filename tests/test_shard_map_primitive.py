@@ -148,3 +148,49 @@ def test_ppermute_sends_zeros_where_no_pair_arrives() -> None:
     np.testing.assert_array_equal(np.asarray(ct), [[1, 1], [0, 0], [0, 0], [1, 1]])
     with pytest.raises(ValueError, match="sources and destinations must be unique"):
         jax.vmap(lambda x: jax.lax.ppermute(x, "i", [(0, 1), (2, 1)]), axis_name="i")(xs)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("tiled", [True, False])
+def test_all_to_all_transposes_the_blocks(devices: list[Device], n: int, tiled: bool) -> None:
+    # Rows split over the devices in, columns split over them out: a distributed transpose
+    # of the block grid (untiled: the chunks stacked along a new axis instead).
+    mesh = mesh_of(devices, n)
+    x = np.arange(n * 8 * n * 2, dtype=np.float32).reshape(8 * n, 2 * n)
+
+    def exchange(b: Any) -> Any:
+        if tiled:
+            return jax.lax.all_to_all(b, "x", 1, 0, tiled=True)
+        return jax.lax.all_to_all(b.reshape(8, n, 2), "x", 1, 0)
+
+    f = jax.shard_map(exchange, mesh=mesh, in_specs=P("x"), out_specs=P(None, "x") if tiled else P(None, None, "x"))
+    got = np.asarray(jax.jit(f)(x)) if n % 2 else np.asarray(f(x))
+    rows = np.split(x, n)  # device j's block
+    if tiled:
+        want = np.concatenate([np.concatenate([np.split(rows[j], n, axis=1)[i] for j in range(n)], 0) for i in range(n)], 1)
+    else:
+        want = np.concatenate([np.stack([rows[j].reshape(8, n, 2)[:, i] for j in range(n)], 0) for i in range(n)], 2)
+    np.testing.assert_array_equal(got, want)
+    # linear: its transpose sends every chunk back (split and concat swapped)
+    w = np.arange(want.size, dtype=np.float32).reshape(want.shape)
+    g = jax.grad(lambda a: (f(a) * w).sum())(x)
+    (lt,) = jax.linear_transpose(f, x)(w)
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(lt))
+    np.testing.assert_allclose(float((np.asarray(g) * x).sum()), float((want * w).sum()), rtol=1e-6)
+
+
+def test_all_to_all_under_vmap_of_shard_map(devices: list[Device]) -> None:
+    mesh = mesh_of(devices, 2)
+    f = jax.shard_map(lambda b: jax.lax.all_to_all(b, "x", 1, 0, tiled=True), mesh=mesh, in_specs=P("x"), out_specs=P(None, "x"))
+    stack = np.arange(3 * 4 * 4, dtype=np.float32).reshape(3, 4, 4)
+    got = np.asarray(jax.vmap(f)(stack))
+    for k in range(3):
+        np.testing.assert_array_equal(got[k], np.asarray(f(stack[k])))
+
+
+def test_all_to_all_errors() -> None:
+    xs = np.zeros((2, 3, 4), np.float32)
+    with pytest.raises(ValueError, match=r"split_axis \(3\) has to be divisible by the size of the named axis i \(2\)"):
+        jax.vmap(lambda x: jax.lax.all_to_all(x, "i", 0, 1, tiled=True), axis_name="i")(xs)
+    with pytest.raises(ValueError, match="to equal x.shape\\[split_axis\\], but they are 2 and 3"):
+        jax.vmap(lambda x: jax.lax.all_to_all(x, "i", 0, 1), axis_name="i")(xs)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax.core import Primitive, ShapedArray, get_aval
+from minijax.core import Primitive, ShapedArray, abstract_eval_rules, get_aval
 from minijax.interpreters import ad, batching
 from minijax.interpreters.batching import AxisName, lookup_axis_size, unbound_axis_hint
 from minijax.primitives import elementwise as ew, indexing as ix, structural as sp
@@ -175,7 +175,49 @@ def _ppermute_rule(x: ShapedArray, *, axis_name: tuple[Any, ...], perm: tuple[tu
 
 ppermute_p = standard_primitive("ppermute", _ppermute_rule)
 
-COLLECTIVE_PRIMITIVES: tuple[Primitive, ...] = (psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, axis_index_p, ppermute_p)
+
+
+# ---------------------------------------------------------------------------
+# all_to_all: member i receives chunk i (along split_axis) of every member's
+# operand, concatenated along concat_axis in member order. The primitive is
+# always the tiled form; lax.all_to_all adds and removes the axis of the
+# untiled one around it, as JAX's does.
+
+
+class _AxisSizedPrimitive(Primitive):
+    """A primitive whose result type depends on the size bound to its axis name: its
+    abstract eval reads the axis environment, so it is not memoised on (avals, params)."""
+
+    def abstract_eval_cached(self, avals: Sequence[ShapedArray], params: dict[str, Any]) -> Any:
+        return self.abstract_eval(*avals, **params)
+
+
+def _all_to_all_rule(
+    x: ShapedArray, *, axis_name: Any, split_axis: int, concat_axis: int, axis_index_groups: Any, tiled: bool
+) -> ShapedArray:
+    if axis_index_groups is not None:  # all_to_all C1
+        raise NotImplementedError("all_to_all: axis_index_groups is not supported by minijax; pass None.")
+    if not (0 <= split_axis < x.ndim and 0 <= concat_axis < x.ndim):  # all_to_all C2
+        raise ValueError(f"all_to_all: split_axis {split_axis} and concat_axis {concat_axis} must be axes of {x.str_short(False)}.")
+    size = 1
+    for name in axis_tuple(axis_name):
+        bound = lookup_axis_size(name)
+        if bound is None:  # all_to_all C3
+            raise NameError(f"unbound axis name: {name}. {unbound_axis_hint(name)}.")
+        size *= bound
+    shape = list(x.shape)
+    if shape[split_axis] % size:  # all_to_all C4
+        raise ValueError(f"The size of all_to_all split_axis ({shape[split_axis]}) has to be divisible by the size of the named axis {axis_name} ({size})")
+    shape[split_axis] //= size
+    shape[concat_axis] *= size
+    return x.update(shape=tuple(shape), weak_type=False)  # all_to_all C5
+
+
+all_to_all_p = _AxisSizedPrimitive("all_to_all")
+abstract_eval_rules[all_to_all_p] = _all_to_all_rule
+
+COLLECTIVE_PRIMITIVES: tuple[Primitive, ...] = (
+    psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, axis_index_p, ppermute_p, all_to_all_p)  # fmt: skip
 
 
 def scalar_like(x: Any, value: int) -> Any:
@@ -337,8 +379,33 @@ def _ppermute_axis_rule(trace: batching.BatchTrace, vals: Sequence[Any], dims: S
     return y, 0
 
 
+def _all_to_all_axis_rule(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[BatchDim], params: dict[str, Any]) -> tuple[Any, BatchDim]:
+    (x,), (d,) = vals, dims
+    names = axis_tuple(params["axis_name"])
+    if trace.axis_name is None or trace.axis_name not in names:
+        if d is None:
+            return all_to_all_p.bind(x, **params), None
+        moved = {k: params[k] + (params[k] >= d) for k in ("split_axis", "concat_axis")}
+        return all_to_all_p.bind(x, **{**params, **moved}), d
+    if len(names) > 1:
+        raise NotImplementedError(f"all_to_all over several axes at once ({names}) is not supported under vmap; use one axis name.")
+    n, s, k = trace.axis_size, params["split_axis"], params["concat_axis"]
+    x = batching.bdim_at_front(x, d, n)  # (sender j, *shape)
+    shape = np.shape(x)[1:]
+    # Cut the split axis into (receiver i, chunk); bring i to the front, then put the
+    # senders j just before the concat axis and merge them into it, in member order.
+    y = sp.reshape_p.bind(x, new_sizes=(n, *shape[:s], n, shape[s] // n, *shape[s + 1:]), dimensions=None, sharding=None)
+    y = batching.moveaxis(y, s + 1, 0)  # (i, j, *local)
+    local = list(shape)
+    local[s] //= n
+    y = batching.moveaxis(y, 1, 1 + k)  # (i, *local[:k], j, local[k], ...)
+    merged = (n, *local[:k], n * local[k], *local[k + 1:])
+    return sp.reshape_p.bind(y, new_sizes=merged, dimensions=None, sharding=None), 0
+
+
 for _prim in (psum_p, pmax_p, pmin_p):
     batching.trace_batch_rules[_prim] = _allreduce_axis_rule(_prim)
+batching.trace_batch_rules[all_to_all_p] = _all_to_all_axis_rule
 batching.trace_batch_rules[ppermute_p] = _ppermute_axis_rule
 batching.trace_batch_rules[all_gather_p] = _all_gather_axis_rule
 batching.trace_batch_rules[reduce_scatter_p] = _reduce_scatter_axis_rule
@@ -393,7 +460,15 @@ def _ppermute_transpose(ct: Any, x: Any, *, axis_name: tuple[Any, ...], perm: tu
     return [ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((dst, src) for src, dst in perm))]
 
 
+def _all_to_all_transpose(ct: Any, x: Any, *, split_axis: int, concat_axis: int, **params: Any) -> list[Any]:
+    # Chunks go back where they came from: the exchange with split and concat swapped.
+    if type(ct) is ad.Zero:
+        return [ad.Zero(ad.tangent_aval(x.aval))]
+    return [all_to_all_p.bind(ct, split_axis=concat_axis, concat_axis=split_axis, **params)]
+
+
 ad.deflinear(ppermute_p, _ppermute_transpose)
+ad.deflinear(all_to_all_p, _all_to_all_transpose)
 ad.deflinear(psum_p, _psum_transpose)
 ad.deflinear(all_gather_p, _all_gather_transpose)
 ad.deflinear(reduce_scatter_p, _reduce_scatter_transpose)
@@ -412,6 +487,7 @@ def positional_reduction(name: str, axes: Sequence[Any]) -> tuple[str, tuple[int
 
 __all__ = [
     "ALLREDUCE_PRIMITIVES",
+    "all_to_all_p",
     "COLLECTIVE_PRIMITIVES",
     "all_gather_p",
     "axis_index_p",
