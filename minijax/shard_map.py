@@ -37,10 +37,15 @@ from minijax.jaxpr_check import nested_context
 from minijax.lax.structural import index_in_dim, reshape, transpose
 from minijax.mesh import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec, get_abstract_mesh, get_mesh
 from minijax.placement import holds_shards, put_sharded
-from minijax.primitives.common import standard_primitive
+from minijax.primitives.collectives import (
+    block_shape as _block_shape,
+    shard_map_p,
+    spec_axes as _spec_axes,
+    spec_sizes as _spec_sizes,
+)
 from minijax.stages import jit
 
-__all__ = ["shard_map", "shard_map_p"]
+__all__ = ["per_device_program", "shard_map", "shard_map_p"]
 
 
 def shard_map(
@@ -160,12 +165,6 @@ def _current_mesh(mesh: Mesh | AbstractMesh | None) -> Mesh | AbstractMesh:
             "or pass mesh= to shard_map."
         )
     return found
-
-
-def _spec_axes(entry: Any) -> tuple[str, ...]:
-    if entry is None:
-        return ()
-    return (entry,) if isinstance(entry, str) else tuple(entry)
 
 
 class _ShardMap:
@@ -392,11 +391,6 @@ class _ShardMap:
         return reshape(transpose(v, tuple(order)), tuple(merged))
 
 
-def _block_shape(shape: Sequence[int], spec: PartitionSpec, sizes: dict[str, int]) -> tuple[int, ...]:
-    """One device's block of an array of ``shape`` split as ``spec`` says."""
-    return tuple(n // math.prod(sizes[a] for a in _spec_axes(spec[d] if d < len(spec) else None)) for d, n in enumerate(shape))
-
-
 def _reworded(describe: Callable[[], str]) -> str:
     """JAX's divisibility message puts the shape right after ``args[i]``, before the binding."""
     head, _, shape = describe().rpartition(", has shape ")
@@ -435,38 +429,6 @@ def _broadcast_specs(what: str, specs: Any, tree: Any) -> list[PartitionSpec]:
 # (one nested vmap per manual axis), whose collectives are array operations.
 
 
-def _spec_sizes(mesh: Mesh | AbstractMesh) -> dict[str, int]:
-    return dict(zip(mesh.axis_names, mesh.axis_sizes))
-
-
-def _shard_map_abstract_eval(
-    *avals: core.ShapedArray, jaxpr: ClosedJaxpr, mesh: Mesh | AbstractMesh, in_specs: tuple[PartitionSpec, ...],
-    out_specs: tuple[PartitionSpec, ...], newly_manual_axes: frozenset[str], check_vma: bool,
-) -> list[core.ShapedArray]:  # fmt: skip
-    sizes = _spec_sizes(mesh)
-    if len(avals) != len(in_specs) or len(jaxpr.in_avals) != len(avals):
-        raise TypeError(f"shard_map: {len(avals)} operands for {len(in_specs)} in_specs and a body of {len(jaxpr.in_avals)} inputs")
-    for i, (aval, spec, block) in enumerate(zip(avals, in_specs, jaxpr.in_avals)):
-        unknown = [a for a in spec.axis_names() if a not in sizes]
-        if unknown:
-            raise ValueError(f"shard_map in_specs[{i}] = {spec!r} names mesh axes {unknown} that the mesh {tuple(mesh.axis_names)} lacks")
-        if len(spec) > aval.ndim or any(
-            n % math.prod(sizes[a] for a in _spec_axes(e)) for n, e in zip(aval.shape, spec)):
-            raise ValueError(f"shard_map in_specs[{i}] = {spec!r} does not divide the operand {aval.str_short(short_dtypes=False)} over the mesh {sizes}")
-        if _block_shape(aval.shape, spec, sizes) != block.shape or aval.dtype != block.dtype:
-            raise TypeError(f"shard_map: operand {i} {aval.str_short(short_dtypes=False)} split by {spec!r} does not give the body's input type {block.str_short(short_dtypes=False)}")
-    outs = []
-    for block, spec in zip(jaxpr.out_avals, out_specs):
-        shape = list(block.shape)
-        for d, e in enumerate(spec):
-            shape[d] *= math.prod(sizes[a] for a in _spec_axes(e))
-        outs.append(block.update(shape=tuple(shape)))
-    return outs
-
-
-shard_map_p = standard_primitive("shard_map", _shard_map_abstract_eval, multiple_results=True)
-
-
 def _run_per_device(
     *args: Any, jaxpr: ClosedJaxpr, mesh: Mesh | AbstractMesh, in_specs: tuple[PartitionSpec, ...],
     out_specs: tuple[PartitionSpec, ...], newly_manual_axes: frozenset[str], check_vma: bool,
@@ -482,6 +444,20 @@ def _run_per_device(
 
 
 register_lowering_fun(shard_map_p, _run_per_device)
+
+
+def per_device_program(params: dict[str, Any]) -> ClosedJaxpr:
+    """The equation's per-device program as a jaxpr of its global operands (what the
+    backends run for a ``shard_map`` equation)."""
+    sizes = _spec_sizes(params["mesh"])
+    avals = []
+    for block, spec in zip(params["jaxpr"].in_avals, params["in_specs"]):
+        shape = list(block.shape)
+        for d, e in enumerate(spec):
+            shape[d] *= math.prod(sizes[a] for a in _spec_axes(e))
+        avals.append(block.update(shape=tuple(shape)))
+    closed, _ = trace_to_jaxpr(lambda *xs: _run_per_device(*xs, **params), avals)
+    return closed
 
 
 def _shard_map_eager(backend: Any, arrays: Sequence[Array], params: dict[str, Any]) -> list[Array]:

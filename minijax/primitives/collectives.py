@@ -24,6 +24,7 @@ and a name bound once would stay bound for the memo.)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -32,6 +33,8 @@ import numpy as np
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules, get_aval
 from minijax.interpreters import ad, batching
 from minijax.interpreters.batching import AxisName, lookup_axis_size, unbound_axis_hint
+from minijax.jaxpr import ClosedJaxpr
+from minijax.mesh import AbstractMesh, Mesh, PartitionSpec
 from minijax.primitives import elementwise as ew, indexing as ix, structural as sp
 from minijax.primitives.common import standard_primitive
 
@@ -215,6 +218,54 @@ def _all_to_all_rule(
 
 all_to_all_p = _AxisSizedPrimitive("all_to_all")
 abstract_eval_rules[all_to_all_p] = _all_to_all_rule
+
+# ---------------------------------------------------------------------------
+# shard_map: one equation holding the body's jaxpr, typed on one device's blocks,
+# and JAX's params. Its other rules, and how it runs, are in minijax/shard_map.py.
+
+
+def spec_axes(entry: Any) -> tuple[str, ...]:
+    if entry is None:
+        return ()
+    return (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+def block_shape(shape: Sequence[int], spec: PartitionSpec, sizes: dict[str, int]) -> tuple[int, ...]:
+    """One device's block of an array of ``shape`` split as ``spec`` says."""
+    return tuple(n // math.prod(sizes[a] for a in spec_axes(spec[d] if d < len(spec) else None)) for d, n in enumerate(shape))
+
+
+def spec_sizes(mesh: Mesh | AbstractMesh) -> dict[str, int]:
+    return dict(zip(mesh.axis_names, mesh.axis_sizes))
+
+
+def _shard_map_abstract_eval(
+    *avals: ShapedArray, jaxpr: ClosedJaxpr, mesh: Mesh | AbstractMesh, in_specs: tuple[PartitionSpec, ...],
+    out_specs: tuple[PartitionSpec, ...], newly_manual_axes: frozenset[str], check_vma: bool,
+) -> list[ShapedArray]:  # fmt: skip
+    sizes = spec_sizes(mesh)
+    if len(avals) != len(in_specs) or len(jaxpr.in_avals) != len(avals):
+        raise TypeError(f"shard_map: {len(avals)} operands for {len(in_specs)} in_specs and a body of {len(jaxpr.in_avals)} inputs")
+    for i, (aval, spec, block) in enumerate(zip(avals, in_specs, jaxpr.in_avals)):
+        unknown = [a for a in spec.axis_names() if a not in sizes]
+        if unknown:
+            raise ValueError(f"shard_map in_specs[{i}] = {spec!r} names mesh axes {unknown} that the mesh {tuple(mesh.axis_names)} lacks")
+        if len(spec) > aval.ndim or any(
+            n % math.prod(sizes[a] for a in spec_axes(e)) for n, e in zip(aval.shape, spec)):
+            raise ValueError(f"shard_map in_specs[{i}] = {spec!r} does not divide the operand {aval.str_short(short_dtypes=False)} over the mesh {sizes}")
+        if block_shape(aval.shape, spec, sizes) != block.shape or aval.dtype != block.dtype:
+            raise TypeError(f"shard_map: operand {i} {aval.str_short(short_dtypes=False)} split by {spec!r} does not give the body's input type {block.str_short(short_dtypes=False)}")
+    outs = []
+    for block, spec in zip(jaxpr.out_avals, out_specs):
+        shape = list(block.shape)
+        for d, e in enumerate(spec):
+            shape[d] *= math.prod(sizes[a] for a in spec_axes(e))
+        outs.append(block.update(shape=tuple(shape)))
+    return outs
+
+
+shard_map_p = standard_primitive("shard_map", _shard_map_abstract_eval, multiple_results=True)
+
 
 COLLECTIVE_PRIMITIVES: tuple[Primitive, ...] = (
     psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, axis_index_p, ppermute_p, all_to_all_p)  # fmt: skip
@@ -500,5 +551,6 @@ __all__ = [
     "ppermute_p",
     "psum_p",
     "reduce_scatter_p",
+    "shard_map_p",
     "unbound_axis_error",
 ]
