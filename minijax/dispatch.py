@@ -31,7 +31,7 @@ from minijax.config import executable_cache_size, read as read_flag, trace_conte
 from minijax.core import Primitive, ShapedArray
 from minijax.debug_checks import check_call_outputs, check_primitive_outputs, fp_checks_enabled, fp_switch
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr, subjaxprs
-from minijax.jaxpr_check import check_declared_types, check_result_sizes
+from minijax.jaxpr_check import check_declared_types, check_result_sizes, nested as nested_check_context
 from minijax.jaxpr_passes import dce_closed_jaxpr
 from minijax.placement import placement, to_device
 
@@ -131,7 +131,8 @@ def _prepare(
 def _apply_eager_rule(prim: Primitive, device: Device, arrays: Sequence[Array], params: dict[str, Any]) -> Any:
     if prim not in call_primitives:  # (a call's jaxpr is checked when compiled)
         for sub in subjaxprs(params):  # cond's branches, a loop's body: run as they say
-            check_declared_types(sub, prim.name)
+            with nested_check_context(prim.name, params):  # shard_map binds its axis names there
+                check_declared_types(sub, prim.name)
     outs = eager_rules[prim](device.backend, arrays, params)
     if fp_switch.on and fp_checks_enabled():
         _check_eager_rule_outputs(prim, arrays, params, outs)

@@ -20,7 +20,9 @@ parsed jaxpr may not), and no result is too large to allocate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 from minijax.core import ShapedArray, get_aval, shape_size
 from minijax.errors import JaxprTypeError
@@ -37,6 +39,22 @@ from minijax.jaxpr import (
     pp_eqn_with_names,
     subjaxprs,
 )
+
+# Primitive name -> the context in which the jaxprs its equations hold are checked: a
+# shard_map binds its mesh axes' names there, which the types of collectives such as
+# all_to_all depend on (minijax/shard_map.py registers it).
+nested_context: dict[str, Callable[[dict[str, Any]], AbstractContextManager[None]]] = {}
+
+
+def nested(name: str, params: dict[str, Any]) -> AbstractContextManager[None]:
+    """The context in which the jaxprs in ``params`` of a ``name`` equation are checked."""
+    make = nested_context.get(name)
+    return nullcontext() if make is None else make(params)
+
+
+def _nested(eqn: JaxprEqn) -> AbstractContextManager[None]:
+    return nested(eqn.primitive.name, eqn.params)
+
 
 __all__ = [
     "MAX_BYTES",
@@ -133,7 +151,8 @@ class _Checker:
         in_avals = [self.read(a, f"operand {i} of {name}", eqn) for i, a in enumerate(eqn.invars)]
         for sub in subjaxprs(eqn.params):
             try:
-                _Checker(sub).run()
+                with _nested(eqn):
+                    _Checker(sub).run()
             except JaxprTypeError as e:
                 raise self.fail(f"a jaxpr in the params of {name} does not typecheck:\n{e}", eqn) from None
         try:
@@ -219,5 +238,6 @@ def check_declared_types(jaxpr: Jaxpr, where: str) -> None:
                 f"({', '.join(a.str_short() for a in in_avals)}) gives ({', '.join(g.str_short() for g in given)}). "
                 "Fix the jaxpr (minijax.jaxpr_check.check_jaxpr checks one in full)."
             )
-        for sub in subjaxprs(eqn.params):
-            check_declared_types(sub, where)
+        with _nested(eqn):
+            for sub in subjaxprs(eqn.params):
+                check_declared_types(sub, where)

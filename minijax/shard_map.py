@@ -6,8 +6,12 @@ block with the mesh axes bound as named axes (so ``psum(v, 'y')``,
 ``axis_index('x')`` ... combine the blocks), and assembles the results as
 ``out_specs`` says.
 
-How minijax runs it: each mesh axis is one nested ``vmap`` with that axis's
-name, over the blocks stacked along a leading dimension. The per-block
+Staging: ``f`` is traced once on one device's blocks, and the call is one
+``shard_map`` equation holding that jaxpr and JAX's params (``mesh``,
+``in_specs``, ``out_specs``, ``newly_manual_axes``, ``check_vma``), as
+``jax.make_jaxpr`` shows it. How minijax runs the equation (both backends,
+expanded before compilation): each mesh axis is one nested ``vmap`` with that
+axis's name, over the blocks stacked along a leading dimension. The per-block
 program, the collectives' values and the derivatives are JAX's; the blocks
 run on one device, one vectorized program (docs/parallelism.md). An output
 whose spec leaves out a mesh axis must not vary along it: with
@@ -24,14 +28,24 @@ from typing import Any
 
 from minijax import core, tree_util
 from minijax.array import Array
-from minijax.interpreters import batching
-from minijax.interpreters.tracing import arg_names_of, fun_name
+from minijax.dispatch import eager_rules, run_compiled
+from minijax.interpreters import ad, batching
+from minijax.interpreters.impl_inline import register_lowering_fun
+from minijax.interpreters.tracing import arg_names_of, fun_name, trace_to_jaxpr
+from minijax.jaxpr import ClosedJaxpr, eval_jaxpr, param_filters
+from minijax.jaxpr_check import nested_context
 from minijax.lax.structural import index_in_dim, reshape, transpose
 from minijax.mesh import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec, get_abstract_mesh, get_mesh
 from minijax.placement import holds_shards, put_sharded
+from minijax.primitives.collectives import (
+    block_shape as _block_shape,
+    shard_map_p,
+    spec_axes as _spec_axes,
+    spec_sizes as _spec_sizes,
+)
 from minijax.stages import jit
 
-__all__ = ["shard_map"]
+__all__ = ["per_device_program", "shard_map", "shard_map_p"]
 
 
 def shard_map(
@@ -65,26 +79,43 @@ def shard_map(
         smap = _ShardMap(f, the_mesh, manual, check_vma)
         specs = in_specs
         key: tuple[Any, ...] = (the_mesh,)
+        flat, in_tree = tree_util.tree_flatten(args)
         if in_specs is None:  # the arguments' own layouts over this mesh, when they all have one
-            flat, in_tree = tree_util.tree_flatten(args)
             inferred = [x._sharding.spec for x in flat
                         if type(x) is Array and isinstance(x._sharding, NamedSharding) and x._sharding.mesh == the_mesh]  # fmt: skip
             if flat and len(inferred) == len(flat):
                 specs, key = tree_util.tree_unflatten(in_tree, inferred), (the_mesh, in_tree, *inferred)
-        if isinstance(the_mesh, Mesh) and specs is not None:
-            laid_out = _laid_out_per_device(smap, the_mesh, args, specs)
-            if laid_out is not None:
-                program = programs.get(key)
-                if program is None:
+        if not any(isinstance(x, core.Tracer) for x in flat):
+            # Concrete arguments: the equation runs as a jitted program (JAX also stages the
+            # body first), laid out per device where the mesh's backend holds shards (a
+            # wrong spec leaves the arguments where they are, for the staging to report).
+            if in_specs is not None:  # the arguments' layouts over Explicit axes (traced values carry none)
+                try:
+                    given = _broadcast_specs("shard_map in_specs", in_specs, args)
+                except (TypeError, ValueError):
+                    given = []  # the staging reports it
+                for x, spec in zip(flat, given):
+                    smap._check_explicit(x, spec)
+            laid_out = _laid_out_per_device(smap, the_mesh, args, specs) if isinstance(the_mesh, Mesh) else None
+            program = programs.get((laid_out is not None, *key))
+            if program is None:
+                def staged(*a: Any, specs: Any = specs) -> Any:
+                    return _ShardMap(f, the_mesh, manual, check_vma).bind(a, specs, out_specs)
+
+                out_shardings = None
+                if laid_out is not None:
                     out_shardings = tree_util.tree_map(
                         lambda s: NamedSharding(the_mesh, PartitionSpec() if s is None else s), out_specs,
                         is_leaf=lambda s: s is None or isinstance(s, PartitionSpec))  # fmt: skip
-                    program = programs[key] = jit(
-                        lambda *a, specs=specs: _ShardMap(f, the_mesh, manual, check_vma).run(a, specs, out_specs),
-                        out_shardings=out_shardings,
-                    )
-                return program(*laid_out)
-        return smap.run(args, in_specs, out_specs)
+                program = programs[(laid_out is not None, *key)] = jit(staged, out_shardings=out_shardings)
+            result = program(*(args if laid_out is None else laid_out))
+            if laid_out is None and isinstance(the_mesh, Mesh):
+                leaves, out_tree = tree_util.tree_flatten(result)
+                ospecs = _broadcast_specs("shard_map out_specs", out_specs, result)
+                placed = [put_sharded(v, NamedSharding(the_mesh, spec)) for v, spec in zip(leaves, ospecs)]
+                result = tree_util.tree_unflatten(out_tree, placed)
+            return result
+        return smap.bind(args, specs, out_specs)
 
     return mapped
 
@@ -134,12 +165,6 @@ def _current_mesh(mesh: Mesh | AbstractMesh | None) -> Mesh | AbstractMesh:
             "or pass mesh= to shard_map."
         )
     return found
-
-
-def _spec_axes(entry: Any) -> tuple[str, ...]:
-    if entry is None:
-        return ()
-    return (entry,) if isinstance(entry, str) else tuple(entry)
 
 
 class _ShardMap:
@@ -223,8 +248,11 @@ class _ShardMap:
                 "inputs, you can use `jax.reshard` on the arguments and then pass those args to shard_map."
             )
 
-    # --- the run ---------------------------------------------------------------------------
-    def run(self, args: tuple[Any, ...], in_specs: Any, out_specs: Any) -> Any:
+    # --- staging: the body's jaxpr and the equation -----------------------------------------
+    def stage(self, args: tuple[Any, ...], in_specs: Any, out_specs: Any) -> tuple[ClosedJaxpr, dict[str, Any], Any]:
+        """The body traced on one device's blocks, the equation's params, and the output tree.
+
+        Checks the specs against the arguments and the body's outputs (JAX's errors)."""
         flat, in_tree = tree_util.tree_flatten(args)
         for x in flat:
             if not core.is_array_like(x):
@@ -241,6 +269,7 @@ class _ShardMap:
         else:
             specs = _broadcast_specs("shard_map in_specs", in_specs, args)
         names = arg_names_of(self.f, args, {})
+        block_avals = []
         for i, (x, spec) in enumerate(zip(flat, specs)):
             aval = core.get_aval(x)
 
@@ -252,7 +281,7 @@ class _ShardMap:
             self._check_divisible(spec, aval.shape, functools.partial(_reworded, describe))
             if in_specs is not None:
                 self._check_explicit(x, spec)
-        stacked = [self._stack(x, spec) for x, spec in zip(flat, specs)]
+            block_avals.append(core.ShapedArray(_block_shape(aval.shape, spec, self.sizes), aval.dtype, aval.weak_type))
         out_tree_box: list[tree_util.PyTreeDef] = []
         out_specs_box: list[list[PartitionSpec]] = []
 
@@ -267,13 +296,34 @@ class _ShardMap:
             out_specs_box.append(ospecs)
             return leaves
 
-        outs = self._nest(0, body, stacked, specs, out_specs_box)
-        ospecs = out_specs_box[0]
-        results = [self._unstack(v, spec) for v, spec in zip(outs, ospecs)]
-        if isinstance(self.mesh, Mesh):
-            results = [v if isinstance(v, core.Tracer) else put_sharded(v, NamedSharding(self.mesh, spec))
-                       for v, spec in zip(results, ospecs)]  # fmt: skip
-        return tree_util.tree_unflatten(out_tree_box[0], results)
+        with batching.extend_axis_env([(a, self.sizes[a]) for a in self.manual]):
+            closed, _ = trace_to_jaxpr(body, block_avals)
+        params = {
+            "jaxpr": closed, "mesh": self.mesh, "in_specs": tuple(specs), "out_specs": tuple(out_specs_box[0]),
+            "newly_manual_axes": frozenset(self.manual), "check_vma": self.check_vma,
+        }  # fmt: skip
+        if self.check_vma:
+            # An output whose spec leaves out a manual axis must not vary along it: the
+            # per-device program (the lowering below) finds out, as JAX's types do.
+            def per_device(*xs: Any) -> list[Any]:
+                return self.run_flat(lambda *b: list(eval_jaxpr(closed.jaxpr, closed.consts, *b)), xs, specs, out_specs_box[0])
+
+            trace_to_jaxpr(per_device, [core.get_aval(x) for x in flat])
+        return closed, params, out_tree_box[0]
+
+    def bind(self, args: tuple[Any, ...], in_specs: Any, out_specs: Any) -> Any:
+        """The shard_map equation on ``args`` (the body staged first)."""
+        _, params, out_tree = self.stage(args, in_specs, out_specs)
+        outs = shard_map_p.bind(*tree_util.tree_leaves(args), **params)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    def run_flat(self, body: Callable[..., list[Any]], flat: Sequence[Any], specs: Sequence[PartitionSpec],
+                 out_specs: Sequence[PartitionSpec]) -> list[Any]:  # fmt: skip
+        """``body`` once per device block, as one vectorized program: each manual mesh axis is a
+        nested ``vmap`` with that axis's name over the blocks stacked along a leading dimension."""
+        stacked = [self._stack(x, spec) for x, spec in zip(flat, specs)]
+        outs = self._nest(0, body, stacked, list(specs), [list(out_specs)])
+        return [self._unstack(v, spec) for v, spec in zip(outs, out_specs)]
 
     def _describe_output(self, aval: core.ShapedArray) -> str:
         return f"{fun_name(self.f)}(*args) has shape {aval.str_short(short_dtypes=False)}"
@@ -342,7 +392,10 @@ class _ShardMap:
 
 
 def _reworded(describe: Callable[[], str]) -> str:
-    return describe().replace(", has shape", " of shape")
+    """JAX's divisibility message puts the shape right after ``args[i]``, before the binding."""
+    head, _, shape = describe().rpartition(", has shape ")
+    arg, sep, bound = head.partition(", where ")
+    return f"{arg} of shape {shape}{sep}{bound}"
 
 
 def _broadcast_specs(what: str, specs: Any, tree: Any) -> list[PartitionSpec]:
@@ -366,3 +419,111 @@ def _broadcast_specs(what: str, specs: Any, tree: Any) -> list[PartitionSpec]:
             raise TypeError(f"{what}: every spec must be a jax.sharding.PartitionSpec (jax.P(...)), got {spec!r}")
         out.extend([spec] * len(tree_util.tree_leaves(sub)))
     return out
+
+
+# ---------------------------------------------------------------------------
+# The shard_map primitive: one equation holding the body's jaxpr (typed on one
+# device's blocks) and JAX's params. Its operands and results are the global
+# arrays. How it runs (on both backends, eagerly and under jit): the equation
+# is expanded before compilation into the per-device program of ``_ShardMap``
+# (one nested vmap per manual axis), whose collectives are array operations.
+
+
+def _run_per_device(
+    *args: Any, jaxpr: ClosedJaxpr, mesh: Mesh | AbstractMesh, in_specs: tuple[PartitionSpec, ...],
+    out_specs: tuple[PartitionSpec, ...], newly_manual_axes: frozenset[str], check_vma: bool,
+) -> list[Any]:  # fmt: skip
+    """The equation as ordinary operations: the body once per device block (``_ShardMap.run_flat``)."""
+    manual = tuple(a for a in mesh.axis_names if a in newly_manual_axes)
+
+    def body(*blocks: Any) -> list[Any]:
+        return list(eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *blocks))
+
+    smap = _ShardMap(body, mesh, manual, check_vma)
+    return smap.run_flat(body, args, in_specs, out_specs)
+
+
+register_lowering_fun(shard_map_p, _run_per_device)
+
+
+def per_device_program(params: dict[str, Any]) -> ClosedJaxpr:
+    """The equation's per-device program as a jaxpr of its global operands (what the
+    backends run for a ``shard_map`` equation)."""
+    sizes = _spec_sizes(params["mesh"])
+    avals = []
+    for block, spec in zip(params["jaxpr"].in_avals, params["in_specs"]):
+        shape = list(block.shape)
+        for d, e in enumerate(spec):
+            shape[d] *= math.prod(sizes[a] for a in _spec_axes(e))
+        avals.append(block.update(shape=tuple(shape)))
+    closed, _ = trace_to_jaxpr(lambda *xs: _run_per_device(*xs, **params), avals)
+    return closed
+
+
+def _shard_map_eager(backend: Any, arrays: Sequence[Array], params: dict[str, Any]) -> list[Array]:
+    closed, _ = trace_to_jaxpr(lambda *xs: shard_map_p.bind(*xs, **params), [a.aval for a in arrays])
+    return run_compiled(backend, closed, arrays)
+
+
+eager_rules[shard_map_p] = _shard_map_eager
+
+
+def _shard_map_jvp(trace: ad.JVPTrace, primals: Sequence[Any], tangents: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    if trace.linearizing:
+        # grad and vjp: the per-device program is differentiated in place (its transposes
+        # are those of the vmapped body), so the cotangent of an input every device reads
+        # is the sum of the devices' cotangents, as JAX's transpose makes it.
+        tracers = [trace.wrap(p, t) for p, t in zip(primals, tangents)]
+        with core.set_current_trace(trace):
+            return _run_per_device(*tracers, **params)
+    closed: ClosedJaxpr = params["jaxpr"]
+    nonzeros = [type(t) is not ad.Zero for t in tangents]
+    mesh = params["mesh"]
+    with batching.extend_axis_env([(a, s) for a, s in _spec_sizes(mesh).items() if a in params["newly_manual_axes"]]):
+        jvp_closed, out_nonzeros = ad.jvp_jaxpr(closed, nonzeros)
+    in_specs = params["in_specs"] + tuple(s for s, nz in zip(params["in_specs"], nonzeros) if nz)
+    out_specs = params["out_specs"] + tuple(s for s, nz in zip(params["out_specs"], out_nonzeros) if nz)
+    n_out = len(closed.out_avals)
+    with core.set_current_trace(trace.parent):
+        outs = shard_map_p.bind(*primals, *(t for t in tangents if type(t) is not ad.Zero),
+                                **{**params, "jaxpr": jvp_closed, "in_specs": in_specs, "out_specs": out_specs})  # fmt: skip
+    primal_outs, tangent_outs = outs[:n_out], iter(outs[n_out:])
+    return [trace.wrap(p, next(tangent_outs) if nz else ad.Zero(ad.tangent_aval(core.get_aval(p))))
+            for p, nz in zip(primal_outs, out_nonzeros)]  # fmt: skip
+
+
+def _shard_map_transpose(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
+    # The per-device program transposed: the vmaps' transposes sum the cotangents of an
+    # input over the mesh axes its spec leaves out (JAX's psum over the unmentioned axes).
+    avals = [a.aval if ad.is_undefined_primal(a) else core.get_aval(a) for a in args]
+    lowered, _ = trace_to_jaxpr(lambda *xs: _run_per_device(*xs, **params), avals)
+    return ad.backward_pass(lowered.jaxpr, lowered.consts, args, cts)
+
+
+def _shard_map_batch(
+    trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[batching.BatchDim], params: dict[str, Any]
+) -> tuple[list[Any], list[batching.BatchDim]]:
+    # The batch dimension goes to the front of every block, unsplit (a None leads each spec).
+    vals = [v if d is None else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    in_dims = [None if d is None else 0 for d in dims]
+    closed: ClosedJaxpr = params["jaxpr"]
+    with _body_axis_env(params):
+        batched, _ = batching.batch_jaxpr(closed, trace.axis_size, in_dims, [0] * len(closed.out_avals), axis_name=trace.axis_name)
+    in_specs = tuple(s if d is None else PartitionSpec(None, *s) for s, d in zip(params["in_specs"], in_dims))
+    out_specs = tuple(PartitionSpec(None, *s) for s in params["out_specs"])
+    outs = shard_map_p.bind(*vals, **{**params, "jaxpr": batched, "in_specs": in_specs, "out_specs": out_specs})
+    return outs, [0] * len(outs)
+
+
+ad.trace_jvp_rules[shard_map_p] = _shard_map_jvp
+ad.transpose_rules[shard_map_p] = _shard_map_transpose
+batching.trace_batch_rules[shard_map_p] = _shard_map_batch
+param_filters["shard_map"] = lambda params: sorted(params.items())
+
+
+def _body_axis_env(params: dict[str, Any]) -> Any:
+    """The names the body's collectives see bound: the manual mesh axes."""
+    return batching.extend_axis_env([(a, s) for a, s in _spec_sizes(params["mesh"]).items() if a in params["newly_manual_axes"]])
+
+
+nested_context["shard_map"] = _body_axis_env

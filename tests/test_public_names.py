@@ -22,8 +22,7 @@ DEFERRED: dict[str, dict[str, str]] = {
     # extend (issue 20): the primitives minijax has not built, each with where it is (or is not) built.
     "extend.core.primitives": {
         **{name: "minijax has no tokens" for name in ["after_all_p", "create_token_p"]},
-        **{name: "lax.ppermute/all_to_all are built over all_gather (issue 17), not as primitives; no ragged_all_to_all"
-           for name in ["all_to_all_p", "ppermute_p", "ragged_all_to_all_p"]},
+        **{name: "no ragged_all_to_all (issue 17)" for name in ["ragged_all_to_all_p"]},  # smap: ppermute_p, all_to_all_p built
         **{name: "minijax's calls are jit's: no separate call primitives" for name in ["call_p", "closed_call_p"]},
         **{name: "minijax's refs are discharged at trace time: no state primitives (docs/refs.md)" for name in ["get_p", "swap_p"]},
         **{name: "shape polymorphism's dimension comparisons: minijax's shapes are concrete"

@@ -39,5 +39,5 @@ def _named_only(name: str) -> Callable[..., Array]:
 
 for _name in ("psum", "pmax", "pmin"):
     IMPLS[_name] = _allreduce(_name)
-for _name in ("all_gather", "reduce_scatter", "axis_index"):
+for _name in ("all_gather", "reduce_scatter", "axis_index", "ppermute", "all_to_all"):
     IMPLS[_name] = _named_only(_name)

@@ -41,5 +41,5 @@ def _named_only(name: str) -> Callable[..., Values]:
 
 for _name in ("psum", "pmax", "pmin"):
     register(_name)(_allreduce(_name))
-for _name in ("all_gather", "reduce_scatter", "axis_index"):
+for _name in ("all_gather", "reduce_scatter", "axis_index", "ppermute", "all_to_all"):
     register(_name)(_named_only(_name))

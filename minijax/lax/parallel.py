@@ -21,15 +21,22 @@ from minijax.core import Tracer, get_aval
 from minijax.interpreters.batching import axis_size as _bound_size
 from minijax.lax.elementwise import add, convert_element_type, ge, select_n
 from minijax.lax.reductions import reduce_sum
-from minijax.lax.structural import broadcast_in_dim, dynamic_index_in_dim, full, reshape, transpose
+from minijax.lax.structural import (
+    broadcast_in_dim,
+    expand_dims,
+    full,
+    squeeze,
+)
 from minijax.primitives.collectives import (
     all_gather_p,
+    all_to_all_p,
     axis_index_p,
     axis_tuple,
     check_bound,
     is_positional,
     pmax_p,
     pmin_p,
+    ppermute_p,
     psum_p,
     reduce_scatter_p,
     scalar_like,
@@ -206,20 +213,8 @@ def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
                 f"ppermute: the pair {(src, dst)} of perm names a member outside axis {axis_name!r} of size {size}; "
                 f"indices must be in [0, {size})."
             )
-    source_of = np.full(size, -1, np.int32)
-    for src, dst in pairs:
-        source_of[dst] = src
-    me = axis_index(axis_name)
-    src_index = dynamic_index_in_dim(full((size,), 0, np.int32) + source_of, me, keepdims=False)
     leaves, tree = _leaves("ppermute", x)
-
-    def receive(v: Any) -> Any:
-        gathered = all_gather(v, axis_name)
-        got = dynamic_index_in_dim(gathered, select_n(ge(src_index, 0), full((), 0, np.int32), src_index), keepdims=False)
-        received = broadcast_in_dim(ge(src_index, 0), get_aval(got).shape, ())
-        return select_n(received, got * 0, got)
-
-    return tree_util.tree_unflatten(tree, [receive(v) for v in leaves])
+    return tree_util.tree_unflatten(tree, [ppermute_p.bind(v, axis_name=axis_tuple(axis_name), perm=pairs) for v in leaves])
 
 
 def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, axis_index_groups: Any = None,
@@ -229,34 +224,35 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, axi
     (untiled, ``x.shape[split_axis]`` must equal the axis size and that axis is removed)."""
     _no_groups("all_to_all", axis_index_groups)
     size = axis_size(axis_name)
-    me = axis_index(axis_name)
     leaves, tree = _leaves("all_to_all", x)
 
     def exchange(v: Any) -> Any:
         shape = get_aval(v).shape
         split = _canonical_axis(split_axis, len(shape))
-        if not tiled and shape[split] != size:
-            raise ValueError(
-                f"all_to_all requires the size of the mapped axis axis_name to equal x.shape[split_axis], "
-                f"but they are {size} and {shape[split]} respectively."
-            )
-        if tiled and shape[split] % size:
-            raise ValueError(f"all_to_all: the split axis ({shape[split]}) must be divisible by the axis size ({size}).")
-        chunk = shape[split] // size
-        gathered = all_gather(v, axis_name)  # (size, *shape)
-        parts = reshape(gathered, (size, *shape[:split], size, chunk, *shape[split + 1:]))
-        mine = dynamic_index_in_dim(parts, me, axis=split + 1, keepdims=False)  # (size, *shape with chunk at split)
-        if not tiled:
-            mine = reshape(mine, (size, *shape[:split], *shape[split + 1:]))
-            concat = _canonical_axis(concat_axis, len(shape))
-            order = (*range(1, concat + 1), 0, *range(concat + 1, len(shape)))
-            return transpose(mine, order)
-        local = (*shape[:split], chunk, *shape[split + 1:])
-        concat = _canonical_axis(concat_axis, len(local))
-        order = (*range(1, concat + 1), 0, *range(concat + 1, len(local) + 1))
-        joined = list(local)
-        joined[concat] *= size
-        return reshape(transpose(mine, order), tuple(joined))
+        concat = _canonical_axis(concat_axis, len(shape))
+        if tiled:
+            if shape[split] % size:
+                raise ValueError(f"The size of all_to_all split_axis ({shape[split]}) has to be divisible by the size "
+                                 f"of the named axis {axis_name} ({size})")  # fmt: skip
+        else:
+            if shape[split] != size:
+                raise ValueError(
+                    f"all_to_all requires the size of the mapped axis axis_name to equal x.shape[split_axis], "
+                    f"but they are {size} and {shape[split]} respectively."
+                )
+            # Untiled: the members' chunks are stacked along a new axis at concat_axis (counted
+            # after the split axis is gone), and the split axis, left of size 1, is dropped.
+            if split < concat:
+                concat += 1
+                v = expand_dims(v, (concat,))
+            elif concat < split:
+                v = expand_dims(v, (concat,))
+                split += 1
+        out = all_to_all_p.bind(v, axis_name=axis_name, split_axis=split, concat_axis=concat,
+                                axis_index_groups=None, tiled=tiled)  # fmt: skip
+        if not tiled and split != concat:
+            out = squeeze(out, (split,))
+        return out
 
     return tree_util.tree_unflatten(tree, [exchange(v) for v in leaves])
 

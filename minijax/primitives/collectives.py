@@ -24,15 +24,18 @@ and a name bound once would stay bound for the memo.)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from minijax.core import Primitive, ShapedArray, get_aval
+from minijax.core import Primitive, ShapedArray, abstract_eval_rules, get_aval
 from minijax.interpreters import ad, batching
 from minijax.interpreters.batching import AxisName, lookup_axis_size, unbound_axis_hint
-from minijax.primitives import elementwise as ew, structural as sp
+from minijax.jaxpr import ClosedJaxpr
+from minijax.mesh import AbstractMesh, Mesh, PartitionSpec
+from minijax.primitives import elementwise as ew, indexing as ix, structural as sp
 from minijax.primitives.common import standard_primitive
 
 
@@ -158,7 +161,114 @@ def _axis_index_rule(*, axis_name: Any) -> ShapedArray:
 
 axis_index_p = standard_primitive("axis_index", _axis_index_rule)
 
-COLLECTIVE_PRIMITIVES: tuple[Primitive, ...] = (psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, axis_index_p)
+
+
+# ---------------------------------------------------------------------------
+# ppermute: member dst receives member src's operand for each (src, dst) in perm
+
+
+def _ppermute_rule(x: ShapedArray, *, axis_name: tuple[Any, ...], perm: tuple[tuple[int, int], ...]) -> ShapedArray:
+    srcs, dsts = [s for s, _ in perm], [d for _, d in perm]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):  # ppermute C1
+        raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
+    if any(i < 0 for pair in perm for i in pair):  # ppermute C2
+        raise ValueError(f"ppermute: the indices of perm must be non-negative, got {perm}.")
+    return x  # ppermute C3: the operand's type
+
+
+ppermute_p = standard_primitive("ppermute", _ppermute_rule)
+
+
+
+# ---------------------------------------------------------------------------
+# all_to_all: member i receives chunk i (along split_axis) of every member's
+# operand, concatenated along concat_axis in member order. The primitive is
+# always the tiled form; lax.all_to_all adds and removes the axis of the
+# untiled one around it, as JAX's does.
+
+
+class _AxisSizedPrimitive(Primitive):
+    """A primitive whose result type depends on the size bound to its axis name: its
+    abstract eval reads the axis environment, so it is not memoised on (avals, params)."""
+
+    def abstract_eval_cached(self, avals: Sequence[ShapedArray], params: dict[str, Any]) -> Any:
+        return self.abstract_eval(*avals, **params)
+
+
+def _all_to_all_rule(
+    x: ShapedArray, *, axis_name: Any, split_axis: int, concat_axis: int, axis_index_groups: Any, tiled: bool
+) -> ShapedArray:
+    if axis_index_groups is not None:  # all_to_all C1
+        raise NotImplementedError("all_to_all: axis_index_groups is not supported by minijax; pass None.")
+    if not (0 <= split_axis < x.ndim and 0 <= concat_axis < x.ndim):  # all_to_all C2
+        raise ValueError(f"all_to_all: split_axis {split_axis} and concat_axis {concat_axis} must be axes of {x.str_short(False)}.")
+    size = 1
+    for name in axis_tuple(axis_name):
+        bound = lookup_axis_size(name)
+        if bound is None:  # all_to_all C3
+            raise NameError(f"unbound axis name: {name}. {unbound_axis_hint(name)}.")
+        size *= bound
+    shape = list(x.shape)
+    if shape[split_axis] % size:  # all_to_all C4
+        raise ValueError(f"The size of all_to_all split_axis ({shape[split_axis]}) has to be divisible by the size of the named axis {axis_name} ({size})")
+    shape[split_axis] //= size
+    shape[concat_axis] *= size
+    return x.update(shape=tuple(shape), weak_type=False)  # all_to_all C5
+
+
+all_to_all_p = _AxisSizedPrimitive("all_to_all")
+abstract_eval_rules[all_to_all_p] = _all_to_all_rule
+
+# ---------------------------------------------------------------------------
+# shard_map: one equation holding the body's jaxpr, typed on one device's blocks,
+# and JAX's params. Its other rules, and how it runs, are in minijax/shard_map.py.
+
+
+def spec_axes(entry: Any) -> tuple[str, ...]:
+    if entry is None:
+        return ()
+    return (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+def block_shape(shape: Sequence[int], spec: PartitionSpec, sizes: dict[str, int]) -> tuple[int, ...]:
+    """One device's block of an array of ``shape`` split as ``spec`` says."""
+    return tuple(n // math.prod(sizes[a] for a in spec_axes(spec[d] if d < len(spec) else None)) for d, n in enumerate(shape))
+
+
+def spec_sizes(mesh: Mesh | AbstractMesh) -> dict[str, int]:
+    return dict(zip(mesh.axis_names, mesh.axis_sizes))
+
+
+def _shard_map_abstract_eval(
+    *avals: ShapedArray, jaxpr: ClosedJaxpr, mesh: Mesh | AbstractMesh, in_specs: tuple[PartitionSpec, ...],
+    out_specs: tuple[PartitionSpec, ...], newly_manual_axes: frozenset[str], check_vma: bool,
+) -> list[ShapedArray]:  # fmt: skip
+    sizes = spec_sizes(mesh)
+    if len(avals) != len(in_specs) or len(jaxpr.in_avals) != len(avals):
+        raise TypeError(f"shard_map: {len(avals)} operands for {len(in_specs)} in_specs and a body of {len(jaxpr.in_avals)} inputs")
+    for i, (aval, spec, block) in enumerate(zip(avals, in_specs, jaxpr.in_avals)):
+        unknown = [a for a in spec.axis_names() if a not in sizes]
+        if unknown:
+            raise ValueError(f"shard_map in_specs[{i}] = {spec!r} names mesh axes {unknown} that the mesh {tuple(mesh.axis_names)} lacks")
+        if len(spec) > aval.ndim or any(
+            n % math.prod(sizes[a] for a in spec_axes(e)) for n, e in zip(aval.shape, spec)):
+            raise ValueError(f"shard_map in_specs[{i}] = {spec!r} does not divide the operand {aval.str_short(short_dtypes=False)} over the mesh {sizes}")
+        if block_shape(aval.shape, spec, sizes) != block.shape or aval.dtype != block.dtype:
+            raise TypeError(f"shard_map: operand {i} {aval.str_short(short_dtypes=False)} split by {spec!r} does not give the body's input type {block.str_short(short_dtypes=False)}")
+    outs = []
+    for block, spec in zip(jaxpr.out_avals, out_specs):
+        shape = list(block.shape)
+        for d, e in enumerate(spec):
+            shape[d] *= math.prod(sizes[a] for a in spec_axes(e))
+        outs.append(block.update(shape=tuple(shape)))
+    return outs
+
+
+shard_map_p = standard_primitive("shard_map", _shard_map_abstract_eval, multiple_results=True)
+
+
+COLLECTIVE_PRIMITIVES: tuple[Primitive, ...] = (
+    psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, axis_index_p, ppermute_p, all_to_all_p)  # fmt: skip
 
 
 def scalar_like(x: Any, value: int) -> Any:
@@ -298,8 +408,56 @@ def _axis_index_axis_rule(trace: batching.BatchTrace, vals: Sequence[Any], dims:
     return sp.iota_p.bind(dtype=np.dtype(np.int32), shape=(trace.axis_size,), dimension=0, sharding=None), 0
 
 
+def _ppermute_axis_rule(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[BatchDim], params: dict[str, Any]) -> tuple[Any, BatchDim]:
+    (x,), (d,) = vals, dims
+    names, perm = params["axis_name"], params["perm"]
+    if trace.axis_name is None or trace.axis_name not in names:
+        return ppermute_p.bind(x, **params), d
+    if len(names) > 1:
+        raise NotImplementedError(f"ppermute over several axes at once ({names}) is not supported under vmap; use one axis name.")
+    size = trace.axis_size
+    if any(i >= size for pair in perm for i in pair):
+        raise ValueError(f"ppermute: perm {perm} names a member outside axis {trace.axis_name!r} of size {size}.")
+    x = batching.bdim_at_front(x, d, size)
+    # One gather along the members: member k reads member source[k]; a member no pair
+    # sends to reads past the end, which the fill mode makes zeros.
+    source = np.full((size, 1), size, np.int32)
+    for src, dst in perm:
+        source[dst, 0] = src
+    shape = np.shape(x)
+    dnums = ix.GatherDimensionNumbers(offset_dims=tuple(range(1, len(shape))), collapsed_slice_dims=(0,), start_index_map=(0,))
+    y = ix.gather(x, source, dnums, (1, *shape[1:]), mode="fill", fill_value=0)
+    return y, 0
+
+
+def _all_to_all_axis_rule(trace: batching.BatchTrace, vals: Sequence[Any], dims: Sequence[BatchDim], params: dict[str, Any]) -> tuple[Any, BatchDim]:
+    (x,), (d,) = vals, dims
+    names = axis_tuple(params["axis_name"])
+    if trace.axis_name is None or trace.axis_name not in names:
+        if d is None:
+            return all_to_all_p.bind(x, **params), None
+        moved = {k: params[k] + (params[k] >= d) for k in ("split_axis", "concat_axis")}
+        return all_to_all_p.bind(x, **{**params, **moved}), d
+    if len(names) > 1:
+        raise NotImplementedError(f"all_to_all over several axes at once ({names}) is not supported under vmap; use one axis name.")
+    n, s, k = trace.axis_size, params["split_axis"], params["concat_axis"]
+    x = batching.bdim_at_front(x, d, n)  # (sender j, *shape)
+    shape = np.shape(x)[1:]
+    # Cut the split axis into (receiver i, chunk); bring i to the front, then put the
+    # senders j just before the concat axis and merge them into it, in member order.
+    y = sp.reshape_p.bind(x, new_sizes=(n, *shape[:s], n, shape[s] // n, *shape[s + 1:]), dimensions=None, sharding=None)
+    y = batching.moveaxis(y, s + 1, 0)  # (i, j, *local)
+    local = list(shape)
+    local[s] //= n
+    y = batching.moveaxis(y, 1, 1 + k)  # (i, *local[:k], j, local[k], ...)
+    merged = (n, *local[:k], n * local[k], *local[k + 1:])
+    return sp.reshape_p.bind(y, new_sizes=merged, dimensions=None, sharding=None), 0
+
+
 for _prim in (psum_p, pmax_p, pmin_p):
     batching.trace_batch_rules[_prim] = _allreduce_axis_rule(_prim)
+batching.trace_batch_rules[all_to_all_p] = _all_to_all_axis_rule
+batching.trace_batch_rules[ppermute_p] = _ppermute_axis_rule
 batching.trace_batch_rules[all_gather_p] = _all_gather_axis_rule
 batching.trace_batch_rules[reduce_scatter_p] = _reduce_scatter_axis_rule
 batching.trace_batch_rules[axis_index_p] = _axis_index_axis_rule
@@ -346,6 +504,22 @@ def _no_derivative(prim: Primitive) -> ad.JvpRule:
     return jvp
 
 
+def _ppermute_transpose(ct: Any, x: Any, *, axis_name: tuple[Any, ...], perm: tuple[tuple[int, int], ...]) -> list[Any]:
+    # The cotangent goes back along each pair: the inverse permutation.
+    if type(ct) is ad.Zero:
+        return [ad.Zero(ad.tangent_aval(x.aval))]
+    return [ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((dst, src) for src, dst in perm))]
+
+
+def _all_to_all_transpose(ct: Any, x: Any, *, split_axis: int, concat_axis: int, **params: Any) -> list[Any]:
+    # Chunks go back where they came from: the exchange with split and concat swapped.
+    if type(ct) is ad.Zero:
+        return [ad.Zero(ad.tangent_aval(x.aval))]
+    return [all_to_all_p.bind(ct, split_axis=concat_axis, concat_axis=split_axis, **params)]
+
+
+ad.deflinear(ppermute_p, _ppermute_transpose)
+ad.deflinear(all_to_all_p, _all_to_all_transpose)
 ad.deflinear(psum_p, _psum_transpose)
 ad.deflinear(all_gather_p, _all_gather_transpose)
 ad.deflinear(reduce_scatter_p, _reduce_scatter_transpose)
@@ -364,6 +538,7 @@ def positional_reduction(name: str, axes: Sequence[Any]) -> tuple[str, tuple[int
 
 __all__ = [
     "ALLREDUCE_PRIMITIVES",
+    "all_to_all_p",
     "COLLECTIVE_PRIMITIVES",
     "all_gather_p",
     "axis_index_p",
@@ -373,7 +548,9 @@ __all__ = [
     "pmax_p",
     "pmin_p",
     "positional_reduction",
+    "ppermute_p",
     "psum_p",
     "reduce_scatter_p",
+    "shard_map_p",
     "unbound_axis_error",
 ]

@@ -58,6 +58,7 @@ UNSAMPLED: dict[str, str] = {
     "random_clone": _KEYED,
     "random_gamma": _KEYED,
     "jit": _HIGHER_ORDER,
+    "shard_map": _HIGHER_ORDER + " (tests/test_shard_map_primitive.py)",  # shard_map (issue 17)
     "remat2": _HIGHER_ORDER,
     "custom_jvp_call": _HIGHER_ORDER,
     "custom_vjp_call": _HIGHER_ORDER,
