@@ -9,11 +9,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from minijax import dtypes
 from minijax.config import enable_x64
 from minijax.core import ShapedArray, primitive_registry
 from minijax.testing import runner
 from minijax.testing.checks import Check, Outcome, write_reproducer
 from minijax.testing.suite import one_equation
+from minijax.testing.tolerances import compare_primitive
 
 
 def replayed(check: Check, directory: pathlib.Path, backend: str) -> tuple[Outcome, str]:
@@ -47,3 +49,23 @@ def test_tridiagonal_solve_with_no_right_hand_sides_batches(backend_name: str, t
     options = {"in_axes": [0, None, None, None], "out_axes": 0, "axis_size": 1}
     outcome, line = replayed(Check("vmap", "tridiagonal_solve", "float32", closed, args, False, options), tmp_path, backend_name)
     assert outcome.passed, line
+
+
+def test_a_bfloat16_broadcast_may_flush_a_subnormal(backend_name: str, tmp_path: pathlib.Path) -> None:
+    # `--examples 50 --slice 1/8` on XLA: broadcasting the bfloat16 subnormal 0x0001 to (3, 2) gave
+    # zeros (XLA CPU's broadcast fusion converts through float32 with subnormals flushed; JAX too),
+    # where the policy held every broadcast bit-exact (spec/tolerances.md, rule 4's exception).
+    bf16 = np.dtype(dtypes.bfloat16)
+    closed = one_equation(primitive_registry["broadcast_in_dim"],
+                          {"shape": (3, 2), "broadcast_dimensions": (), "sharding": None}, [ShapedArray((), bf16)])  # fmt: skip
+    args = [np.array(1, np.uint16).view(bf16)]
+    outcome, line = replayed(Check("primitive", "broadcast_in_dim", "bfloat16", closed, args, False, {}), tmp_path, backend_name)
+    assert outcome.passed, line
+
+
+def test_the_bfloat16_broadcast_exception_is_that_primitive_and_dtype_only() -> None:
+    sub32, sub16 = np.array(1e-40, np.float32), np.array(1, np.uint16).view(dtypes.bfloat16)
+    flushed16 = np.zeros((3, 2), dtypes.bfloat16)
+    assert compare_primitive("broadcast_in_dim", {}, [sub16], [flushed16], [np.broadcast_to(sub16, (3, 2))]).ok
+    assert not compare_primitive("broadcast_in_dim", {}, [sub32], [np.zeros((3, 2), np.float32)], [np.broadcast_to(sub32, (3, 2))]).ok
+    assert not compare_primitive("reshape", {}, [sub16.reshape(1)], [flushed16[:1, 0]], [sub16.reshape(1)]).ok
