@@ -13,7 +13,7 @@ from minijax import dtypes
 from minijax.config import enable_x64
 from minijax.core import ShapedArray, primitive_registry
 from minijax.testing import runner
-from minijax.testing.checks import Check, Outcome, write_reproducer
+from minijax.testing.checks import Check, Outcome, backend_named, write_reproducer
 from minijax.testing.suite import one_equation
 from minijax.testing.tolerances import compare_primitive
 
@@ -69,3 +69,15 @@ def test_the_bfloat16_broadcast_exception_is_that_primitive_and_dtype_only() -> 
     assert compare_primitive("broadcast_in_dim", {}, [sub16], [flushed16], [np.broadcast_to(sub16, (3, 2))]).ok
     assert not compare_primitive("broadcast_in_dim", {}, [sub32], [np.zeros((3, 2), np.float32)], [np.broadcast_to(sub32, (3, 2))]).ok
     assert not compare_primitive("reshape", {}, [sub16.reshape(1)], [flushed16[:1, 0]], [sub16.reshape(1)]).ok
+
+
+def test_dim_as_value_eagerly_with_x64_off_then_on(backend_name: str) -> None:
+    # `--examples 50 --slice 5/8` on XLA: the int32 row (x64 off) ran dim_as_value first, and the
+    # int64 rows reused its eager executable (the eager cache's key left out the results' avals,
+    # and dim_as_value has no operands to tell them apart): "output 0 is int32[], expected int64[]".
+    backend, reference = backend_named(backend_name), backend_named("numpy")
+    for x64, dtype in ((False, "int32"), (True, "int64"), (False, "int32")):
+        with enable_x64(x64):
+            closed = one_equation(primitive_registry["dim_as_value"], {"dim": 0}, [])
+            outcome = runner.run_check(Check("primitive", "dim_as_value", dtype, closed, [], x64), backend, reference)
+        assert outcome.passed, (x64, outcome)

@@ -339,7 +339,9 @@ class XlaBackend(Backend):
             jaxpr = Jaxpr([], invars, outvars, [JaxprEqn(list(invars), outvars, prim, dict(params))])
             return self.compile(ClosedJaxpr(jaxpr, []), device=device)
 
-        key = (prim, tuple(in_avals), tuple(params.items()), device)
+        # The results' avals are part of the key: they are not always a function of the operands and
+        # params alone (dim_as_value's scalar is int32 or int64 as x64 is off or on).
+        key = (prim, tuple(in_avals), tuple(params.items()), tuple(out_avals), device)
         try:
             hash(key)
         except TypeError:  # an unhashable param: compile, don't cache
