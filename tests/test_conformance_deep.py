@@ -81,3 +81,28 @@ def test_dim_as_value_eagerly_with_x64_off_then_on(backend_name: str) -> None:
             closed = one_equation(primitive_registry["dim_as_value"], {"dim": 0}, [])
             outcome = runner.run_check(Check("primitive", "dim_as_value", dtype, closed, [], x64), backend, reference)
         assert outcome.passed, (x64, outcome)
+
+
+def test_bessel_i1e_in_float64_past_the_old_series_cut(backend_name: str, tmp_path: pathlib.Path) -> None:
+    # `--examples 50 --slice 7/8` on XLA: i1e(-16.54358076) was 87 ulps from XLA's, allowed 16; the
+    # reference was the one off (its asymptotic expansion took over at 16, where 24 terms leave ~6e-15).
+    with enable_x64(True):
+        closed = one_equation(primitive_registry["bessel_i1e"], {}, [ShapedArray((), np.dtype(np.float64))])
+        args = [np.array(13848721858546529614, np.uint64).view(np.float64)]
+        outcome, line = replayed(Check("primitive", "bessel_i1e", "float64", closed, args, True, {}), tmp_path, backend_name)
+    assert outcome.passed, line
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_the_reference_bessel_ie_is_accurate_across_the_series_cut(order: int) -> None:
+    # SciPy's i0e/i1e (Cephes' Chebyshev fits, a few ulps) as the yardstick: the old cut at 16
+    # left the reference up to 200 ulps off just past it.
+    special = pytest.importorskip("scipy.special")
+    from minijax_numpy.special import _OPS
+
+    from minijax.primitives import special_algorithms as alg
+
+    x = np.linspace(10.0, 40.0, 3001)
+    got = (alg.bessel_i0e if order == 0 else alg.bessel_i1e)(_OPS, x)
+    expected = (special.i0e if order == 0 else special.i1e)(x)
+    assert np.max(np.abs(got - expected) / np.spacing(expected)) <= 16

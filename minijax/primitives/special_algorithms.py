@@ -196,7 +196,7 @@ def betainc(ops: Any, a: Any, b: Any, x: Any, eps: float, tiny: float) -> Any:
 
 
 def bessel_i0e(ops: Any, x: Any) -> Any:
-    """exp(-|x|) I0(x): the power series sum (x^2/4)^k / (k!)^2 for |x| <= 16, the
+    """exp(-|x|) I0(x): the power series sum (x^2/4)^k / (k!)^2 for |x| <= 25, the
     asymptotic expansion e^-x I0(x) ~ (2 pi x)^-1/2 sum_k ((2k-1)!!)^2 / (k! (8x)^k) beyond."""
     return _bessel_ie(ops, x, 0)
 
@@ -209,7 +209,10 @@ def bessel_i1e(ops: Any, x: Any) -> Any:
 
 _BESSEL_SERIES_TERMS = 60
 _BESSEL_ASYMPTOTIC_TERMS = 24
-_BESSEL_CUT = 16.0
+# Where the series hands over to the asymptotic expansion. The expansion's last (24th) term, about
+# its truncation error, is 6e-15 relative at 16 (float64's i1e(-16.54) came out 87 ulps off,
+# `--examples 50 --slice 7/8`) and 1e-19 at 25; the series' 60 positive terms still converge there.
+_BESSEL_CUT = 25.0
 
 
 def _bessel_ie(ops: Any, x: Any, order: int) -> Any:
