@@ -106,3 +106,18 @@ def test_the_reference_bessel_ie_is_accurate_across_the_series_cut(order: int) -
     got = (alg.bessel_i0e if order == 0 else alg.bessel_i1e)(_OPS, x)
     expected = (special.i0e if order == 0 else special.i1e)(x)
     assert np.max(np.abs(got - expected) / np.spacing(expected)) <= 16
+
+
+def test_bessel_i1e_of_the_largest_float64(backend_name: str, tmp_path: pathlib.Path) -> None:
+    # `--examples 50 --only bessel_i1e` on XLA after the cut moved: i1e(-1.797e308) is -2.975e-155
+    # (XLA's), but the reference computed sqrt(2 pi x) with 2 pi x overflowing, and gave -0.
+    with enable_x64(True):
+        closed = one_equation(primitive_registry["bessel_i1e"], {}, [ShapedArray((2,), np.dtype(np.float64))])
+        args = [np.array([13.0737133, -np.finfo(np.float64).max])]
+        outcome, line = replayed(Check("primitive", "bessel_i1e", "float64", closed, args, True, {}), tmp_path, backend_name)
+        from minijax_numpy.special import _OPS
+
+        from minijax.primitives import special_algorithms as alg
+
+        assert alg.bessel_i1e(_OPS, args[0])[1] < -2.9e-155
+    assert outcome.passed, line

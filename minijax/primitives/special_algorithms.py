@@ -241,7 +241,8 @@ def _bessel_ie(ops: Any, x: Any, order: int) -> Any:
 
     one = ops.full_like(ax, 1.0)
     _, _, acc = ops.loop(lambda s: s[0] < _BESSEL_ASYMPTOTIC_TERMS, asymptotic_step, (1, one, one))
-    asymptotic = acc / ops.sqrt(2.0 * 3.141592653589793 * large)
+    # sqrt(2 pi) apart: 2 pi x overflows for x near float64's largest, where the result is ~3e-155.
+    asymptotic = acc / (ops.sqrt(large) * 2.5066282746310002)
     out = ops.where(ax <= _BESSEL_CUT, series, asymptotic)
     if order == 1:
         out = ops.where(x < 0, -out, out)
