@@ -215,6 +215,7 @@ def conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             progress=not args.quiet,
             jobs=args.jobs,
             imports=tuple(args.imports),
+            jit=args.jit,
         )
         report = suite.run(options, out, err)
     except (ValueError, ImportError, suite.WorkerDied) as e:
@@ -272,6 +273,9 @@ def _add_conformance_parsers(commands: Any) -> None:
     p.add_argument("--jobs", metavar="N", type=int, default=1,
                    help="run the rows in N worker processes (default: 1, all in this one); the results "
                         "are the same as one process's")
+    p.add_argument("--jit", action="store_true",
+                   help="run each primitive under jit on the backend (its compiled path), against the reference "
+                        "run eagerly: --backend numpy --reference numpy --jit checks a backend's jit against its eager")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     r = commands.add_parser("replay", help="re-run a reproducer written by `minijax conformance` and print its verdict")
     r.add_argument("directory", metavar="DIR")

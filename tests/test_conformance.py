@@ -498,3 +498,36 @@ def test_a_program_is_compiled_once_per_run_by_its_text() -> None:
     assert with_const.consts and checks.program_key(with_const) is None
     checks.clear_compiled()
     assert checks.Compiled(numpy, minijax.make_jaxpr(f)(x)).executable is not first.executable
+
+
+class JitPlantedNeg(NumpyBackend):
+    """Eager neg is right; neg under jit adds one (a compiled path that disagrees with the eager one)."""
+
+    name = "jit-planted-neg"
+
+    def compile(self, closed: Any, donated_invars: Any = None, device: Any = None) -> Any:
+        run = super().compile(closed, donated_invars, device)
+        if not any(e.primitive.name == "neg" for e in closed.jaxpr.eqns):
+            return run
+        return lambda bufs: [self.put(np.asarray(self.get(b)) + np.ones((), np.asarray(self.get(b)).dtype)) for b in run(bufs)]
+
+
+register_backend("jit-planted-neg", JitPlantedNeg)
+
+
+@pytest.mark.single_backend
+def test_jit_runs_the_primitives_compiled_on_the_backend_and_eagerly_on_the_reference(tmp_path: pathlib.Path) -> None:
+    def run(jit: bool) -> Any:
+        options = conformance.Options("jit-planted-neg", reference="jit-planted-neg", only=["neg", "sin"], examples=2,
+                                      sections=("primitives",), progress=False, reproducers=tmp_path, jit=jit)  # fmt: skip
+        return conformance.run(options, out=io.StringIO())
+
+    assert run(False).ok  # eager against eager: the planted jit bug is out of sight
+    report = run(True)
+    failed = {(r.unit.kind, r.unit.subject) for r in report.results if r.failed}
+    assert failed == {("jit", "neg")} and {r.unit.kind for r in report.results} == {"jit"}
+    assert report.settings["jit"] is True
+    directory = sorted(tmp_path.iterdir())[0]  # one per failing dtype of neg
+    outcome, line = runner.replay(directory)
+    assert outcome.failed and line.startswith("FAIL: jit neg"), line
+    assert runner.replay(directory, backend="numpy", reference="numpy")[0].passed

@@ -54,6 +54,7 @@ def test_ci_runs_a_rotating_deep_conformance_slice() -> None:
     # docs/conformance.md, "Deep runs": --examples 20 over the day's eighth of the primitives.
     text = CI.read_text(encoding="utf-8")
     assert 'minijax conformance --backend xla --examples 20 --slice "$deep_slice/8"' in text
+    assert 'minijax conformance --backend numpy --reference numpy --jit --examples 20 --slice "$deep_slice/8"' in text
     (rotation,) = re.findall(r'^deep_slice="(.*)"$', text, re.M)
     env = {k: v for k, v in os.environ.items() if k != "MINIJAX_DEEP_SLICE"}
     picked = subprocess.run(["bash", "-c", f'echo "{rotation}"'], capture_output=True, text=True, env=env, check=True)

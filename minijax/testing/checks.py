@@ -7,6 +7,10 @@ input), the input arrays, the x64 flag, and its ``kind``:
 * ``primitive``: a one-equation jaxpr run eagerly (``Backend.prepare``) on
   the backend and on the reference; compared by the primitive's tolerance
   (``minijax.testing.tolerances.compare_primitive``).
+* ``jit``: the same one-equation jaxpr compiled (``Backend.compile``, the jit
+  path) on the backend and run eagerly on the reference (``--jit``: with one
+  backend as both, its jit path against its eager path); judged as
+  ``primitive`` is.
 * ``program``: a whole jaxpr compiled (``Backend.compile``) on both;
   compared by ``compare_program`` (or by the primitive's tolerance when the
   jaxpr is one primitive applied to its inputs).
@@ -56,7 +60,7 @@ from minijax.testing.tolerances import BOUND_OF, Agreement, compare_primitive, c
 
 NDArray = np.ndarray[Any, Any]
 
-KINDS = ("primitive", "program", "jvp", "vjp", "transpose", "vmap", "nested")
+KINDS = ("primitive", "jit", "program", "jvp", "vjp", "transpose", "vmap", "nested")
 
 
 @dataclasses.dataclass
@@ -325,6 +329,15 @@ def run_primitive(check: Check, backend: Backend, reference: Backend) -> Outcome
     ref = Eager(reference, check.jaxpr)
     expected = ref(*check.args)
     actual = Eager(backend, check.jaxpr)(*check.args)
+    got = compare_primitive(eqn.primitive.name, eqn.params, check.args, actual, expected, lambda ops: ref(*ops))
+    return Outcome("pass" if got.ok else "fail", got.worst_ulps, got.detail)
+
+
+def run_jit(check: Check, backend: Backend, reference: Backend) -> Outcome:
+    (eqn,) = check.jaxpr.jaxpr.eqns
+    ref = Eager(reference, check.jaxpr)
+    expected = ref(*check.args)
+    actual = Compiled(backend, check.jaxpr)(*check.args)
     got = compare_primitive(eqn.primitive.name, eqn.params, check.args, actual, expected, lambda ops: ref(*ops))
     return Outcome("pass" if got.ok else "fail", got.worst_ulps, got.detail)
 

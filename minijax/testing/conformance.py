@@ -93,6 +93,7 @@ class Options:
     progress: bool = True
     jobs: int = 1  # worker processes running rows (1: all in this process)
     imports: tuple[str, ...] = ()  # modules each worker imports first (ones that register a backend)
+    jit: bool = False  # the primitives section runs the backend's side compiled (check kind "jit")
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.sections) - set(SECTIONS))
@@ -127,6 +128,7 @@ class Options:
             "only": list(self.only) if self.only else None,
             "slice": f"{self.slice[0]}/{self.slice[1]}" if self.slice else None,
             "sections": list(self.sections),
+            "jit": self.jit,
         }
 
 
@@ -180,7 +182,8 @@ def plan(options: Options, backend: Backend) -> list[Unit]:
             if not supported[name]:
                 units.append(Unit("primitives", "primitive", name, "*", 0, False, note=f"{backend.name!r} does not support it"))
                 continue
-            units.extend(primitive_unit(sampler, dt, options.examples, True) for dt in all_dtypes(sampler))
+            kind = "jit" if options.jit else "primitive"
+            units.extend(primitive_unit(sampler, dt, options.examples, True, kind) for dt in all_dtypes(sampler))
     if "laws" in options.sections:
         for kind in LAWS:
             for name in names:

@@ -317,9 +317,9 @@ def check_options(where: str, kind: str, options: dict[str, Any], closed: Closed
     f = Fields(options, f"{where}: options")
     avals = closed.in_avals
     batch = 1
-    if kind in ("primitive", "program"):
+    if kind in ("primitive", "jit", "program"):
         f.only([])
-        if kind == "primitive" and len(closed.jaxpr.eqns) != 1:
+        if kind in ("primitive", "jit") and len(closed.jaxpr.eqns) != 1:
             raise ReproducerError(f"{where}: a primitive check's jaxpr has one equation, this one has {len(closed.jaxpr.eqns)}")
         _same_inputs(where, avals, specs, [a.shape for a in avals])
     elif kind in ("jvp", "vjp", "transpose"):

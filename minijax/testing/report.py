@@ -41,6 +41,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "seed": {"type": ["integer", "null"]},
                 "only": {"type": ["array", "null"], "items": {"type": "string"}},
                 "slice": {"type": ["string", "null"]},
+                "jit": {"type": "boolean"},
                 "sections": {"type": "array", "items": {"type": "string", "enum": ["primitives", "laws", "corpus", "programs"]}},
             },
         },
@@ -66,7 +67,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                              "worst_ulps", "failure", "reproducer", "note", "seconds"],  # fmt: skip
                 "properties": {
                     "section": {"type": "string", "enum": ["primitives", "laws", "corpus", "programs"]},
-                    "kind": {"type": "string", "enum": ["primitive", "program", "jvp", "vjp", "transpose", "vmap", "nested"]},
+                    "kind": {"type": "string", "enum": ["primitive", "jit", "program", "jvp", "vjp", "transpose", "vmap", "nested"]},
                     "subject": {"type": "string"},
                     "dtype": {"type": "string"},
                     "status": {"type": "string", "enum": ["pass", "fail", "unsupported"]},
@@ -202,7 +203,7 @@ class Progress:
 
 # The kinds of check whose errors are distances between two backends' results:
 # the derivative laws and nested programs compare with finite differences.
-MEASURES_ULPS = frozenset({"primitive", "program", "vmap"})
+MEASURES_ULPS = frozenset({"primitive", "jit", "program", "vmap"})
 
 
 def _ulps_text(result: UnitResult) -> str:
@@ -285,7 +286,7 @@ class Report:
     def _row(self, subject: str, dtype: str, group: list[UnitResult]) -> str:
         passed = sum(r.passed for r in group)
         failed = sum(r.failed for r in group)
-        differential = [r for r in group if r.unit.kind == "primitive" and r.checks]
+        differential = [r for r in group if r.unit.kind in ("primitive", "jit") and r.checks]
         ulps = _ulps_text(differential[0]) if differential else "-"
         return f"{subject:<26} {dtype:<9} {passed:>7} {failed:>7} {ulps:>11}  {self._notes(group)}"
 

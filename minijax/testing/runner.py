@@ -23,6 +23,7 @@ from minijax.testing.checks import (
     first_line,
     load_reproducer,
     require_support,
+    run_jit,
     run_primitive,
     run_program,
     verdict,
@@ -40,6 +41,7 @@ def _run_law(check: Check, backend: Backend, reference: Backend) -> Outcome:
 # kind -> runner(check, backend, reference)
 RUNNERS: dict[str, Callable[[Check, Backend, Backend], Outcome]] = {
     "primitive": run_primitive,
+    "jit": run_jit,
     "program": run_program,
     "jvp": _run_law,
     "vjp": _run_law,

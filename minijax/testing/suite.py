@@ -105,7 +105,9 @@ def with_repeated_indices(case: Case, args: list[NDArray]) -> list[NDArray] | No
     return repeated if changed else None
 
 
-def primitive_checks(case: Case, rng: np.random.Generator, dtype: np.dtype[Any], x64: bool) -> list[Check]:
+def primitive_checks(
+    case: Case, rng: np.random.Generator, dtype: np.dtype[Any], x64: bool, kind: str = "primitive"
+) -> list[Check]:
     """The case on the sampler's values, on the same values with edge values mixed in, and (for
     primitives that take indices) with every index the same."""
     closed = case_jaxpr(case)
@@ -114,7 +116,7 @@ def primitive_checks(case: Case, rng: np.random.Generator, dtype: np.dtype[Any],
     repeated = with_repeated_indices(case, plain)
     if repeated is not None:
         value_sets.append(repeated)
-    return [Check("primitive", case.prim.name, dtype.name, closed, args, x64) for args in value_sets]
+    return [Check(kind, case.prim.name, dtype.name, closed, args, x64) for args in value_sets]
 
 
 # ---------------------------------------------------------------------------
@@ -244,15 +246,16 @@ def _run_drawn(unit: Unit, draw: Draw, result: UnitResult, backend: Backend, ref
 # The units of the primitive section and of the law section
 
 
-def primitive_unit(sampler: Sampler, dtype: np.dtype[Any], examples: int, supported: bool) -> Unit:
+def primitive_unit(sampler: Sampler, dtype: np.dtype[Any], examples: int, supported: bool, kind: str = "primitive") -> Unit:
+    """``examples`` draws of ``sampler``'s cases; ``kind`` "jit" runs the backend's side compiled."""
     x64 = needs_x64(dtype)
 
     def draw(data: st.DataObject) -> list[Check]:
         case = data.draw(sampler.cases(dtype), label="case")
         rng = data.draw(seeds(), label="values")
-        return primitive_checks(case, rng, dtype, x64)
+        return primitive_checks(case, rng, dtype, x64, kind)
 
-    return Unit("primitives", "primitive", sampler.name, dtype.name, examples, x64, draw if supported else None)
+    return Unit("primitives", kind, sampler.name, dtype.name, examples, x64, draw if supported else None)
 
 
 def _law_check(kind: str, case: Case, args: list[NDArray], dtype: np.dtype[Any], x64: bool, options: dict[str, Any]) -> Check:

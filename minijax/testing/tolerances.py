@@ -123,6 +123,13 @@ BIT_EXACT = frozenset({
     "dynamic_update_slice", "concatenate", "pad", "split", "tile", "stack",
 })  # fmt: skip
 
+# The exceptions to BIT_EXACT: XLA CPU's loop fusion of a bfloat16 broadcast converts
+# through float32 with subnormals flushed for some shapes (a scalar to [3,2] or [n,5]:
+# 0x0001 becomes 0; jax.jit gives the same in JAX 0.10.2). Broadcasting the bits as int16
+# does not help (XLA folds the bitcasts away); only an optimization barrier would, and it
+# would keep every bfloat16 broadcast from fusing into its consumers.
+FLUSHING_MOVES = frozenset({("broadcast_in_dim", np.dtype(dtypes.bfloat16))})
+
 # Where XLA's result for a subnormal operand is neither the value for the
 # subnormal nor the value for zero (JAX gives the same): not compared there.
 SUBNORMAL_UNSPECIFIED = frozenset({"atan2", "cbrt", "log", "nextafter", "pow"})
@@ -691,7 +698,9 @@ def compare_primitive(
     unsigned = actual
     actual = with_expected_signs(name, params, actual, expected)
     operands = [np.asarray(x) for x in operands]
-    flushes = name not in BIT_EXACT and any(x.dtype in FLUSHABLE for x in [*operands, *actual])
+    flushes = (name not in BIT_EXACT or any((name, x.dtype) in FLUSHING_MOVES for x in actual)) and any(
+        x.dtype in FLUSHABLE for x in [*operands, *actual]
+    )
     flushed_ops = [_flush(x) for x in operands]
     flushed_expected: list[NDArray] = []
     flushed_actual: list[NDArray] = []
@@ -879,6 +888,7 @@ __all__ = [
     "BOUND_OF",
     "EXACT",
     "FLUSHABLE",
+    "FLUSHING_MOVES",
     "FLUSH_MARGIN",
     "LINALG",
     "LINALG_RTOL",
