@@ -118,19 +118,3 @@ def test_eager_runners_are_kept_apart_by_the_trace_context() -> None:
     with minijax.enable_x64(True):
         assert dim_as_value_p.bind(dim=5).dtype == np.int64
     assert dim_as_value_p.bind(dim=5).dtype == np.int32
-
-
-@pytest.mark.parametrize("name", ["numpy", "xla"])
-def test_a_backends_prepared_runner_returns_the_types_it_was_asked_for(name: str) -> None:
-    # The conformance harness prepares one primitive with the jaxpr's output types; the xla
-    # backend keyed its runners by operands and params only, so dim_as_value prepared for an
-    # int32 result answered later requests for int64 ones.
-    from minijax.backend import get_backend
-    from minijax.core import ShapedArray
-    from minijax.primitives.structural import dim_as_value_p
-
-    backend: Any = get_backend(name)
-    for dtype in (np.int32, np.int64, np.int32):
-        runner = backend.prepare(dim_as_value_p, {"dim": 5}, [], [ShapedArray((), np.dtype(dtype))])
-        (out,) = runner([])
-        assert np.asarray(backend.get(out)).dtype == dtype
