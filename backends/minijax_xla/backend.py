@@ -203,6 +203,8 @@ class XlaBackend(Backend):
         self._eager_cache: BoundedCache[tuple[Any, ...], Runner] = BoundedCache("xla eager executables", executable_cache_size)
         # runner returned by compile -> the loaded executable behind it.
         self._loaded: weakref.WeakKeyDictionary[Runner, Any] = weakref.WeakKeyDictionary()
+        # spmdx: the runner compile_spmd returned -> its program (Compiled.as_text of an SPMD program).
+        self._spmd_programs: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     # --- devices and buffers -------------------------------------------------------
     def devices(self) -> list[Device]:
@@ -275,6 +277,13 @@ class XlaBackend(Backend):
         indices = sharding.devices_indices_map(value.shape)
         return spmd.put_shards(value, sharding, [self._pjrt_of[d] for d in devices], [indices[d] for d in devices])
 
+    def put_blocks(self, blocks: Sequence[np.ndarray[Any, Any]], sharding: Any, shape: tuple[int, ...]) -> Any:
+        # npspmd (issue 17): each device's own block, as make_array_from_single_device_arrays gives them
+        pjrt = [self._pjrt_of[d] for d in sharding._device_assignment]
+        bufs = [jaxlib_api.put(jaxlib_api.c_contiguous(np.asarray(b)), d) for b, d in zip(blocks, pjrt)]
+        aval = ShapedArray(shape, blocks[0].dtype)
+        return spmd.assemble(aval, spmd.hlo_sharding(sharding, len(shape)), pjrt, bufs)
+
     def get_shards(self, buffer: Any, sharding: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
         indices = sharding.devices_indices_map(shape)
         devices = sharding._device_assignment
@@ -285,20 +294,20 @@ class XlaBackend(Backend):
         return spmd.shard_buffers(buffer, pjrt, sharding.shard_shape(shape))
 
     def compile_spmd(
-        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None]
+        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None],
+        donated: Sequence[int] = (), name: str | None = None,
     ) -> tuple[Callable[[list[Any]], list[Any]], list[Any]]:
         mesh = in_shardings[0].mesh
-        devices = in_shardings[0]._device_assignment
-        pjrt = [self._pjrt_of[d] for d in devices]
-        in_hlos = [spmd.hlo_sharding(s, a.ndim) for s, a in zip(in_shardings, closed.in_avals)]
-        out_hlos = [None if s is None else spmd.hlo_sharding(s, a.ndim) for s, a in zip(out_shardings, closed.out_avals)]
+        pjrt, in_hlos, out_hlos = self._spmd_layouts(closed, in_shardings, out_shardings)
         replicated = NamedSharding(mesh, PartitionSpec())
 
         def put_replicated(value: Any, aval: ShapedArray) -> Any:
             return self.put_shards(np.asarray(value, dtype=aval.dtype), replicated)
 
         self._count("compiles")
-        program = spmd.SpmdProgram(closed, pjrt, in_hlos, out_hlos, put_replicated)
+        aliases = _spmd_aliases(closed, donated)
+        program = spmd.SpmdProgram(closed, pjrt, in_hlos, out_hlos, put_replicated, aliases, name)
+        self._spmd_programs[program.run] = program
         hints = [s.spec for s in in_shardings] + [s.spec for s in out_shardings if s is not None]
         results = []
         for given, hlo, aval in zip(out_shardings, program.out_hlos, closed.out_avals):
@@ -313,6 +322,27 @@ class XlaBackend(Backend):
                 )
             results.append(NamedSharding(mesh, spec))
         return program.run, results
+
+    def _spmd_layouts(
+        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None]
+    ) -> tuple[list[Any], list[Any], list[Any | None]]:
+        pjrt = [self._pjrt_of[d] for d in in_shardings[0]._device_assignment]
+        in_hlos = [spmd.hlo_sharding(s, a.ndim) for s, a in zip(in_shardings, closed.in_avals)]
+        out_hlos = [None if s is None else spmd.hlo_sharding(s, a.ndim) for s, a in zip(out_shardings, closed.out_avals)]
+        return pjrt, in_hlos, out_hlos
+
+    def lower_spmd_text(
+        self, closed: ClosedJaxpr, in_shardings: Sequence[Any], out_shardings: Sequence[Any | None],
+        donated: Sequence[int] = (), name: str | None = None,
+    ) -> str:
+        # spmdx: the module compile_spmd compiles, as Lowered.as_text() shows it.
+        pjrt, in_hlos, out_hlos = self._spmd_layouts(closed, in_shardings, out_shardings)
+        module, _ = spmd.lower_spmd(closed, pjrt, in_hlos, out_hlos, name, _spmd_aliases(closed, donated))
+        return module_text(module)
+
+    def spmd_compiled_text(self, run: Callable[[list[Any]], list[Any]]) -> str | None:
+        program = self._spmd_programs.get(run)
+        return None if program is None else jaxlib_api.executable_hlo_text(program.executable)
 
     # --- eager ---------------------------------------------------------------------
     def execute(
@@ -518,6 +548,12 @@ def _argument_type_error(i: int, buf: Any, expected: ShapedArray) -> TypeError:
         f"xla executable: argument {i} is {got}, but the program was compiled for {expected.str_short()}; "
         "call it with arguments of the types it was compiled for (or re-trace for the new types)"
     )
+
+
+def _spmd_aliases(closed: ClosedJaxpr, donated: Sequence[int]) -> dict[int, int]:
+    """spmdx: the donated inputs (jaxpr positions) -> the outputs that take their buffers."""
+    flags = [i in set(donated) for i in range(len(closed.in_avals))]
+    return donation_aliases(closed.in_avals, closed.out_avals, flags) if donated else {}
 
 
 __all__ = ["XlaBackend", "cache_directory", "cache_key", "donation_aliases", "gpu_client", "load_rules"]
