@@ -149,3 +149,6 @@ from minijax.ref import (  # noqa: E402
     freeze as freeze,
     new_ref as new_ref,
 )
+
+# mproc (issue 17): jax.distributed (multi-process on XLA's distributed runtime)
+from minijax import distributed as distributed  # noqa: E402

@@ -188,14 +188,30 @@ class XlaBackend(Backend):
         if num_cpu_devices is None:
             configured = int(read_flag("jax_num_cpu_devices"))
             num_cpu_devices = configured if configured > 0 else None
-        cpu = jaxlib_api.client_devices(jaxlib_api.make_cpu_client(num_cpu_devices))
+        # mproc (issue 17): after jax.distributed.initialize the CPU client spans every
+        # process; its devices() are global, each with the process_index that owns it.
+        from minijax import distributed
+
+        if distributed.is_initialized():
+            state = distributed.global_state
+            cpu_client = jaxlib_api.make_distributed_cpu_client(
+                state.client, state.process_id, state.num_processes, num_cpu_devices
+            )
+            cpu = list(cpu_client.devices())
+        else:
+            cpu = jaxlib_api.client_devices(jaxlib_api.make_cpu_client(num_cpu_devices))
         gpu_client_, self.gpu_status = gpu_client(_requested_platforms())
         gpu = jaxlib_api.client_devices(gpu_client_) if gpu_client_ is not None else []
         self._cpu_devices = [Device(self, d.id, "cpu", str(d.device_kind)) for d in cpu]
+        for device, pjrt_device in zip(self._cpu_devices, cpu):
+            device.process_index = int(pjrt_device.process_index)
         self._gpu_devices = [Device(self, d.id, "gpu", str(d.device_kind), name=str(d)) for d in gpu]
         # JAX's order: an accelerator, when present, is the default platform.
         self.platform = "gpu" if gpu else "cpu"
-        self._devices = self._gpu_devices or self._cpu_devices
+        # mproc (issue 17): devices() are this process's (the default device is the
+        # first of them); global_devices() adds the other processes' devices.
+        self._global_devices = self._gpu_devices or self._cpu_devices
+        self._devices = [d for d in self._global_devices if d.process_index == self.process_index()]
         self._pjrt_of: dict[Device, Any] = dict(zip(self._gpu_devices + self._cpu_devices, gpu + cpu))
         self._device_of = {p: d for d, p in self._pjrt_of.items()}
         # (prim, avals, params, device) -> runner of its compiled program,
@@ -208,8 +224,22 @@ class XlaBackend(Backend):
     def devices(self) -> list[Device]:
         return self._devices
 
+    def global_devices(self) -> list[Device]:
+        return self._global_devices
+
+    def process_index(self) -> int:
+        from minijax import distributed
+
+        return distributed.global_state.process_id
+
+    def process_count(self) -> int:
+        from minijax import distributed
+
+        return distributed.global_state.num_processes
+
     def platform_devices(self, platform: str) -> list[Device]:
-        return {"cpu": self._cpu_devices, "gpu": self._gpu_devices}.get(platform, [])
+        devices = {"cpu": self._cpu_devices, "gpu": self._gpu_devices}.get(platform, [])
+        return [d for d in devices if d.process_index == self.process_index()]
 
     def _pjrt_device(self, device: Device | None) -> Any:
         if device is None:
