@@ -152,3 +152,6 @@ from minijax.ref import (  # noqa: E402
 
 # mproc (issue 17): jax.distributed (multi-process on XLA's distributed runtime)
 from minijax import distributed as distributed  # noqa: E402
+from minijax.experimental.multihost_utils import (  # noqa: E402
+    make_array_from_process_local_data as make_array_from_process_local_data,
+)

@@ -302,16 +302,51 @@ class XlaBackend(Backend):
 
     def put_shards(self, value: np.ndarray[Any, Any], sharding: Any) -> Any:
         devices = sharding._device_assignment
+        if self.process_count() > 1:
+            return self._put_local_shards(value, sharding)
         indices = sharding.devices_indices_map(value.shape)
         return spmd.put_shards(value, sharding, [self._pjrt_of[d] for d in devices], [indices[d] for d in devices])
+
+    # mproc (issue 17): over several processes a global array holds only this process's
+    # blocks; the other processes hold theirs (every process passes the same whole value,
+    # or, through make_array_from_process_local_data, its own part).
+    def _local(self, devices: Sequence[Device]) -> list[Device]:
+        mine = self.process_index()
+        return [d for d in devices if d.process_index == mine]
+
+    def _put_local_shards(self, value: np.ndarray[Any, Any], sharding: Any) -> Any:
+        indices = sharding.devices_indices_map(value.shape)
+        return self.put_local_blocks(
+            value.shape, value.dtype, sharding, {d: value[indices[d]] for d in self._local(sharding._device_assignment)}
+        )
+
+    def put_local_blocks(
+        self, shape: tuple[int, ...], dtype: Any, sharding: Any, blocks: dict[Device, np.ndarray[Any, Any]]
+    ) -> Any:
+        """The global array of ``shape`` laid out by ``sharding`` whose blocks on this
+        process's devices are ``blocks`` (the other processes supply theirs)."""
+        pjrt_all = [self._pjrt_of[d] for d in sharding._device_assignment]
+        buffers = [jaxlib_api.put(jaxlib_api.c_contiguous(np.asarray(b, dtype=dtype)), self._pjrt_of[d])
+                   for d, b in blocks.items()]  # fmt: skip
+        return spmd.assemble(ShapedArray(tuple(shape), np.dtype(dtype)), spmd.hlo_sharding(sharding, len(shape)), pjrt_all, buffers)
 
     def get_shards(self, buffer: Any, sharding: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
         indices = sharding.devices_indices_map(shape)
         devices = sharding._device_assignment
+        if len(self._local(devices)) < len(devices):
+            local = self._local(devices)
+            if not sharding.is_fully_replicated:
+                raise RuntimeError(
+                    "Fetching value for `jax.Array` that spans non-addressable (non process local) devices is not "
+                    "possible. You can use `jax.experimental.multihost_utils.process_allgather` to print the global "
+                    "array or use `.addressable_shards` method of jax.Array to inspect the addressable (process "
+                    "local) shards."
+                )
+            devices = local[:1]
         return spmd.to_host(buffer, [self._pjrt_of[d] for d in devices], shape, dtype, [indices[d] for d in devices])
 
     def shard_buffers(self, buffer: Any, sharding: Any, shape: tuple[int, ...]) -> list[Any]:
-        pjrt = [self._pjrt_of[d] for d in sharding._device_assignment]
+        pjrt = [self._pjrt_of[d] for d in self._local(sharding._device_assignment)]
         return spmd.shard_buffers(buffer, pjrt, sharding.shard_shape(shape))
 
     def compile_spmd(
