@@ -362,6 +362,8 @@ class XlaBackend(Backend):
         def put_replicated(value: Any, aval: ShapedArray) -> Any:
             return self.put_shards(np.asarray(value, dtype=aval.dtype), replicated)
 
+        if self.process_count() > 1:
+            self._agree_across_processes(closed, in_shardings, devices)
         self._count("compiles")
         program = spmd.SpmdProgram(closed, pjrt, in_hlos, out_hlos, put_replicated)
         hints = [s.spec for s in in_shardings] + [s.spec for s in out_shardings if s is not None]
@@ -378,6 +380,42 @@ class XlaBackend(Backend):
                 )
             results.append(NamedSharding(mesh, spec))
         return program.run, results
+
+    # mproc (issue 17): the processes of a multi-process computation must compile the same
+    # SPMD program over the same device assignment; a mismatch would otherwise hang in (or
+    # crash from) XLA's collectives. Each process publishes what its nth such compile is
+    # through the coordination service's key-value store and compares with the others'.
+    _mp_compiles = 0
+
+    def _agree_across_processes(self, closed: ClosedJaxpr, in_shardings: Sequence[Any], devices: Sequence[Device]) -> None:
+        from minijax import distributed
+
+        state = distributed.global_state
+        mesh = in_shardings[0].mesh
+        mine = (
+            f"mesh {dict(mesh.shape)} over devices {[d.id for d in devices]}; "
+            f"in_specs {[str(s.spec) for s in in_shardings]}; in_avals {[str(a) for a in closed.in_avals]}"
+        )
+        n = self._mp_compiles
+        self._mp_compiles += 1
+        state.client.key_value_set(f"minijax/spmd/{n}/{state.process_id}", mine)
+        for other in range(state.num_processes):
+            if other == state.process_id:
+                continue
+            try:
+                theirs = state.client.blocking_key_value_get(f"minijax/spmd/{n}/{other}", 60_000)
+            except Exception as e:
+                raise RuntimeError(
+                    f"minijax: process {other} did not compile its SPMD program #{n} within 60 s ({e}); every process "
+                    "must run the same jitted computations over global arrays, in the same order"
+                ) from e
+            if theirs != mine:
+                raise ValueError(
+                    f"Processes disagree on a jitted computation over arrays that span processes: process "
+                    f"{state.process_id} has {mine}, process {other} has {theirs}. Every process must build the same "
+                    "Mesh (same devices, same order, same axis names and sizes) and pass arrays of the same global "
+                    "shapes and shardings, e.g. jax.make_mesh(...) with jax.devices() on every process."
+                )
 
     # --- eager ---------------------------------------------------------------------
     def execute(

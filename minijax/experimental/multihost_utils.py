@@ -19,17 +19,14 @@ from minijax.mesh import Mesh, NamedSharding, PartitionSpec
 from minijax.stages import jit
 
 
-def _axis_size(mesh: Mesh, entry: Any) -> int:
+def _axis_size(mesh: Mesh, entry: Any, spec: Any) -> int:
     if entry is None:
         return 1
     names = entry if isinstance(entry, tuple) else (entry,)
     size = 1
     for name in names:
         if name not in mesh.shape:
-            raise ValueError(
-                f"Resource axis: {name} of {entry} is not found in mesh: {tuple(mesh.shape)}. "
-                "Name only the mesh's axes in the PartitionSpec."
-            )
+            raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: {tuple(mesh.shape)}.")
         size *= mesh.shape[name]
     return size
 
@@ -54,27 +51,23 @@ def make_array_from_process_local_data(
             f"make_array_from_process_local_data: the sharding's spec {sharding.spec} has more entries than "
             f"local_data has dimensions ({local.shape}); give a spec of at most {local.ndim} entries"
         )
-    sizes = [_axis_size(mesh, e) for e in spec]
+    sizes = [_axis_size(mesh, e, sharding.spec) for e in spec]
     if global_shape is None:
         # Each block's position along each dimension, from a shape of one element per block.
         positions = sharding.devices_indices_map(tuple(sizes))
         shape = []
         for dim, (n, size) in enumerate(zip(local.shape, sizes)):
             held = {positions[d][dim].indices(size)[0] for d in local_devices}
-            if n % len(held):
-                raise ValueError(
-                    f"make_array_from_process_local_data: local_data's dimension {dim} ({n}) does not split "
-                    f"evenly over this process's {len(held)} blocks along it; pass global_shape"
-                )
-            shape.append(n // len(held) * size)
+            # The other processes hold size/len(held) times as much along this dimension.
+            shape.append(n * (size // len(held)))
         global_shape = tuple(shape)
     global_shape = tuple(int(n) for n in global_shape)
     for dim, (n, size) in enumerate(zip(global_shape, sizes)):
         if n % size:
             raise ValueError(
-                f"One of make_array_from_process_local_data was given the global shape {global_shape}, whose "
-                f"dimension {dim} ({n}) is not divisible by the {size} devices of mesh axes {spec[dim]}; "
-                "make that dimension a multiple of the axis size, or shard it over fewer devices"
+                f"Sharding spec {tuple(spec[:len(tuple(sharding.spec))])} implies that array axis {dim} is partitioned "
+                f"{size} times, but does not evenly divide the dimension size {n}. Got shape: {global_shape} and "
+                f"sharding {sharding}"
             )
     indices = sharding.devices_indices_map(global_shape)
     starts = [min(indices[d][k].indices(n)[0] for d in local_devices) for k, n in enumerate(global_shape)]
