@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import socket
+import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -96,6 +98,8 @@ def initialize(
         "JAX_COORDINATOR_BIND_ADDRESS", "[::]:" + coordinator_address.rsplit(":", 1)[1]
     )
     service = None
+    if process_id != 0:
+        _wait_for_coordinator(coordinator_address, process_id, num_processes, initialization_timeout)
     if process_id == 0:
         service = jaxlib.get_distributed_runtime_service(
             bind, num_processes, heartbeat_timeout=heartbeat_timeout_seconds, shutdown_timeout=shutdown_timeout_seconds
@@ -124,6 +128,30 @@ def initialize(
     global_state.num_processes = num_processes
     global_state.coordinator_address = coordinator_address
     global_state.local_device_ids = list(local_device_ids) if local_device_ids is not None else None
+
+
+def _wait_for_coordinator(address: str, process_id: int, num_processes: int, timeout: float) -> None:
+    """Return once something listens at ``address``; RuntimeError after ``timeout`` seconds.
+
+    jaxlib's client, failing to register, ends the whole process from C++ (a fatal
+    log, no Python exception); probing the port first turns an unreachable
+    coordinator into an error the caller can read and catch."""
+    host, port = address.rsplit(":", 1)
+    host = host.strip("[]")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=max(0.1, min(1.0, deadline - time.monotonic()))):
+                return
+        except OSError as e:
+            if time.monotonic() >= deadline:
+                raise RuntimeError(
+                    f"jax.distributed.initialize: process {process_id} could not connect to the coordinator at "
+                    f"{address} within initialization_timeout={timeout}s ({e}). Start process 0 (which runs the "
+                    f"coordinator) with the same coordinator_address, start all {num_processes} processes, or "
+                    "raise initialization_timeout."
+                ) from e
+            time.sleep(0.1)
 
 
 def is_initialized() -> bool:
