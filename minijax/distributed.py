@@ -13,8 +13,9 @@ import importlib
 import os
 import socket
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from minijax import backend as _backend
 

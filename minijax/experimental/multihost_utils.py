@@ -8,7 +8,8 @@ cross processes over gloo), as JAX does it; with one process each is the identit
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -106,7 +107,8 @@ def _all_devices_mesh() -> tuple[Mesh, int]:
 def _gather_host(x: Any, tiled: bool) -> np.ndarray[Any, Any]:
     mesh, n = _all_devices_mesh()
     if isinstance(x, Array) and not x.is_fully_addressable:
-        value = jit(lambda a: a, out_shardings=NamedSharding(x.sharding.mesh, PartitionSpec()))(x)
+        replicated = NamedSharding(x.sharding.mesh, PartitionSpec())  # type: ignore[attr-defined]
+        value = jit(lambda a: a, out_shardings=replicated)(x)
         return np.asarray(value)
     local = np.asarray(x)
     if n == 1:
@@ -134,7 +136,8 @@ def broadcast_one_to_all(in_tree: Any, is_source: bool | None = None) -> Any:
     def one(x: Any) -> np.ndarray[Any, Any]:
         value = np.asarray(x)
         gathered = _gather_host(value if is_source else np.zeros_like(value), tiled=False)
-        return gathered.sum(axis=0).astype(value.dtype)
+        result: np.ndarray[Any, Any] = gathered.sum(axis=0).astype(value.dtype)
+        return result
 
     return tree_util.tree_map(one, in_tree)
 
