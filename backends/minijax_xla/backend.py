@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import monitoring
+from minijax import distributed, monitoring
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable
 from minijax.caching import BoundedCache
@@ -190,8 +190,6 @@ class XlaBackend(Backend):
             num_cpu_devices = configured if configured > 0 else None
         # mproc (issue 17): after jax.distributed.initialize the CPU client spans every
         # process; its devices() are global, each with the process_index that owns it.
-        from minijax import distributed
-
         if distributed.is_initialized():
             state = distributed.global_state
             cpu_client = jaxlib_api.make_distributed_cpu_client(
@@ -228,13 +226,9 @@ class XlaBackend(Backend):
         return self._global_devices
 
     def process_index(self) -> int:
-        from minijax import distributed
-
         return distributed.global_state.process_id
 
     def process_count(self) -> int:
-        from minijax import distributed
-
         return distributed.global_state.num_processes
 
     def platform_devices(self, platform: str) -> list[Device]:
@@ -388,8 +382,6 @@ class XlaBackend(Backend):
     _mp_compiles = 0
 
     def _agree_across_processes(self, closed: ClosedJaxpr, in_shardings: Sequence[Any], devices: Sequence[Device]) -> None:
-        from minijax import distributed
-
         state = distributed.global_state
         mesh = in_shardings[0].mesh
         mine = (

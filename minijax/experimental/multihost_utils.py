@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import dtypes, placement, tree_util
+from minijax import core, dtypes, placement, tree_util
 from minijax.array import Array
 from minijax.backend import Device, get_backend
 from minijax.mesh import Mesh, NamedSharding, PartitionSpec
@@ -86,8 +86,6 @@ def make_array_from_process_local_data(
                 "pass global_shape, or local data of the shape of this process's part"
             )
         blocks[d] = block
-    from minijax import core
-
     if not hasattr(backend, "put_local_blocks"):  # a one-process backend (NumPy): the whole value is local
         return placement.device_put(local, sharding)  # type: ignore[no-any-return]
     out = Array(None, core.ShapedArray(global_shape, local.dtype), backend, devices[0], True)
