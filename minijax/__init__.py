@@ -141,7 +141,14 @@ __version__ = "0.1.0"
 __version_info__ = tuple(int(part) for part in __version__.split("."))
 
 # refs (issue 24): mutable array references (jax.Ref, jax.new_ref, jax.ref)
-from minijax import ref as ref  # noqa: E402
+# mproc (issue 17): jax.distributed (multi-process on XLA's distributed runtime)
+from minijax import (
+    distributed as distributed,  # noqa: E402
+    ref as ref,  # noqa: E402
+)
+from minijax.experimental.multihost_utils import (  # noqa: E402
+    make_array_from_process_local_data as make_array_from_process_local_data,
+)
 from minijax.ref import (  # noqa: E402
     Ref as Ref,
     empty_ref as empty_ref,

@@ -157,10 +157,15 @@ def devices(backend: str | None = None) -> list[Device]:
 
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Device]:
-    """The devices of this process (minijax runs in one process: ``devices``)."""
-    if process_index not in (None, 0):
-        raise ValueError(f"local_devices: process_index={process_index}, but minijax runs in one process (index 0)")
-    return devices(backend)
+    """The devices of this process, or of process ``process_index`` (mproc, issue 17)."""
+    backend_ = get_backend(backend) if backend in (None, "xla", "numpy") else None
+    if backend_ is None:
+        every = devices(backend)
+        index = process_index if process_index is not None else get_backend().process_index()
+    else:
+        every = backend_.global_devices()
+        index = process_index if process_index is not None else backend_.process_index()
+    return [d for d in every if d.process_index == index]
 
 
 def device_count(backend: str | None = None) -> int:
@@ -168,7 +173,7 @@ def device_count(backend: str | None = None) -> int:
 
 
 def local_device_count(backend: str | None = None) -> int:
-    return device_count(backend)
+    return len(local_devices(backend=backend))
 
 
 def default_backend() -> str:
@@ -177,13 +182,14 @@ def default_backend() -> str:
 
 
 def process_index(backend: Any = None) -> int:
-    """This process's index among the processes of the computation: minijax runs in one process, 0."""
-    return 0
+    """This process's index among the processes of the computation (0 unless
+    ``jax.distributed.initialize`` joined it to others)."""
+    return get_backend(backend if backend in ("xla", "numpy") else None).process_index()
 
 
 def process_count(backend: Any = None) -> int:
-    """How many processes the computation spans: one (minijax has no multi-process runtime)."""
-    return 1
+    """How many processes the computation spans (``num_processes`` after ``jax.distributed.initialize``)."""
+    return get_backend(backend if backend in ("xla", "numpy") else None).process_count()
 
 
 def process_indices(backend: Any = None) -> list[int]:

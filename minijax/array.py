@@ -345,7 +345,8 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        mine = self._backend.process_index()  # mproc (issue 17)
+        return all(d.process_index == mine for d in self.devices())
 
     @property
     def addressable_shards(self) -> list[Shard]:
@@ -358,9 +359,12 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         if self._shards is not None:  # each device's own buffer
             blocks = self._backend.shard_buffers(self._shards, self._sharding, shape)
             shard_aval = self.aval.update(shape=self._sharding.shard_shape(shape))
+            # mproc (issue 17): only this process's devices hold blocks here.
+            mine = self._backend.process_index()
+            local = [d for d in self._sharding._device_assignment if d.process_index == mine]
             return [
                 Shard(device, indices[device], replicas[device], Array(block, shard_aval, self._backend, device, True))
-                for device, block in zip(self._sharding._device_assignment, blocks)
+                for device, block in zip(local, blocks)
             ]
         host = self._value
         return [

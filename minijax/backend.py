@@ -66,6 +66,18 @@ class Backend(abc.ABC):
     def devices(self) -> list[Device]:
         """The devices of the backend's main platform; ``devices()[0]`` is its default device."""
 
+    # mproc (issue 17): a backend spanning several processes (the xla one after
+    # jax.distributed.initialize) says so here; devices() stays this process's.
+    def global_devices(self) -> list[Device]:
+        """Every process's devices (``jax.devices()``); one process: ``devices()``."""
+        return self.devices()
+
+    def process_index(self) -> int:
+        return 0
+
+    def process_count(self) -> int:
+        return 1
+
     def platform_devices(self, platform: str) -> list[Device]:
         """Its devices of ``platform`` ("cpu", "gpu"), which may include devices
         beyond ``devices()`` (the xla backend on a GPU machine also has CPUs)."""
@@ -400,10 +412,10 @@ def devices_for(name: str | None = None) -> list[Device]:
     """``minijax.devices(name)``: a backend name ("xla"), a platform ("cpu",
     "gpu"), or None for the default backend's devices."""
     if name is None:
-        return list(get_backend().devices())
+        return list(get_backend().global_devices())
     _discover()
     if name in _factories:
-        return list(get_backend(name).devices())
+        return list(get_backend(name).global_devices())
     platform = _PLATFORM_ALIASES.get(name.lower())
     if platform is not None:
         # The default backend first, so devices("cpu") agrees with devices().

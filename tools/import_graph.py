@@ -37,7 +37,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "minijax.jaxpr_graph", "minijax.debug_checks", "minijax.prng")),
     ("runtime", ("minijax.backend", "minijax.array", "minijax.placement", "minijax.dispatch",
                  "minijax.transfers",  # minijax.transfers: stagesx (issue 20), transfer guards
-                 "minijax.mesh")),  # sharding (issue 17): meshes and shardings, under the arrays that carry them
+                 "minijax.mesh",  # sharding (issue 17): meshes and shardings, under the arrays that carry them
+                 "minijax.distributed")),  # mproc (issue 17): jax.distributed, read by the xla backend
     ("interpreters", ("minijax.interpreters", "minijax.interpreters.*")),
     ("primitives", ("minijax.primitives", "minijax.primitives.*")),
     ("transformations", ("minijax.api", "minijax.stages", "minijax.autodiff", "minijax.vectorization",

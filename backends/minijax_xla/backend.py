@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from minijax import monitoring
+from minijax import distributed, monitoring
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable
 from minijax.caching import BoundedCache
@@ -188,14 +188,28 @@ class XlaBackend(Backend):
         if num_cpu_devices is None:
             configured = int(read_flag("jax_num_cpu_devices"))
             num_cpu_devices = configured if configured > 0 else None
-        cpu = jaxlib_api.client_devices(jaxlib_api.make_cpu_client(num_cpu_devices))
+        # mproc (issue 17): after jax.distributed.initialize the CPU client spans every
+        # process; its devices() are global, each with the process_index that owns it.
+        if distributed.is_initialized():
+            state = distributed.global_state
+            cpu_client = jaxlib_api.make_distributed_cpu_client(
+                state.client, state.process_id, state.num_processes, num_cpu_devices
+            )
+            cpu = list(cpu_client.devices())
+        else:
+            cpu = jaxlib_api.client_devices(jaxlib_api.make_cpu_client(num_cpu_devices))
         gpu_client_, self.gpu_status = gpu_client(_requested_platforms())
         gpu = jaxlib_api.client_devices(gpu_client_) if gpu_client_ is not None else []
         self._cpu_devices = [Device(self, d.id, "cpu", str(d.device_kind)) for d in cpu]
+        for device, pjrt_device in zip(self._cpu_devices, cpu):
+            device.process_index = int(pjrt_device.process_index)
         self._gpu_devices = [Device(self, d.id, "gpu", str(d.device_kind), name=str(d)) for d in gpu]
         # JAX's order: an accelerator, when present, is the default platform.
         self.platform = "gpu" if gpu else "cpu"
-        self._devices = self._gpu_devices or self._cpu_devices
+        # mproc (issue 17): devices() are this process's (the default device is the
+        # first of them); global_devices() adds the other processes' devices.
+        self._global_devices = self._gpu_devices or self._cpu_devices
+        self._devices = [d for d in self._global_devices if d.process_index == self.process_index()]
         self._pjrt_of: dict[Device, Any] = dict(zip(self._gpu_devices + self._cpu_devices, gpu + cpu))
         self._device_of = {p: d for d, p in self._pjrt_of.items()}
         # (prim, avals, params, device) -> runner of its compiled program,
@@ -210,8 +224,18 @@ class XlaBackend(Backend):
     def devices(self) -> list[Device]:
         return self._devices
 
+    def global_devices(self) -> list[Device]:
+        return self._global_devices
+
+    def process_index(self) -> int:
+        return distributed.global_state.process_id
+
+    def process_count(self) -> int:
+        return distributed.global_state.num_processes
+
     def platform_devices(self, platform: str) -> list[Device]:
-        return {"cpu": self._cpu_devices, "gpu": self._gpu_devices}.get(platform, [])
+        devices = {"cpu": self._cpu_devices, "gpu": self._gpu_devices}.get(platform, [])
+        return [d for d in devices if d.process_index == self.process_index()]
 
     def _pjrt_device(self, device: Device | None) -> Any:
         if device is None:
@@ -274,6 +298,8 @@ class XlaBackend(Backend):
 
     def put_shards(self, value: np.ndarray[Any, Any], sharding: Any) -> Any:
         devices = sharding._device_assignment
+        if self.process_count() > 1:
+            return self._put_local_shards(value, sharding)
         indices = sharding.devices_indices_map(value.shape)
         return spmd.put_shards(value, sharding, [self._pjrt_of[d] for d in devices], [indices[d] for d in devices])
 
@@ -284,13 +310,46 @@ class XlaBackend(Backend):
         aval = ShapedArray(shape, blocks[0].dtype)
         return spmd.assemble(aval, spmd.hlo_sharding(sharding, len(shape)), pjrt, bufs)
 
+    # mproc (issue 17): over several processes a global array holds only this process's
+    # blocks; the other processes hold theirs (every process passes the same whole value,
+    # or, through make_array_from_process_local_data, its own part).
+    def _local(self, devices: Sequence[Device]) -> list[Device]:
+        mine = self.process_index()
+        return [d for d in devices if d.process_index == mine]
+
+    def _put_local_shards(self, value: np.ndarray[Any, Any], sharding: Any) -> Any:
+        indices = sharding.devices_indices_map(value.shape)
+        return self.put_local_blocks(
+            value.shape, value.dtype, sharding, {d: value[indices[d]] for d in self._local(sharding._device_assignment)}
+        )
+
+    def put_local_blocks(
+        self, shape: tuple[int, ...], dtype: Any, sharding: Any, blocks: dict[Device, np.ndarray[Any, Any]]
+    ) -> Any:
+        """The global array of ``shape`` laid out by ``sharding`` whose blocks on this
+        process's devices are ``blocks`` (the other processes supply theirs)."""
+        pjrt_all = [self._pjrt_of[d] for d in sharding._device_assignment]
+        buffers = [jaxlib_api.put(jaxlib_api.c_contiguous(np.asarray(b, dtype=dtype)), self._pjrt_of[d])
+                   for d, b in blocks.items()]  # fmt: skip
+        return spmd.assemble(ShapedArray(tuple(shape), np.dtype(dtype)), spmd.hlo_sharding(sharding, len(shape)), pjrt_all, buffers)
+
     def get_shards(self, buffer: Any, sharding: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
         indices = sharding.devices_indices_map(shape)
         devices = sharding._device_assignment
+        if len(self._local(devices)) < len(devices):
+            local = self._local(devices)
+            if not sharding.is_fully_replicated:
+                raise RuntimeError(
+                    "Fetching value for `jax.Array` that spans non-addressable (non process local) devices is not "
+                    "possible. You can use `jax.experimental.multihost_utils.process_allgather` to print the global "
+                    "array or use `.addressable_shards` method of jax.Array to inspect the addressable (process "
+                    "local) shards."
+                )
+            devices = local[:1]
         return spmd.to_host(buffer, [self._pjrt_of[d] for d in devices], shape, dtype, [indices[d] for d in devices])
 
     def shard_buffers(self, buffer: Any, sharding: Any, shape: tuple[int, ...]) -> list[Any]:
-        pjrt = [self._pjrt_of[d] for d in sharding._device_assignment]
+        pjrt = [self._pjrt_of[d] for d in self._local(sharding._device_assignment)]
         return spmd.shard_buffers(buffer, pjrt, sharding.shard_shape(shape))
 
     def compile_spmd(
@@ -304,6 +363,8 @@ class XlaBackend(Backend):
         def put_replicated(value: Any, aval: ShapedArray) -> Any:
             return self.put_shards(np.asarray(value, dtype=aval.dtype), replicated)
 
+        if self.process_count() > 1:
+            self._agree_across_processes(closed, in_shardings, in_shardings[0]._device_assignment)
         self._count("compiles")
         aliases = _spmd_aliases(closed, donated)
         program = spmd.SpmdProgram(closed, pjrt, in_hlos, out_hlos, put_replicated, aliases, name)
@@ -343,6 +404,40 @@ class XlaBackend(Backend):
     def spmd_compiled_text(self, run: Callable[[list[Any]], list[Any]]) -> str | None:
         program = self._spmd_programs.get(run)
         return None if program is None else jaxlib_api.executable_hlo_text(program.executable)
+
+    # mproc (issue 17): the processes of a multi-process computation must compile the same
+    # SPMD program over the same device assignment; a mismatch would otherwise hang in (or
+    # crash from) XLA's collectives. Each process publishes what its nth such compile is
+    # through the coordination service's key-value store and compares with the others'.
+    _mp_compiles = 0
+
+    def _agree_across_processes(self, closed: ClosedJaxpr, in_shardings: Sequence[Any], devices: Sequence[Device]) -> None:
+        state = distributed.global_state
+        mesh = in_shardings[0].mesh
+        mine = (
+            f"mesh {dict(mesh.shape)} over devices {[d.id for d in devices]}; "
+            f"in_specs {[str(s.spec) for s in in_shardings]}; in_avals {[str(a) for a in closed.in_avals]}"
+        )
+        n = self._mp_compiles
+        self._mp_compiles += 1
+        state.client.key_value_set(f"minijax/spmd/{n}/{state.process_id}", mine)
+        for other in range(state.num_processes):
+            if other == state.process_id:
+                continue
+            try:
+                theirs = state.client.blocking_key_value_get(f"minijax/spmd/{n}/{other}", 60_000)
+            except Exception as e:
+                raise RuntimeError(
+                    f"minijax: process {other} did not compile its SPMD program #{n} within 60 s ({e}); every process "
+                    "must run the same jitted computations over global arrays, in the same order"
+                ) from e
+            if theirs != mine:
+                raise ValueError(
+                    f"Processes disagree on a jitted computation over arrays that span processes: process "
+                    f"{state.process_id} has {mine}, process {other} has {theirs}. Every process must build the same "
+                    "Mesh (same devices, same order, same axis names and sizes) and pass arrays of the same global "
+                    "shapes and shardings, e.g. jax.make_mesh(...) with jax.devices() on every process."
+                )
 
     # --- eager ---------------------------------------------------------------------
     def execute(

@@ -215,6 +215,18 @@ def make_cpu_client(num_devices: int | None = None) -> Client:
     return xc.make_cpu_client(num_devices=num_devices)
 
 
+# mproc (issue 17): the CPU client of one process of a multi-process computation.
+def make_distributed_cpu_client(distributed_client: Any, node_id: int, num_nodes: int, num_devices: int | None) -> Client:
+    """A CPU client whose devices are every process's (the topology is exchanged
+    through the coordination service) and whose collectives cross processes over
+    gloo's TCP transport, as JAX builds it after ``jax.distributed.initialize``."""
+    collectives = xc._xla.make_gloo_tcp_collectives  # type: ignore[attr-defined](distributed_client=distributed_client)
+    return xc.make_cpu_client(
+        distributed_client=distributed_client, node_id=node_id, num_nodes=num_nodes,
+        collectives=collectives, num_devices=num_devices,
+    )
+
+
 def client_devices(client: Client) -> list[PjrtDevice]:
     devices: list[PjrtDevice] = client.local_devices()
     return devices

@@ -9,4 +9,9 @@ __all__ = ["io_callback"]
 
 # checkify (issue 20): jax.experimental.checkify
 # jax.experimental.ode: odeint
-from minijax.experimental import checkify as checkify, ode as ode  # noqa: E402
+# mproc (issue 17): jax.experimental.multihost_utils
+from minijax.experimental import (  # noqa: E402
+    checkify as checkify,
+    multihost_utils as multihost_utils,  # noqa: E402
+    ode as ode,
+)
