@@ -220,7 +220,7 @@ def make_distributed_cpu_client(distributed_client: Any, node_id: int, num_nodes
     """A CPU client whose devices are every process's (the topology is exchanged
     through the coordination service) and whose collectives cross processes over
     gloo's TCP transport, as JAX builds it after ``jax.distributed.initialize``."""
-    collectives = xc._xla.make_gloo_tcp_collectives  # type: ignore[attr-defined](distributed_client=distributed_client)
+    collectives = xc._xla.make_gloo_tcp_collectives(distributed_client=distributed_client)  # type: ignore[attr-defined]
     return xc.make_cpu_client(
         distributed_client=distributed_client, node_id=node_id, num_nodes=num_nodes,
         collectives=collectives, num_devices=num_devices,
