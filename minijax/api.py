@@ -165,6 +165,8 @@ def local_devices(process_index: int | None = None, backend: str | None = None) 
     else:
         every = backend_.global_devices()
         index = process_index if process_index is not None else backend_.process_index()
+    if not 0 <= index < process_count(backend):  # JAX's check and message
+        raise ValueError(f"Unknown process_index {index}")
     return [d for d in every if d.process_index == index]
 
 

@@ -88,6 +88,9 @@ UNSAMPLED: dict[str, str] = {
     "ppermute": _COLLECTIVE,
     "all_to_all": _COLLECTIVE,
     "reduce_scatter": _COLLECTIVE,
+    # spmdx (issue 17): an identity on values whose param is a sharding over a mesh of devices
+    "sharding_constraint": "its param lays the value out over a mesh of devices (values pass unchanged); "
+    "tests/test_spmdx.py checks it on both backends, with its jvp, transpose and vmap",
 }
 
 
