@@ -1009,6 +1009,16 @@ def compile_module_with_callbacks(
     return client.compile_and_load(module, xc.DeviceList((device,)), options, host_callbacks=list(host_callbacks))
 
 
+def execute_and_wait(execute_sharded: Callable[..., Any], args: list[Buffer], handlers: Sequence[Any]) -> list[Buffer]:
+    """Run an executable with host callbacks and return its results once the whole
+    execution, callbacks included, has finished (``make_waiting_runner`` says why)."""
+    results = execute_sharded(args, with_tokens=True)
+    done = results.consume_token()
+    outs: list[Buffer] = results.consume_with_handlers(list(handlers))
+    done.block_until_ready()
+    return outs
+
+
 def make_waiting_runner(
     executable: Executable,
     out_avals: Sequence[ShapedArray],
@@ -1030,10 +1040,7 @@ def make_waiting_runner(
 
     def run(args: list[Buffer]) -> list[Buffer]:
         try:
-            results = execute_sharded([*consts, *args], with_tokens=True)
-            done = results.consume_token()
-            outs: list[Buffer] = results.consume_with_handlers(handlers)
-            done.block_until_ready()
+            outs = execute_and_wait(execute_sharded, [*consts, *args], handlers)
         except Exception as e:
             raise execution_error(args, e, consts, const_avals) from e
         collect_garbage()

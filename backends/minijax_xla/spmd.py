@@ -271,10 +271,7 @@ class SpmdProgram:
             # With host callbacks (spmdx): the call returns once every callback has run, as the
             # one-device programs' calls do (jaxlib_api.make_waiting_runner says why).
             try:
-                results = execute_sharded([*consts, *args], with_tokens=True)
-                done = results.consume_token()
-                outs: list[Buffer] = results.consume_with_handlers(handlers)
-                done.block_until_ready()
+                outs = jaxlib_api.execute_and_wait(execute_sharded, [*consts, *args], handlers)
             except Exception as e:
                 raise jaxlib_api.runtime_error(e) from e
             jaxlib_api.collect_garbage()

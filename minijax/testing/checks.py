@@ -35,7 +35,7 @@ import importlib
 import json
 import os
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -325,19 +325,20 @@ def first_line(e: BaseException) -> str:
 
 
 def run_primitive(check: Check, backend: Backend, reference: Backend) -> Outcome:
-    (eqn,) = check.jaxpr.jaxpr.eqns
-    ref = Eager(reference, check.jaxpr)
-    expected = ref(*check.args)
-    actual = Eager(backend, check.jaxpr)(*check.args)
-    got = compare_primitive(eqn.primitive.name, eqn.params, check.args, actual, expected, lambda ops: ref(*ops))
-    return Outcome("pass" if got.ok else "fail", got.worst_ulps, got.detail)
+    """One primitive run eagerly on ``backend``, against the reference run eagerly."""
+    return _against_eager_reference(check, Eager(backend, check.jaxpr), reference)
 
 
 def run_jit(check: Check, backend: Backend, reference: Backend) -> Outcome:
+    """One primitive compiled on ``backend`` (``--jit``), against the reference run eagerly."""
+    return _against_eager_reference(check, Compiled(backend, check.jaxpr), reference)
+
+
+def _against_eager_reference(check: Check, run: Callable[..., list[NDArray]], reference: Backend) -> Outcome:
     (eqn,) = check.jaxpr.jaxpr.eqns
     ref = Eager(reference, check.jaxpr)
     expected = ref(*check.args)
-    actual = Compiled(backend, check.jaxpr)(*check.args)
+    actual = run(*check.args)
     got = compare_primitive(eqn.primitive.name, eqn.params, check.args, actual, expected, lambda ops: ref(*ops))
     return Outcome("pass" if got.ok else "fail", got.worst_ulps, got.detail)
 
