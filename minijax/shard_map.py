@@ -424,9 +424,11 @@ def _broadcast_specs(what: str, specs: Any, tree: Any) -> list[PartitionSpec]:
 # ---------------------------------------------------------------------------
 # The shard_map primitive: one equation holding the body's jaxpr (typed on one
 # device's blocks) and JAX's params. Its operands and results are the global
-# arrays. How it runs (on both backends, eagerly and under jit): the equation
+# arrays. How the XLA backend runs it (eagerly and under jit): the equation
 # is expanded before compilation into the per-device program of ``_ShardMap``
 # (one nested vmap per manual axis), whose collectives are array operations.
+# The NumPy backend runs the body once per device in lockstep instead
+# (backends/minijax_numpy/shard_map.py), the readable meaning both must give.
 
 
 def _run_per_device(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from minijax.shard_map import per_device_program
+from minijax_numpy.shard_map import compile_shard_map
 from minijax_numpy.table import HIGHER_ORDER, JaxprCompiler
 
 
@@ -29,14 +29,8 @@ def _call(param: str) -> Callable[[JaxprCompiler, dict[str, Any]], Callable[...,
     return compile_call
 
 
-def _shard_map(backend: JaxprCompiler, params: dict[str, Any]) -> Callable[..., Any]:
-    # The body once per device block, vectorized over the mesh axes (minijax/shard_map.py).
-    closed = per_device_program(params)
-    return backend.compile_jaxpr(closed.jaxpr, closed.consts)
-
-
 HIGHER_ORDER["jit"] = _jit
-HIGHER_ORDER["shard_map"] = _shard_map
+HIGHER_ORDER["shard_map"] = compile_shard_map  # the body once per device, in lockstep
 HIGHER_ORDER["custom_jvp_call"] = _call("call_jaxpr")
 HIGHER_ORDER["custom_vjp_call"] = _call("call_jaxpr")
 HIGHER_ORDER["remat2"] = _call("jaxpr")
