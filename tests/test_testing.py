@@ -359,6 +359,24 @@ def test_a_derivative_that_is_exactly_zero_matches_the_noise_of_its_plain_meanin
     assert programs.finite_difference_noise(["jvp"], lambda v: v * v, np.array(x)) < 1e-11
 
 
+def test_a_derivative_near_zero_is_judged_within_the_plain_meanings_truncation_error(backend_name: str) -> None:
+    # Found by a stored hypothesis example: jvp of cos(0.5 tanh(x) + 0.25) at -0.539 is
+    # -0.00127191; central differences with step 1e-3 give -0.00127196 (their truncation
+    # error, STEP**2 times a third derivative over 6, is 3.7e-5 of so small a derivative),
+    # which rtol 1e-5 refused.
+    from minijax.testing.checks import backend_named
+    from minijax.testing.runner import run_check
+
+    x = np.array([-0.53915446])
+    program = programs.NestedProgram(("jvp",), ("tanh", "affine", "cos"), 1, (), x)
+    outcome = run_check(program.check(), backend_named(backend_name), backend_named("numpy"))
+    assert outcome.passed, outcome.message
+    # The allowance is the reference's own error (~5e-8), not more: a wrong jvp is still refused.
+    base = lambda v: np.cos(0.5 * np.tanh(v) + 0.25)  # noqa: E731
+    want = programs.plain(["jvp"], base)(x)
+    assert 1e-8 < programs.truncation_error(["jvp"], base, x, want) < 1e-6
+
+
 @pytest.mark.single_backend
 def test_the_plain_meaning_is_what_the_transformations_mean() -> None:
     x = np.array([0.5, -1.0])
