@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import itertools
 import math
 import threading
 from collections import OrderedDict
@@ -670,6 +671,23 @@ class NamedSharding(Sharding):
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
+
+
+def candidate_specs(axis_names: Sequence[str], ndim: int) -> Iterator[tuple[tuple[tuple[str, ...], ...], PartitionSpec]]:
+    """Every PartitionSpec of a rank-``ndim`` array that gives each mesh axis at most one
+    dimension, with the axes it puts on each dimension, in one fixed order: how a backend
+    names a layout it reads back (a mesh has a few axes, an array a few dimensions)."""
+    names = list(axis_names)
+    for place in itertools.product(range(ndim + 1), repeat=len(names)):  # ndim: the axis unused
+        per_dim: list[list[str]] = [[] for _ in range(ndim)]
+        for name, dim in zip(names, place):
+            if dim < ndim:
+                per_dim[dim].append(name)
+        for orders in itertools.product(*[list(itertools.permutations(axes)) for axes in per_dim]):
+            entries: list[Any] = [None if not o else (o[0] if len(o) == 1 else tuple(o)) for o in orders]
+            while entries and entries[-1] is None:
+                entries.pop()
+            yield tuple(orders), PartitionSpec(*entries)
 
 
 def explicit_spec_text(sharding: Sharding | None, shape: Sequence[int]) -> list[str]:

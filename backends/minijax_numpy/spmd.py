@@ -17,7 +17,6 @@ gives the same program (docs/differences.md says where it differs).
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,7 +25,7 @@ import numpy as np
 
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
-from minijax.mesh import NamedSharding, PartitionSpec
+from minijax.mesh import NamedSharding, PartitionSpec, candidate_specs
 from minijax.primitives import complex as complex_family, elementwise as elementwise_family
 
 Blocks = list[np.ndarray[Any, Any]]
@@ -101,18 +100,9 @@ def spec_of(layout: Layout, sizes: dict[str, int], hints: Sequence[PartitionSpec
     for hint in hints:
         if len(hint) <= ndim and plain(layout_of(hint, ndim)) == want:
             return hint
-    names = list(sizes)
-    for place in itertools.product(range(ndim + 1), repeat=len(names)):  # ndim: the axis unused
-        per_dim: list[list[str]] = [[] for _ in range(ndim)]
-        for name, dim in zip(names, place):
-            if dim < ndim:
-                per_dim[dim].append(name)
-        for orders in itertools.product(*[list(itertools.permutations(axes)) for axes in per_dim]):
-            if plain(tuple(orders)) == want:
-                entries: list[Any] = [None if not o else (o[0] if len(o) == 1 else tuple(o)) for o in orders]
-                while entries and entries[-1] is None:
-                    entries.pop()
-                return PartitionSpec(*entries)
+    for orders, spec in candidate_specs(list(sizes), ndim):
+        if plain(orders) == want:
+            return spec
     raise RuntimeError(f"no PartitionSpec lays out {layout}")  # (unreachable: every layout has one)
 
 

@@ -12,7 +12,6 @@ out as the compiled program says (``get_output_shardings``).
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -23,7 +22,7 @@ from jaxlib.mlir import ir
 
 from minijax.core import ShapedArray
 from minijax.jaxpr import ClosedJaxpr
-from minijax.mesh import Mesh, NamedSharding, PartitionSpec
+from minijax.mesh import Mesh, NamedSharding, PartitionSpec, candidate_specs
 from minijax_xla import jaxlib_api
 from minijax_xla.lowering import lower_jaxpr
 
@@ -78,18 +77,9 @@ def spec_for(hlo: Any, mesh: Mesh, ndim: int, hints: Sequence[PartitionSpec] = (
     for spec in hints:
         if len(spec) <= ndim and hlo_sharding(NamedSharding(mesh, spec), ndim) == hlo:
             return spec
-    for placement in itertools.product(range(ndim + 1), repeat=len(names)):  # ndim: the axis unused
-        per_dim: list[list[str]] = [[] for _ in range(ndim)]
-        for name, dim in zip(names, placement):
-            if dim < ndim:
-                per_dim[dim].append(name)
-        for orders in itertools.product(*[list(itertools.permutations(axes)) for axes in per_dim]):
-            entries = [None if not o else (o[0] if len(o) == 1 else tuple(o)) for o in orders]
-            while entries and entries[-1] is None:
-                entries.pop()
-            spec = PartitionSpec(*entries)
-            if hlo_sharding(NamedSharding(mesh, spec), ndim) == hlo:
-                return spec
+    for _, spec in candidate_specs(names, ndim):
+        if hlo_sharding(NamedSharding(mesh, spec), ndim) == hlo:
+            return spec
     return None
 
 
