@@ -116,6 +116,8 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         dtype_part = f"dtype={self.aval.dtype.name}{weak})"
         if self._deleted:
             return f"{prefix}<deleted>, shape={self.aval.shape}, {dtype_part}"
+        if not self._printable_here():
+            return f"{prefix}shape={self.aval.shape}, {dtype_part}"
         if self.aval.size == 0:
             body = f"[], shape={self.aval.shape}"
         else:
@@ -131,7 +133,18 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
     def __str__(self) -> str:
         if isinstance(self.aval.dtype, dtypes.ExtendedDType):
             return self._extended_repr()
+        if not self._printable_here():
+            return repr(self)
         return str(self._printable())
+
+    def _printable_here(self) -> bool:
+        """mproc (issue 17): whether this process prints the value, as JAX decides: an array
+        spanning processes prints as its shape and dtype alone unless it is replicated and a
+        replica is on one of this process's devices."""
+        if self._shards is None or self.is_fully_addressable:
+            return True
+        mine = self._backend.process_index()
+        return self.is_fully_replicated and any(d.process_index == mine for d in self.devices())
 
     def _extended_repr(self) -> str:
         # JAX's form for key arrays: the key data under a header, as both repr and str.
@@ -144,6 +157,8 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
         return self._value
 
     def __format__(self, spec: str) -> str:
+        if not self._printable_here():
+            return repr(self)
         if self.ndim == 0:
             return format(self._value[()], spec)
         return format(self._value, spec)

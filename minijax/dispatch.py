@@ -74,8 +74,11 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
     for x in args:
         if isinstance(x, core.Tracer):  # nothing is being traced here: it escaped its transformation
             core.raise_leaked_tracer(x)
-    if _on_shards and prim not in eager_rules and any(type(x) is Array and x._shards is not None for x in args):
-        return _on_shards[0](prim, args, params)
+    if _on_shards and any(type(x) is Array and x._shards is not None for x in args):
+        # mproc (issue 17): a primitive with an eager rule (cond, loops, calls) runs it on whole
+        # values, which no process holds of an array spanning processes: jitted too, then.
+        if prim not in eager_rules or any(not x.is_fully_addressable for x in args if type(x) is Array):
+            return _on_shards[0](prim, args, params)
     device, committed = placement(args, prim.name, lambda: [f"args[{i}]" for i in range(len(args))])
     arrays = [to_device(x, device) for x in args]
     if prim in eager_rules:

@@ -31,7 +31,7 @@ from minijax.mesh import (
     get_mesh,
 )
 
-__all__ = ["deleted_error", "device_put", "holds_shards", "lay_out", "placement", "put_sharded", "resolve_sharding", "to_device"]
+__all__ = ["deleted_error", "device_put", "holds_shards", "install_reshard", "lay_out", "placement", "put_sharded", "resolve_sharding", "to_device"]
 
 
 def deleted_error(x: Array) -> RuntimeError:
@@ -73,7 +73,7 @@ def placement(
         if type(x) is Array and x._committed:
             if first < 0:
                 first = i
-            elif x._device is not values[first]._device:
+            elif _device_ids(x) != _device_ids(values[first]):
                 raise _incompatible_devices(what, names(), values, first, i)
     if first >= 0:
         device: Device = values[first]._device
@@ -82,13 +82,23 @@ def placement(
     return (default_device() if backend is None else default_device_of(backend)), False
 
 
+def _device_ids(x: Array) -> list[int]:
+    """The ids of the devices ``x`` is laid out over, in order. An array laid out over a mesh is
+    not compatible with one committed to a single device of it: JAX rejects the pair, and over
+    several processes accepting it would let the process holding that device run a program the
+    others refuse (and wait for them forever)."""
+    if x._sharding is not None and x._sharding.num_devices > 1:
+        return [d.id for d in x._sharding._device_assignment]
+    return [x._device.id]
+
+
 def _incompatible_devices(what: str, names: Sequence[str], values: Sequence[Any], i: int, j: int) -> ValueError:
     def describe(k: int) -> str:
         x: Array = values[k]
         name = names[k] if k < len(names) else f"args[{k}]"
         return (
             f"argument {name} of {what} with shape {x.aval.str_short(short_dtypes=False)} and with device ids "
-            f"[{x._device.id}] on platform {x._device.platform.upper()}"
+            f"{_device_ids(x)} on platform {x._device.platform.upper()}"
         )
 
     return ValueError(
@@ -132,6 +142,12 @@ def device_put(
                 raise deleted_error(leaf)
             if target is None and may_alias is not False:
                 return leaf
+            if target is not None and leaf._shards is not None and not leaf.is_fully_addressable:
+                raise ValueError(
+                    "When the second argument to `device_put` is a Device, the first argument must be a fully "
+                    "addressable array or a non-addressable array with a single device sharding. Got value with "
+                    f"devices {leaf.devices()}"
+                )
             where = leaf._device if target is None else target
             if may_alias is False or leaf._buf is None:
                 out = Array(put_on(where, np.array(leaf._value)), leaf.aval, where.backend, where, target is not None)
@@ -191,6 +207,10 @@ def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
     first = sharding._device_assignment[0]
     if type(x) is Array and x._deleted:
         raise deleted_error(x)
+    if type(x) is Array and x._shards is not None and not x.is_fully_addressable:
+        if x._sharding == sharding:
+            return x
+        return _reshard_across_processes(x, sharding, donate)
     if isinstance(sharding, NamedSharding) and holds_shards(sharding, aval):
         return _put_shards(x, aval, sharding, donate)
     if type(x) is Array:
@@ -202,6 +222,42 @@ def put_sharded(x: Any, sharding: Sharding, donate: bool = False) -> Any:
         out = device_put_value(x, device=first)
         out._committed = True
     out._sharding = sharding
+    return out
+
+
+# mproc (issue 17): ``run(x, sharding)`` relays an array out with a one-operation jitted program
+# (installed by minijax.stages, a layer above): over several processes no process holds the value
+# whole, so every process runs the same resharding program, as JAX's device_put does.
+_reshard: list[Callable[[Array, Sharding], Array]] = []
+
+
+def install_reshard(run: Callable[[Array, Sharding], Array]) -> None:
+    _reshard[:] = [run]
+
+
+def _reshard_across_processes(x: Array, sharding: Sharding, donate: bool) -> Array:
+    """``x``, which spans processes, laid out by ``sharding`` (over the same devices)."""
+    assert x._sharding is not None
+    source = x._sharding._device_assignment
+    target = sharding._device_assignment
+    if {d.id for d in source} != {d.id for d in target}:
+        raise ValueError(
+            "For a cross-host reshard in multi-controller JAX, input and target sharding should have the same set "
+            f"of devices. Got input's device set ids: {[d.id for d in source]} on platform "
+            f"{source[0].platform.upper()} and target sharding's device set ids: {[d.id for d in target]} on platform "
+            f"{target[0].platform.upper()}.\n\nminijax has no cross-host transfers between different device sets: "
+            "lay the array out over the same devices (the same Mesh), or gather it with "
+            "jax.experimental.multihost_utils.process_allgather."
+        )
+    if tuple(source) != tuple(target):
+        raise NotImplementedError(
+            f"minijax: resharding an array that spans processes onto the same devices in another order "
+            f"({[d.id for d in source]} -> {[d.id for d in target]}) is not supported; build the target Mesh "
+            "over the devices in the order of the array's mesh."
+        )
+    out = _reshard[0](x, sharding)
+    if donate and out is not x:
+        x.delete()
     return out
 
 

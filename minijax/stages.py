@@ -63,7 +63,7 @@ from minijax.interpreters.tracing import (
 )
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.mesh import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
-from minijax.placement import lay_out, placement, put_sharded, resolve_sharding, to_device
+from minijax.placement import install_reshard, lay_out, placement, put_sharded, resolve_sharding, to_device
 from minijax.primitives.autodiff import sharding_constraint_mesh
 from minijax.primitives.calls import jit_p
 from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
@@ -1476,3 +1476,19 @@ def _eager_on_shards(prim: core.Primitive, args: Sequence[Any], params: dict[str
 
 
 install_sharded_eager(_eager_on_shards)
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _reshard_by_jit(x: Array, sharding: Sharding) -> Array:
+    # mproc (issue 17): the relayout of an array spanning processes, as JAX runs it: the identity
+    # jitted with the target as its result's sharding, one SPMD program on every process.
+    out: Array = jit(_identity, out_shardings=sharding)(x)
+    if out._sharding != sharding:  # (a program that kept its argument's layout: nothing to lay out again)
+        raise NotImplementedError(f"minijax: could not relay out an array spanning processes as {sharding}")
+    return out
+
+
+install_reshard(_reshard_by_jit)

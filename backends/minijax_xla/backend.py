@@ -338,14 +338,22 @@ class XlaBackend(Backend):
         devices = sharding._device_assignment
         if len(self._local(devices)) < len(devices):
             local = self._local(devices)
-            if not sharding.is_fully_replicated:
+
+            def blocks(ds: Sequence[Device]) -> set[str]:
+                return {repr(indices[d]) for d in ds}
+
+            # JAX's rule: fetchable when this process's devices hold every distinct block of the value
+            # (replicated, or laid out only over mesh axes within a process).
+            if sharding.is_fully_replicated:
+                local = local[:1]
+            elif blocks(local) != blocks(devices):
                 raise RuntimeError(
                     "Fetching value for `jax.Array` that spans non-addressable (non process local) devices is not "
                     "possible. You can use `jax.experimental.multihost_utils.process_allgather` to print the global "
                     "array or use `.addressable_shards` method of jax.Array to inspect the addressable (process "
                     "local) shards."
                 )
-            devices = local[:1]
+            devices = local
         return spmd.to_host(buffer, [self._pjrt_of[d] for d in devices], shape, dtype, [indices[d] for d in devices])
 
     def shard_buffers(self, buffer: Any, sharding: Any, shape: tuple[int, ...]) -> list[Any]:
