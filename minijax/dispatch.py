@@ -75,10 +75,10 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
         if isinstance(x, core.Tracer):  # nothing is being traced here: it escaped its transformation
             core.raise_leaked_tracer(x)
     if _on_shards and any(type(x) is Array and x._shards is not None for x in args):
-        # mproc (issue 17): a primitive with an eager rule (cond, loops, calls) runs it on whole
-        # values, which no process holds of an array spanning processes: jitted too, then.
-        if prim not in eager_rules or any(not x.is_fully_addressable for x in args if type(x) is Array):
-            return _on_shards[0](prim, args, params)
+        # mproc (issue 17): primitives with an eager rule (cond, loops, calls) too: their rules run
+        # on whole values, which no process holds of an array spanning processes; jitted, each
+        # result keeps the layout XLA gives it, as in JAX.
+        return _on_shards[0](prim, args, params)
     device, committed = placement(args, prim.name, lambda: [f"args[{i}]" for i in range(len(args))])
     arrays = [to_device(x, device) for x in args]
     if prim in eager_rules:

@@ -485,13 +485,14 @@ class Sharding:
     def num_devices(self) -> int:
         return len(self._device_assignment)
 
+    # mproc (issue 17): over several processes a device is addressable by the process it belongs to.
     @property
     def addressable_devices(self) -> set[Device]:
-        return self.device_set
+        return {d for d in self.device_set if d.process_index == d.backend.process_index()}
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        return all(d.process_index == d.backend.process_index() for d in self._device_assignment)
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -501,7 +502,8 @@ class Sharding:
         raise NotImplementedError
 
     def addressable_devices_indices_map(self, global_shape: Sequence[int]) -> dict[Device, Index]:
-        return self.devices_indices_map(global_shape)
+        return {d: index for d, index in self.devices_indices_map(global_shape).items()
+                if d.process_index == d.backend.process_index()}  # fmt: skip
 
     def replica_ids(self, global_shape: Sequence[int]) -> dict[Device, int]:
         raise NotImplementedError

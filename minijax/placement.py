@@ -240,6 +240,8 @@ def _reshard_across_processes(x: Array, sharding: Sharding, donate: bool) -> Arr
     assert x._sharding is not None
     source = x._sharding._device_assignment
     target = sharding._device_assignment
+    if sharding.is_fully_addressable:  # onto this process's devices alone: JAX's refusal
+        raise NotImplementedError("Cannot reshard an input that is not fully addressable")
     if {d.id for d in source} != {d.id for d in target}:
         raise ValueError(
             "For a cross-host reshard in multi-controller JAX, input and target sharding should have the same set "

@@ -110,9 +110,91 @@ WORKER = textwrap.dedent('''
             except Exception as e:
                 errors.append([type(e).__name__, str(e)])
         out["errors"] = errors
+    elif mode == "eager":
+        eager_ops(mesh, pid, nproc, out)
     jax.distributed.shutdown()
     out["after_shutdown"] = jax.distributed.is_initialized()
     report()
+''')
+
+# Eager operations and shard_map on an array laid out over 4 devices: in 2 processes (2 devices each,
+# each process supplying its rows) and, for reference, in 1 process with 4 devices. Each result is
+# reported as its sharding and this process's blocks (index and value).
+EAGER = textwrap.dedent('''
+    def eager_ops(mesh, pid, nproc, out):
+        from minijax.sharding import AxisType, Mesh
+        mesh = jax.make_mesh((4,), ("data",), axis_types=(AxisType.Auto,))
+        rows = np.arange(16, dtype=np.float32).reshape(8, 2)
+        per = 8 // nproc
+        x = jax.make_array_from_process_local_data(NamedSharding(mesh, P("data")), rows[pid * per:(pid + 1) * per])
+        w = jax.device_put(np.arange(6, dtype=np.float32).reshape(2, 3) / 4, NamedSharding(mesh, P()))
+        ring = [(i, (i + 1) % 4) for i in range(4)]
+
+        def smap(f, out_specs):
+            return jax.shard_map(f, mesh=mesh, in_specs=P("data"), out_specs=out_specs)
+
+        ops = {
+            "add": lambda: x + 1,
+            "sum": lambda: jnp.sum(x),
+            "sum0": lambda: jnp.sum(x, axis=0),
+            "matmul": lambda: x @ w,
+            "index": lambda: x[3],
+            "slice": lambda: x[2:6],
+            "column": lambda: x[:, 1],
+            "gather": lambda: x[jnp.array([1, 6])],
+            "where": lambda: jnp.where(x > 5, x, -x),
+            "cumsum": lambda: jnp.cumsum(x, axis=0),
+            "transpose": lambda: x.T,
+            "replicate": lambda: jax.device_put(x, NamedSharding(mesh, P())),
+            "reshard": lambda: jax.sharding.reshard(jax.device_put(x, NamedSharding(mesh, P())),
+                                                    NamedSharding(mesh, P("data"))),
+            "cond": lambda: jax.lax.cond(jnp.sum(x) > 0, lambda a: a * 2, lambda a: a, x),
+            "fori": lambda: jax.lax.fori_loop(0, 3, lambda i, a: a + i, x),
+            "grad": lambda: jax.grad(lambda a: jnp.sum(jnp.tanh(a @ w)))(x),
+            "sm_psum": lambda: jax.jit(smap(lambda b: jax.lax.psum(b, "data"), P()))(x),
+            "sm_all_gather": lambda: jax.jit(smap(lambda b: jax.lax.all_gather(b, "data", tiled=True), P("data")))(x),
+            "sm_ppermute": lambda: jax.jit(smap(lambda b: jax.lax.ppermute(b, "data", ring), P("data")))(x),
+            "sm_eager": lambda: smap(lambda b: jax.lax.psum(b, "data") * jax.lax.axis_index("data"), P("data"))(x),
+            "sm_mean": lambda: smap(lambda b: jax.lax.pmean(jnp.sum(b, 0, keepdims=True), "data"), P())(x),
+        }
+        results = {}
+        for name, op in ops.items():
+            r = op()
+            assert isinstance(r.sharding, NamedSharding), (name, r.sharding)
+            results[name] = {
+                "shape": list(r.shape), "spec": str(r.sharding.spec),
+                "shards": [[[[i.start, i.stop] for i in s.index], np.asarray(s.data).tolist()]
+                           for s in r.addressable_shards],
+                "value": np.asarray(r).tolist() if nproc == 1 else None,
+            }
+        out["results"] = results
+        total = jnp.sum(x)
+        out["fetched"] = [float(total), str(total), repr(total), f"{total:.1f}",
+                          np.asarray(jax.device_put(x, NamedSharding(mesh, P()))).tolist()]
+        out["printed"] = [repr(x), str(x), f"{x}", repr(x.astype(jnp.int32) + 1)]
+        out["addressable"] = [x.is_fully_addressable, x.sharding.is_fully_addressable, total.is_fully_replicated,
+                              sorted(d.id for d in x.sharding.addressable_devices),
+                              [[i.start, i.stop] for i, *_ in x.sharding.addressable_devices_indices_map((8, 2)).values()]]
+        if nproc == 1:
+            return
+        local = Mesh(np.array(jax.local_devices()), ("data",))
+        errors = {}
+        for name, bad in {
+            "asarray": lambda: np.asarray(x),
+            "tolist": lambda: x.tolist(),
+            "item": lambda: x.item(0),
+            "to_device": lambda: jax.device_put(x, jax.local_devices()[0]),
+            "to_local_mesh": lambda: jax.device_put(x, NamedSharding(local, P("data"))),
+            "to_other_devices": lambda: jax.device_put(x, NamedSharding(Mesh(np.array(jax.devices()[1:]), ("d",)), P())),
+            "with_local_array": lambda: x + jax.device_put(jnp.ones(2), jax.local_devices()[0]),
+        }.items():
+            try:
+                bad()
+                errors[name] = None
+            except Exception as e:
+                errors[name] = [type(e).__name__, str(e)]
+        out["errors"] = errors
+        out["after_errors"] = float(jnp.sum(x * 2))  # the processes still run in step
 ''')
 
 
@@ -122,9 +204,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _env() -> dict[str, str]:
+def _env(devices: int = 2) -> dict[str, str]:
     env = dict(os.environ)
-    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     env.pop("JAX_PLATFORMS", None)
     env["MINIJAX_BACKEND"] = "xla"
@@ -132,14 +214,14 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _launch(tmp_path: Path, mode: str, nproc: int, *extra: str) -> list[dict]:
-    """Run the worker in ``nproc`` processes; their RESULT lines, in process order."""
+def _launch(tmp_path: Path, mode: str, nproc: int, *extra: str, devices: int = 2) -> list[dict]:
+    """Run the worker in ``nproc`` processes of ``devices`` devices; their RESULT lines, in process order."""
     script = tmp_path / "worker.py"
-    script.write_text(WORKER)
+    script.write_text(EAGER + WORKER)
     port = str(_free_port())
     procs = [
         subprocess.Popen([sys.executable, "-u", str(script), mode, str(i), str(nproc), port, *extra],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env())
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(devices))
         for i in range(nproc)
     ]  # fmt: skip
     outputs = []
@@ -231,6 +313,59 @@ def test_spec_errors_in_a_multi_process_run(tmp_path: Path) -> None:
     assert missing == ["ValueError", "Resource axis: model of P('model',) is not found in mesh: ('data',)."]
     assert indivisible[0] == "ValueError"
     assert "array axis 0 is partitioned 4 times, but does not evenly divide the dimension size 6" in indivisible[1]
+
+
+FETCH_ERROR = "Fetching value for `jax.Array` that spans non-addressable (non process local) devices is not possible."
+
+
+def test_eager_operations_and_shard_map_across_processes(tmp_path: Path) -> None:
+    """Each process's blocks of every result are the one-process run's, under the same sharding; what
+    needs another process's data is JAX's error on every process (and they still run in step after)."""
+    (single,) = _launch(tmp_path, "eager", 1, devices=4)
+    multi = _launch(tmp_path, "eager", 2)
+    rows = np.arange(16, dtype=np.float32).reshape(8, 2)
+    for pid, r in enumerate(multi):
+        assert r["results"].keys() == single["results"].keys()
+        for name, want in single["results"].items():
+            got = r["results"][name]
+            assert (got["shape"], got["spec"]) == (want["shape"], want["spec"]), name
+            value = np.array(want["value"])
+            assert len(got["shards"]) == 2, name  # this process's 2 devices
+            for (index, block), (want_index, want_block) in zip(got["shards"], want["shards"][2 * pid:2 * pid + 2]):
+                assert index == want_index, name
+                where = tuple(slice(a, b) for a, b in index)
+                np.testing.assert_allclose(np.array(block), value[where], rtol=1e-6, err_msg=name)
+                np.testing.assert_allclose(np.array(block), np.array(want_block), rtol=1e-6, err_msg=name)
+        # Replicated values are fetched and printed as in one process.
+        assert r["fetched"] == single["fetched"] == [120.0, "120.0", "Array(120., dtype=float32)", "120.0",
+                                                     rows.tolist()]
+        # A split value prints as its shape, as JAX prints it (one process prints the value).
+        assert r["printed"] == ["Array(shape=(8, 2), dtype=float32)"] * 3 + ["Array(shape=(8, 2), dtype=int32)"]
+        assert single["printed"][0].startswith("Array([[ 0.,  1.],")
+        assert single["addressable"] == [True, True, True, [0, 1, 2, 3], [[0, 2], [2, 4], [4, 6], [6, 8]]]
+        mine = [2 * pid, 2 * pid + 1] if pid == 0 else [2048, 2049]
+        assert r["addressable"] == [False, False, True, mine, [[4 * pid, 4 * pid + 2], [4 * pid + 2, 4 * pid + 4]]]
+        errors = r["errors"]
+        for name in ("asarray", "tolist", "item"):
+            assert errors[name] == ["RuntimeError", FETCH_ERROR + errors[name][1][len(FETCH_ERROR):]], name
+            assert "process_allgather" in errors[name][1]
+        kind, message = errors["to_device"]
+        assert kind == "ValueError" and "must be a fully addressable array" in message
+        assert errors["to_local_mesh"] == ["NotImplementedError", "Cannot reshard an input that is not fully addressable"]
+        kind, message = errors["to_other_devices"]
+        assert kind == "ValueError" and "input and target sharding should have the same set of devices" in message
+        kind, message = errors["with_local_array"]
+        assert kind == "ValueError" and "Received incompatible devices for jitted computation" in message
+        assert "device ids [0, 1, 2048, 2049]" in message
+        assert r["after_errors"] == 240.0
+    # Spot checks of the reference itself, against NumPy.
+    results = single["results"]
+    np.testing.assert_allclose(results["matmul"]["value"], rows @ (np.arange(6).reshape(2, 3) / 4), rtol=1e-6)
+    blocks = rows.reshape(4, 2, 2)
+    np.testing.assert_array_equal(results["sm_psum"]["value"], blocks.sum(0))
+    np.testing.assert_array_equal(results["sm_ppermute"]["value"], np.roll(rows, 2, axis=0))
+    np.testing.assert_array_equal(results["sm_all_gather"]["value"], np.tile(rows, (4, 1)))
+    np.testing.assert_array_equal(results["sm_eager"]["value"], (blocks.sum(0)[None] * np.arange(4)[:, None, None]).reshape(8, 2))
 
 
 BAD = textwrap.dedent('''
