@@ -156,6 +156,17 @@ def _assemble(shape: tuple[int, ...], sharding: Sharding, blocks: list[tuple[tup
     """The array of ``shape`` laid out by ``sharding`` whose block at each index is the given one (every
     device's block, already checked against its index's shape; a sharding has at least one device)."""
     aval = core.get_aval(blocks[0][1]).update(shape=shape, weak_type=False)
+    if not sharding.is_fully_addressable:
+        # mproc (issue 17): over several processes the blocks are this process's devices' (in
+        # addressable_devices_indices_map's order); the other processes supply theirs.
+        first = sharding._device_assignment[0]
+        local = sharding.addressable_devices_indices_map(shape)
+        out = Array(None, aval, first.backend, first, True)
+        out._shards = first.backend.put_local_blocks(  # type: ignore[attr-defined]  (a multi-process backend's)
+            shape, aval.dtype, sharding, {d: np.asarray(b, aval.dtype) for d, (_, b) in zip(local, blocks)}
+        )
+        out._sharding = sharding
+        return out
     if isinstance(sharding, NamedSharding) and holds_shards(sharding, aval):
         # npspmd (issue 17): each device keeps the block it was given, as in JAX (blocks come
         # in devices_indices_map's order, which is the sharding's device order)
@@ -179,7 +190,7 @@ def make_array_from_callback(
     if isinstance(sharding, NamedSharding):
         sharding.check_compatible(shape)
     blocks = []
-    for index in sharding.devices_indices_map(shape).values():
+    for index in sharding.addressable_devices_indices_map(shape).values():  # (over processes: this one's)
         block = np.asarray(data_callback(index), dtype=dtype)
         if block.shape != _block_shape(index, shape):
             raise ValueError(
@@ -194,7 +205,7 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Shardin
                                          dtype: Any = None) -> Array:  # fmt: skip
     """The array of ``shape`` made of one block per device of ``sharding``, in its device order."""
     shape = tuple(int(d) for d in shape)
-    indices = sharding.devices_indices_map(shape)
+    indices = sharding.addressable_devices_indices_map(shape)  # (over processes: this one's devices)
     if len(arrays) != len(indices):
         raise ValueError(
             f"make_array_from_single_device_arrays: the sharding has {len(indices)} addressable devices "

@@ -133,7 +133,16 @@ EAGER = textwrap.dedent('''
         def smap(f, out_specs):
             return jax.shard_map(f, mesh=mesh, in_specs=P("data"), out_specs=out_specs)
 
+        asked = []
+
+        def block(index):
+            asked.append([[i.start, i.stop] for i in index])
+            return rows[index] * 10
+
         ops = {
+            "callback": lambda: jax.make_array_from_callback((8, 2), NamedSharding(mesh, P("data")), block),
+            "single_device_arrays": lambda: jax.make_array_from_single_device_arrays(
+                (8, 2), NamedSharding(mesh, P("data")), [s.data * 3 for s in x.addressable_shards]),
             "add": lambda: x + 1,
             "sum": lambda: jnp.sum(x),
             "sum0": lambda: jnp.sum(x, axis=0),
@@ -168,6 +177,7 @@ EAGER = textwrap.dedent('''
                 "value": np.asarray(r).tolist() if nproc == 1 else None,
             }
         out["results"] = results
+        out["asked"] = asked  # the callback is asked for this process's blocks only
         total = jnp.sum(x)
         out["fetched"] = [float(total), str(total), repr(total), f"{total:.1f}",
                           np.asarray(jax.device_put(x, NamedSharding(mesh, P()))).tolist()]
@@ -343,6 +353,7 @@ def test_eager_operations_and_shard_map_across_processes(tmp_path: Path) -> None
         assert r["printed"] == ["Array(shape=(8, 2), dtype=float32)"] * 3 + ["Array(shape=(8, 2), dtype=int32)"]
         assert single["printed"][0].startswith("Array([[ 0.,  1.],")
         assert single["addressable"] == [True, True, True, [0, 1, 2, 3], [[0, 2], [2, 4], [4, 6], [6, 8]]]
+        assert r["asked"] == single["asked"][2 * pid:2 * pid + 2]
         mine = [2 * pid, 2 * pid + 1] if pid == 0 else [2048, 2049]
         assert r["addressable"] == [False, False, True, mine, [[4 * pid, 4 * pid + 2], [4 * pid + 2, 4 * pid + 4]]]
         errors = r["errors"]
@@ -360,6 +371,9 @@ def test_eager_operations_and_shard_map_across_processes(tmp_path: Path) -> None
         assert r["after_errors"] == 240.0
     # Spot checks of the reference itself, against NumPy.
     results = single["results"]
+    assert single["asked"] == [[[0, 2], [None, None]], [[2, 4], [None, None]], [[4, 6], [None, None]], [[6, 8], [None, None]]]
+    np.testing.assert_array_equal(results["callback"]["value"], rows * 10)
+    np.testing.assert_array_equal(results["single_device_arrays"]["value"], rows * 3)
     np.testing.assert_allclose(results["matmul"]["value"], rows @ (np.arange(6).reshape(2, 3) / 4), rtol=1e-6)
     blocks = rows.reshape(4, 2, 2)
     np.testing.assert_array_equal(results["sm_psum"]["value"], blocks.sum(0))
