@@ -162,7 +162,7 @@ def _assemble(shape: tuple[int, ...], sharding: Sharding, blocks: list[tuple[tup
         first = sharding._device_assignment[0]
         local = sharding.addressable_devices_indices_map(shape)
         out = Array(None, aval, first.backend, first, True)
-        out._shards = first.backend.put_local_blocks(  # type: ignore[attr-defined]  (a multi-process backend's)
+        out._shards = first.backend.put_local_blocks(  # type: ignore[attr-defined]  # a multi-process backend's
             shape, aval.dtype, sharding, {d: np.asarray(b, aval.dtype) for d, (_, b) in zip(local, blocks)}
         )
         out._sharding = sharding
