@@ -155,8 +155,8 @@ EAGER = textwrap.dedent('''
             "cumsum": lambda: jnp.cumsum(x, axis=0),
             "transpose": lambda: x.T,
             "replicate": lambda: jax.device_put(x, NamedSharding(mesh, P())),
-            "reshard": lambda: jax.sharding.reshard(jax.device_put(x, NamedSharding(mesh, P())),
-                                                    NamedSharding(mesh, P("data"))),
+            "split_again": lambda: jax.device_put(jax.device_put(x, NamedSharding(mesh, P())),
+                                                  NamedSharding(mesh, P("data"))),
             "cond": lambda: jax.lax.cond(jnp.sum(x) > 0, lambda a: a * 2, lambda a: a, x),
             "fori": lambda: jax.lax.fori_loop(0, 3, lambda i, a: a + i, x),
             "grad": lambda: jax.grad(lambda a: jnp.sum(jnp.tanh(a @ w)))(x),
@@ -234,6 +234,11 @@ def _launch(tmp_path: Path, mode: str, nproc: int, *extra: str, devices: int = 2
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(devices))
         for i in range(nproc)
     ]  # fmt: skip
+    return _results(procs)
+
+
+def _results(procs: list[subprocess.Popen[str]]) -> list[dict]:
+    """The processes' RESULT lines, in process order; each process is killed after TIMEOUT_S."""
     outputs = []
     try:
         for p in procs:
