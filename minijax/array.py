@@ -389,11 +389,21 @@ class Array(HasAval, abc.ABC):  # noqa: B024  (an ABC so that tracers can regist
 
     @property
     def global_shards(self) -> list[Shard]:
-        return self.addressable_shards
+        """Every device's Shard; over several processes another process's have ``data=None`` (as in JAX)."""
+        if self.is_fully_addressable:
+            return self.addressable_shards
+        assert self._sharding is not None  # (an array spanning processes is laid out over them)
+        shape = self.aval.shape
+        indices = self._sharding.devices_indices_map(shape)
+        replicas = self._sharding.replica_ids(shape)
+        local = {s.device: s for s in self.addressable_shards}
+        return [local.get(d) or Shard(d, indices[d], replicas[d], None) for d in self._sharding._device_assignment]
 
     def addressable_data(self, index: int) -> Array:
         """The block held by the ``index``-th addressable device."""
-        return self.addressable_shards[index].data
+        data = self.addressable_shards[index].data
+        assert data is not None  # (an addressable shard has its data)
+        return data
 
     @property
     def device(self) -> Device | Sharding:
@@ -430,7 +440,7 @@ class Shard:
 
     __slots__ = ("device", "index", "replica_id", "data")
 
-    def __init__(self, device: Device, index: tuple[slice, ...], replica_id: int, data: Array) -> None:
+    def __init__(self, device: Device, index: tuple[slice, ...], replica_id: int, data: Array | None) -> None:
         self.device = device
         self.index = index
         self.replica_id = replica_id

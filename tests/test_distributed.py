@@ -182,6 +182,8 @@ EAGER = textwrap.dedent('''
         out["fetched"] = [float(total), str(total), repr(total), f"{total:.1f}",
                           np.asarray(jax.device_put(x, NamedSharding(mesh, P()))).tolist()]
         out["printed"] = [repr(x), str(x), f"{x}", repr(x.astype(jnp.int32) + 1)]
+        out["global_shards"] = [[s.device.id, [[i.start, i.stop] for i in s.index], s.data is not None]
+                                for s in x.global_shards]
         out["addressable"] = [x.is_fully_addressable, x.sharding.is_fully_addressable, total.is_fully_replicated,
                               sorted(d.id for d in x.sharding.addressable_devices),
                               [[i.start, i.stop] for i, *_ in x.sharding.addressable_devices_indices_map((8, 2)).values()]]
@@ -359,6 +361,9 @@ def test_eager_operations_and_shard_map_across_processes(tmp_path: Path) -> None
         assert single["printed"][0].startswith("Array([[ 0.,  1.],")
         assert single["addressable"] == [True, True, True, [0, 1, 2, 3], [[0, 2], [2, 4], [4, 6], [6, 8]]]
         assert r["asked"] == single["asked"][2 * pid:2 * pid + 2]
+        # Every device's shard; another process's without its data.
+        assert [[i, h] for _, i, h in r["global_shards"]] == [[i, p == pid] for p in (0, 1) for i in
+                                                            ([[4 * p, 4 * p + 2], [None, None]], [[4 * p + 2, 4 * p + 4], [None, None]])]
         mine = [2 * pid, 2 * pid + 1] if pid == 0 else [2048, 2049]
         assert r["addressable"] == [False, False, True, mine, [[4 * pid, 4 * pid + 2], [4 * pid + 2, 4 * pid + 4]]]
         errors = r["errors"]

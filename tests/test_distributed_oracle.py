@@ -85,6 +85,7 @@ def test_eager_operations_and_shard_map_across_processes_match_jax(tmp_path: Pat
         assert differ == KNOWN_LAYOUTS, differ
         for key in ("fetched", "printed", "addressable", "asked", "after_errors"):
             assert g[key] == w[key], key
+        assert g["global_shards"] == sorted(w["global_shards"])  # (JAX's come in its device set's order)
         errors, jax_errors = g["errors"], w["errors"]
         assert errors.keys() == jax_errors.keys()
         for name in ("asarray", "tolist", "item", "to_local_mesh"):
