@@ -152,6 +152,7 @@ EAGER = textwrap.dedent('''
             "column": lambda: x[:, 1],
             "gather": lambda: x[jnp.array([1, 6])],
             "where": lambda: jnp.where(x > 5, x, -x),
+            "with_uncommitted": lambda: x * jnp.arange(2.0) - jnp.ones((8, 1)),
             "cumsum": lambda: jnp.cumsum(x, axis=0),
             "transpose": lambda: x.T,
             "replicate": lambda: jax.device_put(x, NamedSharding(mesh, P())),
@@ -179,8 +180,11 @@ EAGER = textwrap.dedent('''
         out["results"] = results
         out["asked"] = asked  # the callback is asked for this process's blocks only
         total = jnp.sum(x)
+        # Split only over the devices within each process (the mesh's second axis): every process holds it all.
+        grid = Mesh(np.array(jax.devices()).reshape(2, 2), ("across", "within"))
+        within = jax.device_put(rows.T, NamedSharding(grid, P(None, "within")))
         out["fetched"] = [float(total), str(total), repr(total), f"{total:.1f}",
-                          np.asarray(jax.device_put(x, NamedSharding(mesh, P()))).tolist()]
+                          np.asarray(jax.device_put(x, NamedSharding(mesh, P()))).tolist(), np.asarray(within).tolist()]
         out["printed"] = [repr(x), str(x), f"{x}", repr(x.astype(jnp.int32) + 1)]
         out["global_shards"] = [[s.device.id, [[i.start, i.stop] for i in s.index], s.data is not None]
                                 for s in x.global_shards]
@@ -355,7 +359,7 @@ def test_eager_operations_and_shard_map_across_processes(tmp_path: Path) -> None
                 np.testing.assert_allclose(np.array(block), np.array(want_block), rtol=1e-6, err_msg=name)
         # Replicated values are fetched and printed as in one process.
         assert r["fetched"] == single["fetched"] == [120.0, "120.0", "Array(120., dtype=float32)", "120.0",
-                                                     rows.tolist()]
+                                                     rows.tolist(), rows.T.tolist()]
         # A split value prints as its shape, as JAX prints it (one process prints the value).
         assert r["printed"] == ["Array(shape=(8, 2), dtype=float32)"] * 3 + ["Array(shape=(8, 2), dtype=int32)"]
         assert single["printed"][0].startswith("Array([[ 0.,  1.],")
