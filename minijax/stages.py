@@ -1484,10 +1484,10 @@ def _identity(x: Any) -> Any:
 
 def _reshard_by_jit(x: Array, sharding: Sharding) -> Array:
     # mproc (issue 17): the relayout of an array spanning processes, as JAX runs it: the identity
-    # jitted with the target as its result's sharding, one SPMD program on every process.
+    # jitted with the target as its result's sharding, one SPMD program on every process (the
+    # caller has checked that the target is over the argument's devices, in their order, which
+    # the SPMD program then gives its result).
     out: Array = jit(_identity, out_shardings=sharding)(x)
-    if out._sharding != sharding:  # (a program that kept its argument's layout: nothing to lay out again)
-        raise NotImplementedError(f"minijax: could not relay out an array spanning processes as {sharding}")
     return out
 
 
