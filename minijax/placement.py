@@ -140,14 +140,14 @@ def device_put(
         if type(leaf) is Array:
             if leaf._deleted:
                 raise deleted_error(leaf)
-            if target is None and may_alias is not False:
-                return leaf
-            if target is not None and leaf._shards is not None and not leaf.is_fully_addressable:
+            if leaf._shards is not None and not leaf.is_fully_addressable:  # (JAX refuses it, without a device too)
                 raise ValueError(
                     "When the second argument to `device_put` is a Device, the first argument must be a fully "
-                    "addressable array or a non-addressable array with a single device sharding. Got value with "
-                    f"devices {leaf.devices()}"
+                    "addressable array or a non-addressable array with a single device sharding. Got value "
+                    f"with devices {leaf.devices()}"
                 )
+            if target is None and may_alias is not False:
+                return leaf
             where = leaf._device if target is None else target
             if may_alias is False or leaf._buf is None:
                 out = Array(put_on(where, np.array(leaf._value)), leaf.aval, where.backend, where, target is not None)

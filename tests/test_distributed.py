@@ -156,6 +156,7 @@ EAGER = textwrap.dedent('''
             "cumsum": lambda: jnp.cumsum(x, axis=0),
             "transpose": lambda: x.T,
             "replicate": lambda: jax.device_put(x, NamedSharding(mesh, P())),
+            "copy": lambda: x.copy() - x,
             "split_again": lambda: jax.device_put(jax.device_put(x, NamedSharding(mesh, P())),
                                                   NamedSharding(mesh, P("data"))),
             "cond": lambda: jax.lax.cond(jnp.sum(x) > 0, lambda a: a * 2, lambda a: a, x),
@@ -200,6 +201,8 @@ EAGER = textwrap.dedent('''
             "tolist": lambda: x.tolist(),
             "item": lambda: x.item(0),
             "to_device": lambda: jax.device_put(x, jax.local_devices()[0]),
+            "no_alias": lambda: jax.device_put(x, may_alias=False),
+            "no_device": lambda: jax.device_put(x),
             "to_local_mesh": lambda: jax.device_put(x, NamedSharding(local, P("data"))),
             "to_other_devices": lambda: jax.device_put(x, NamedSharding(Mesh(np.array(jax.devices()[1:]), ("d",)), P())),
             "with_local_array": lambda: x + jax.device_put(jnp.ones(2), jax.local_devices()[0]),
@@ -374,8 +377,9 @@ def test_eager_operations_and_shard_map_across_processes(tmp_path: Path) -> None
         for name in ("asarray", "tolist", "item"):
             assert errors[name] == ["RuntimeError", FETCH_ERROR + errors[name][1][len(FETCH_ERROR):]], name
             assert "process_allgather" in errors[name][1]
-        kind, message = errors["to_device"]
-        assert kind == "ValueError" and "must be a fully addressable array" in message
+        for name in ("to_device", "no_alias", "no_device"):
+            kind, message = errors[name]
+            assert kind == "ValueError" and "must be a fully addressable array" in message
         assert errors["to_local_mesh"] == ["NotImplementedError", "Cannot reshard an input that is not fully addressable"]
         kind, message = errors["to_other_devices"]
         assert kind == "ValueError" and "input and target sharding should have the same set of devices" in message

@@ -90,9 +90,9 @@ def test_eager_operations_and_shard_map_across_processes_match_jax(tmp_path: Pat
         assert errors.keys() == jax_errors.keys()
         for name in ("asarray", "tolist", "item", "to_local_mesh"):
             assert errors[name] == jax_errors[name], name
-        # (a set of devices, printed in no particular order)
-        assert errors["to_device"][1].split("{")[0] == jax_errors["to_device"][1].split("{")[0]
-        assert sorted(errors["to_device"][1].split("{")[1]) == sorted(jax_errors["to_device"][1].split("{")[1])
+        for name in ("to_device", "no_alias", "no_device"):  # (a set of devices, printed in no particular order)
+            assert errors[name][1].split("{")[0] == jax_errors[name][1].split("{")[0], name
+            assert sorted(errors[name][1].split("{")[1]) == sorted(jax_errors[name][1].split("{")[1]), name
         assert errors["asarray"][1].startswith(FETCH_ERROR)
         for name in ("to_other_devices", "with_local_array"):  # the same refusal; minijax's own advice after it
             assert errors[name][0] == jax_errors[name][0], name
