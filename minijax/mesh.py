@@ -670,7 +670,9 @@ class NamedSharding(Sharding):
         return hash((self.mesh, self.spec))
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
+        # (a trace's sharding, over an abstract mesh, names no memory kind)
+        memory = "" if isinstance(self.mesh, AbstractMesh) else ", memory_kind=device"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{memory})"
 
 
 def candidate_specs(axis_names: Sequence[str], ndim: int) -> Iterator[tuple[tuple[tuple[str, ...], ...], PartitionSpec]]:

@@ -14,12 +14,16 @@ from typing import Any
 from minijax.core import ShapedArray, Tracer, partial_sum_products, sharding_in_types
 from minijax.mesh import (
     AxisType,
+    Mesh,
     NamedSharding,
     PartitionSpec,
     ShardedAval,
     ShardingTypeError,
     _entry_axes,
+    get_abstract_mesh,
+    get_mesh,
 )
+from minijax.placement import lay_out
 
 
 def _explicit_dims(aval: ShapedArray) -> tuple[Any, ...] | None:
@@ -56,7 +60,10 @@ def _with_dims(
             f"{name} operation with inputs: {shown} produces an illegally sharded result: "
             f"{plain[: plain.index('[')]}[{','.join(text)}]"
         )
-    return ShardedAval(out.shape, out.dtype, out.weak_type, NamedSharding(mesh, PartitionSpec(*dims)))
+    entries = list(dims)
+    while entries and entries[-1] is None:  # (a derived spec names its split dimensions, as device_put's do)
+        entries.pop()
+    return ShardedAval(out.shape, out.dtype, out.weak_type, NamedSharding(mesh, PartitionSpec(*entries)))
 
 
 def _elementwise_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -175,6 +182,23 @@ def _concatenate_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
     return _with_dims(out, _mesh_of(placed[0]), first)
 
 
+def _sharding_constraint_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    # Over Explicit axes the type already says the layout: the constraint only checks it (JAX's
+    # reshard changes it). The result keeps the operand's sharding.
+    given, operand = params["sharding"], in_avals[0]
+    have = _explicit_dims(operand)
+    if have is not None and isinstance(given, NamedSharding) and not given.mesh.auto_axes:
+        spec = tuple(given.spec)[: operand.ndim]
+        want = spec + (None,) * (operand.ndim - len(spec))
+        if tuple(have) != want:
+            raise AssertionError(
+                "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The "
+                f"array sharding: {PartitionSpec(*have)!r} did not match the sharding provided: {given.spec!r}. "
+                "Please use `jax.sharding.reshard` to shard your input to the sharding you want."
+            )
+    return operand if have is not None else out
+
+
 _ELEMENTWISE = (
     "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan "
     "sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square integer_pow erf erfc "
@@ -190,17 +214,101 @@ _SHARDING_RULES: dict[str, Any] = {
     "dot_general": _dot_general_rule,
     "slice": _slice_rule,
     "concatenate": _concatenate_rule,
+    "sharding_constraint": _sharding_constraint_rule,
     **dict.fromkeys("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor".split(),
                     _reduce_rule),  # fmt: skip
 }
 
 
+def _given(params: dict[str, Any]) -> NamedSharding | None:
+    """The sharding a primitive's params name for its result (``out_sharding=`` of dot_general,
+    reduce_sum, conv; ``sharding=`` of broadcast_in_dim, reshape, iota, sharding_constraint)."""
+    for key in ("out_sharding", "sharding"):
+        given = params.get(key)
+        if isinstance(given, NamedSharding):
+            return given
+    return None
+
+
+# Primitives whose ``sharding`` param is no result type (their rule reads it).
+_RULE_OWN_SHARDING = {"sharding_constraint"}
+
+
 def _propagate(prim: Any, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
+    given = _given(params) if not prim.multiple_results and prim.name not in _RULE_OWN_SHARDING else None
+    if given is not None and _explicit_dims(ShardedAval(out.shape, out.dtype, out.weak_type, given)) is not None:
+        # The caller said where the result lives (an ``out_sharding=`` argument): its type says so.
+        spec = tuple(given.spec)[: out.ndim]
+        _with_dims(out, given.mesh, spec + (None,) * (out.ndim - len(spec)), prim.name, in_avals)  # (checks it)
+        return ShardedAval(out.shape, out.dtype, out.weak_type, given)  # the spec as given
     rule = _SHARDING_RULES.get(prim.name)
     if rule is None or prim.multiple_results:
         # Not yet ruled: the result carries no sharding, as before (docs/differences.md lists this).
         return out
     return rule(prim.name, in_avals, out, params)
+
+
+def out_sharding_param(out_sharding: Any, what: str) -> NamedSharding | None:
+    """An ``out_sharding=`` argument as the primitive's param: a NamedSharding over the abstract
+    mesh (as JAX stages it), from a PartitionSpec over the mesh ``jax.set_mesh`` set or a NamedSharding."""
+    if out_sharding is None:
+        return None
+    if isinstance(out_sharding, PartitionSpec):
+        mesh = get_abstract_mesh()
+        if mesh.empty:
+            raise ValueError(
+                f"{what}: got out_sharding={out_sharding!r} but no mesh is set. Pass a "
+                "jax.sharding.NamedSharding(mesh, spec), or set a mesh with jax.set_mesh(mesh)."
+            )
+        return NamedSharding(mesh, out_sharding)
+    if isinstance(out_sharding, NamedSharding):
+        return NamedSharding(out_sharding.mesh.abstract_mesh, out_sharding.spec)
+    raise TypeError(f"{what}: out_sharding must be a PartitionSpec or a NamedSharding, got {out_sharding!r}.")
+
+
+def concrete_sharding(sharding: Any) -> NamedSharding | None:
+    """A type's sharding over the mesh that holds the devices: a NamedSharding over an abstract
+    mesh names that of ``jax.set_mesh``'s mesh when it is its abstract mesh (None otherwise)."""
+    if not isinstance(sharding, NamedSharding):
+        return None
+    mesh = sharding.mesh
+    if isinstance(mesh, Mesh):
+        return sharding
+    current = get_mesh()
+    return NamedSharding(current, sharding.spec) if not current.empty and current.abstract_mesh == mesh else None
+
+
+def typed_out_shardings(avals: Sequence[ShapedArray]) -> list[NamedSharding | None] | None:
+    """Per result, the sharding its type carries over the devices' mesh (None where it carries
+    none); None when no result carries one. A program's results are laid out so (as in JAX)."""
+    found = [_without_unit_axes(concrete_sharding(a.sharding)) if type(a) is ShardedAval else None for a in avals]
+    return found if any(s is not None for s in found) else None
+
+
+def _without_unit_axes(sharding: NamedSharding | None) -> NamedSharding | None:
+    # A mesh axis of size 1 splits nothing: the layout without it is the same one, and the
+    # name the backends read a layout back as (mesh.candidate_specs' first).
+    if sharding is None:
+        return None
+    sizes = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_sizes))
+    if all(sizes[a] > 1 for a in sharding.spec.axis_names()):
+        return sharding
+    entries = []
+    for entry in sharding.spec:
+        axes = tuple(a for a in _entry_axes(entry) if sizes[a] > 1)
+        entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+    while entries and entries[-1] is None:
+        entries.pop()
+    return NamedSharding(sharding.mesh, PartitionSpec(*entries))
+
+
+def place_result(x: Any, out_sharding: Any, what: str) -> Any:
+    """An eager result laid out as its ``out_sharding=`` argument says (a traced one's type says it already)."""
+    if out_sharding is None or isinstance(x, Tracer):
+        return x
+    if isinstance(out_sharding, NamedSharding):
+        out_sharding = concrete_sharding(out_sharding) or out_sharding
+    return lay_out(x, out_sharding, what)
 
 
 def _arg_aval(x: Any, aval: ShapedArray) -> ShapedArray:

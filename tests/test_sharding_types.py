@@ -1,5 +1,5 @@
 """Sharding in types (issue 17): traced values over Explicit mesh axes carry their sharding, each
-staged primitive's result gets its sharding from the operands' by a rule (minijax/mesh.py
+staged primitive's result gets its sharding from the operands' by a rule (minijax/sharding_rules.py
 _SHARDING_RULES), and conflicting operands raise JAX's ShardingTypeError. The printed types are
 JAX 0.10.2's (tests/test_sharding_types_oracle.py compares them)."""
 

@@ -239,10 +239,9 @@ def _dot_general_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
     precision = params.get("precision")
     if precision is not None:
         shown.append(("precision", "(" + ", ".join(repr(p) for p in precision) + ")"))
-    for key in ("preferred_element_type", "out_sharding"):
-        if params.get(key) is not None:
-            shown.append((key, params[key]))
-    return shown
+    if params.get("preferred_element_type") is not None:
+        shown.append(("preferred_element_type", params["preferred_element_type"]))
+    return shown  # (out_sharding: the result's type says it, as in JAX's text)
 
 
 def _complete_dot_general(
@@ -349,14 +348,15 @@ def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None
     )
 
 
-def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None, preferred_element_type: Any = None,
+                out_sharding: Any = None) -> Any:
     return dot_general_p.bind(
         lhs,
         rhs,
         dimension_numbers=canonicalize_dimension_numbers(dimension_numbers),
         precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type,
-        out_sharding=None,
+        out_sharding=out_sharding,
     )
 
 
