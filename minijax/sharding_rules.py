@@ -257,13 +257,16 @@ def out_sharding_param(out_sharding: Any, what: str) -> NamedSharding | None:
         mesh = get_abstract_mesh()
         if mesh.empty:
             raise ValueError(
-                f"{what}: got out_sharding={out_sharding!r} but no mesh is set. Pass a "
-                "jax.sharding.NamedSharding(mesh, spec), or set a mesh with jax.set_mesh(mesh)."
+                "Using PartitionSpec when you are not under a mesh context is not allowed. Please pass a "
+                f"NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got {out_sharding!r}"
             )
         return NamedSharding(mesh, out_sharding)
     if isinstance(out_sharding, NamedSharding):
         return NamedSharding(out_sharding.mesh.abstract_mesh, out_sharding.spec)
-    raise TypeError(f"{what}: out_sharding must be a PartitionSpec or a NamedSharding, got {out_sharding!r}.")
+    raise TypeError(
+        f"`out_sharding` argument of {what} only supports instances of `NamedSharding` or `PartitionSpec`. "
+        f"Got {out_sharding} of type: {type(out_sharding)}"
+    )
 
 
 def concrete_sharding(sharding: Any) -> NamedSharding | None:

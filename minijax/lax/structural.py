@@ -94,7 +94,7 @@ def _no_sharding(name: str, sharding: Any) -> None:
 
 def _sharding_param(name: str, out_sharding: Any) -> Any:
     """An ``out_sharding=`` argument as the primitive's param (None, or a NamedSharding over the abstract mesh)."""
-    return out_sharding_param(out_sharding, f"lax.{name}")
+    return out_sharding_param(out_sharding, name)
 
 
 def _placed(x: Any, out_sharding: Any, name: str) -> Any:
