@@ -23,7 +23,7 @@ from minijax.mesh import (
     get_abstract_mesh,
     get_mesh,
 )
-from minijax.placement import lay_out
+from minijax.placement import lay_out, resolve_sharding
 
 
 def _explicit_dims(aval: ShapedArray) -> tuple[Any, ...] | None:
@@ -182,20 +182,40 @@ def _concatenate_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
     return _with_dims(out, _mesh_of(placed[0]), first)
 
 
+def _constraint_check(have: Sequence[Any], given: Any) -> bool:
+    """Whether a constraint to ``given`` on a value whose Explicit layout is ``have`` (one entry per
+    dimension) is a check: a mesh of Explicit axes only. A mismatch raises JAX's AssertionError."""
+    if not isinstance(given, NamedSharding) or any(t is not AxisType.Explicit for t in given.mesh.axis_types):
+        return False
+    spec = tuple(given.spec)[: len(have)]
+    if tuple(have) != spec + (None,) * (len(have) - len(spec)):
+        raise AssertionError(
+            "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The "
+            f"array sharding: {PartitionSpec(*have)!r} did not match the sharding provided: {given.spec!r}. "
+            "Please use `jax.sharding.reshard` to shard your input to the sharding you want."
+        )
+    return True
+
+
+def explicit_constraint(x: Any, given: Any) -> bool:
+    """``with_sharding_constraint(x, given)`` over Explicit axes only, on a value whose type carries
+    its layout (a traced one's, or an array's): an assert, true when it holds (JAX stages nothing)."""
+    if isinstance(x, Tracer):
+        have = _explicit_dims(x.aval)
+    else:  # an Array: its layout
+        sharding = getattr(x, "_sharding", None)
+        placed = isinstance(sharding, NamedSharding)
+        have = _explicit_dims(ShardedAval(x.shape, x.dtype, False, sharding)) if placed else None
+    return have is not None and _constraint_check(have, given)
+
+
 def _sharding_constraint_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
     # Over Explicit axes the type already says the layout: the constraint only checks it (JAX's
     # reshard changes it). The result keeps the operand's sharding.
-    given, operand = params["sharding"], in_avals[0]
+    operand = in_avals[0]
     have = _explicit_dims(operand)
-    if have is not None and isinstance(given, NamedSharding) and not given.mesh.auto_axes:
-        spec = tuple(given.spec)[: operand.ndim]
-        want = spec + (None,) * (operand.ndim - len(spec))
-        if tuple(have) != want:
-            raise AssertionError(
-                "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The "
-                f"array sharding: {PartitionSpec(*have)!r} did not match the sharding provided: {given.spec!r}. "
-                "Please use `jax.sharding.reshard` to shard your input to the sharding you want."
-            )
+    if have is not None:
+        _constraint_check(have, params["sharding"])
     return operand if have is not None else out
 
 
@@ -239,8 +259,10 @@ def _propagate(prim: Any, in_avals: Sequence[ShapedArray], out: Any, params: dic
     if given is not None and _explicit_dims(ShardedAval(out.shape, out.dtype, out.weak_type, given)) is not None:
         # The caller said where the result lives (an ``out_sharding=`` argument): its type says so.
         spec = tuple(given.spec)[: out.ndim]
-        _with_dims(out, given.mesh, spec + (None,) * (out.ndim - len(spec)), prim.name, in_avals)  # (checks it)
-        return ShardedAval(out.shape, out.dtype, out.weak_type, given)  # the spec as given
+        dims = spec + (None,) * (out.ndim - len(spec))
+        _with_dims(out, given.mesh, dims, prim.name, in_avals)  # (checks it)
+        # The spec as given, one entry per dimension (as JAX normalizes a given sharding).
+        return ShardedAval(out.shape, out.dtype, out.weak_type, NamedSharding(given.mesh, PartitionSpec(*dims)))
     rule = _SHARDING_RULES.get(prim.name)
     if rule is None or prim.multiple_results:
         # Not yet ruled: the result carries no sharding, as before (docs/differences.md lists this).
@@ -309,8 +331,12 @@ def place_result(x: Any, out_sharding: Any, what: str) -> Any:
     """An eager result laid out as its ``out_sharding=`` argument says (a traced one's type says it already)."""
     if out_sharding is None or isinstance(x, Tracer):
         return x
+    if isinstance(out_sharding, PartitionSpec):
+        out_sharding = resolve_sharding(out_sharding, what)
     if isinstance(out_sharding, NamedSharding):
         out_sharding = concrete_sharding(out_sharding) or out_sharding
+        spec = tuple(out_sharding.spec)[: x.ndim]  # one entry per dimension, as JAX normalizes it
+        out_sharding = NamedSharding(out_sharding.mesh, PartitionSpec(*spec, *(None,) * (x.ndim - len(spec))))
     return lay_out(x, out_sharding, what)
 
 

@@ -829,7 +829,7 @@ class Jitted(Wrapped):
             return tree_util.tree_unflatten(entry.out_tree, outs)
         if self._fast_ok and args and not kwargs:
             self._remember_fast(args, entry, device)
-        if entry.partitioned or any(type(x) is Array and x._shards is not None for x in flat):
+        if (entry.partitioned and flat) or any(type(x) is Array and x._shards is not None for x in flat):
             # laid out over several devices (spmdx: or constrained to be inside)
             # (keyed before the call: a donated argument is gone after it)
             fast = self._sharded_fast_key(args, entry) if self._fast_ok and args and not kwargs else None
@@ -840,6 +840,8 @@ class Jitted(Wrapped):
                     self._fast_cache.put(fast[0], (entry, program))
                 return tree_util.tree_unflatten(entry.out_tree, spmd_outs)
         outs = entry.run([to_device(x, device) for x in flat], device, committed)
+        if entry.typed_outs is not None:  # shtypes: run on one device, laid out as the types say
+            outs = [o if s is None else put_sharded(o, s) for o, s in zip(outs, entry.typed_outs)]
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _call_with_refs(self, args: tuple[Any, ...], kwargs: dict[str, Any], passed: list[int], closed: list[Ref]) -> Any:

@@ -55,6 +55,56 @@ t("slice free dim", lambda u: u[:, :4], put((8, 8), "x", None))
 t("concatenate", lambda u, v: jnp.concatenate([u, v], 1), a, a)
 t("concatenate differ", lambda u, v: jnp.concatenate([u, v], 1), a, put((8, 8), "y", "x"))
 t("einsum", lambda u, v: jnp.einsum("ij,jk->ik", u, v), put((8, 4), "x", None), put((4, 8), None, "y"))
+
+# out_sharding= arguments: the staged equation (its sharding param hidden or shown as JAX shows it),
+# the result's type, and eagerly the result's layout.
+def j(label, f, *args):
+    try:
+        print(label, jax.make_jaxpr(f)(*args))
+    except Exception as e:
+        print(label, type(e).__name__, ":", str(e))
+
+def e(label, f, *args):
+    try:
+        r = f(*args)
+        print(label, jax.typeof(r), r.sharding.spec, np.asarray(r).sum())
+    except Exception as ex:
+        print(label, type(ex).__name__, ":", str(ex))
+
+OUT = [
+    ("dot", lambda u: jnp.dot(u, u, out_sharding=P("x", None)), a),
+    ("dot ambiguous", lambda u: jnp.dot(u, u.T), a),
+    ("einsum", lambda u: jnp.einsum("ij,jk->ki", u, u, out_sharding=P("y")), a),
+    ("dot_general", lambda u: jax.lax.dot_general(u, u, (((1,), (0,)), ((), ())), out_sharding=P(None, "y")), a),
+    ("lax.dot", lambda u: jax.lax.dot(u, u, out_sharding=jax.NamedSharding(mesh, P("y"))), a),
+    ("matmul", lambda u, v: jnp.matmul(u, v, out_sharding=P("x")), put((8, 4), "x", "y"), put((4, 8), "y", None)),
+    ("matmul batch", lambda u, v: u @ v, put((2, 8, 4), "x", None, None), put((2, 4, 8), "x", None, "y")),
+    ("tensordot", lambda u: jnp.tensordot(u, u, 1, out_sharding=P(None, "x")), a),
+    ("zeros", lambda: jnp.zeros((8, 4), out_sharding=P("x"))),
+    ("ones", lambda: jnp.ones((8, 4), jnp.int32, out_sharding=P(None, "y"))),
+    ("full", lambda: jnp.full((8, 4), 2.0, out_sharding=P("x", "y"))),
+    ("empty", lambda: jnp.empty((8,), out_sharding=P("y"))),
+    ("zeros_like", lambda u: jnp.zeros_like(u, out_sharding=P("y")), a),
+    ("full_like", lambda u: jnp.full_like(u, 3, out_sharding=P(None, "x")), a),
+    ("arange", lambda: jnp.arange(8, out_sharding=P("x"))),
+    ("arange step", lambda: jnp.arange(1, 17, 2, out_sharding=P("y"))),
+    ("array", lambda: jnp.array([1.0, 2.0, 3.0, 4.0], out_sharding=P("x"))),
+    ("iota", lambda: jax.lax.broadcasted_iota(jnp.int32, (8, 4), 0, out_sharding=P("x"))),
+    ("broadcast", lambda u: jax.lax.broadcast(u, (2,), out_sharding=P(None, "x", "y")), a),
+    ("broadcast_in_dim", lambda v: jax.lax.broadcast_in_dim(v, (4, 8), (1,), out_sharding=P(None, "y")), put((8,), "x")),
+    ("broadcast_to", lambda u: jnp.broadcast_to(u.sum(0), (8, 8), out_sharding=P("x", "y")), a),
+    ("reshape", lambda u: jnp.reshape(u, (4, 16), out_sharding=P("x")), a),
+    ("lax.reshape", lambda u: jax.lax.reshape(u, (64,), out_sharding=P(("x", "y"))), a),
+    ("ravel", lambda u: jnp.ravel(u, out_sharding=P("y")), a),
+    ("reduce_sum", lambda u: jax.lax.reduce_sum(u, (0,), out_sharding=P("x")), a),
+    ("not a sharding", lambda u: jax.lax.broadcast_in_dim(u, (8, 8), (0, 1), out_sharding="x"), a),
+    ("wsc agrees", lambda u: jax.lax.with_sharding_constraint(u, P("x", "y")), a),
+    ("wsc asserts", lambda u: jax.lax.with_sharding_constraint(u, P(None, "x")), a),
+]
+for label, fn, *args in OUT:
+    j("jaxpr " + label, fn, *args)
+    e("eager " + label, fn, *args)
+    e("jit " + label, jax.jit(fn), *args)
 '''
 
 
