@@ -12,6 +12,7 @@ import pytest
 
 import minijax as jax
 import minijax.numpy as jnp
+from minijax import lax
 from minijax.backend import Device
 from minijax.mesh import ShardingTypeError
 from minijax.sharding import AxisType, NamedSharding, PartitionSpec as P
@@ -110,3 +111,63 @@ def test_contracting_dimensions_split_on_both_sides_ask_for_out_sharding(mesh: A
         jax.make_jaxpr(jnp.matmul)(a, w)
     with pytest.raises(ShardingTypeError, match=r"produces an illegally sharded result: f32\[8@x,8@x\]"):
         jax.make_jaxpr(jnp.matmul)(jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x"))), r)
+
+
+# ---------------------------------------------------------------------------
+# out_sharding= arguments: the result's type carries the sharding, eager and jitted results are laid
+# out so on both backends, with the values the same computation has without it.
+
+OUT_SHARDING: list[tuple[str, Any, tuple[Any, ...], str]] = [
+    ("dot", lambda u: jnp.dot(u, u, out_sharding=P("x", None)), (8, 8), "float32[8@x,8]"),
+    ("einsum", lambda u: jnp.einsum("ij,jk->ki", u, u, out_sharding=P("y")), (8, 8), "float32[8@y,8]"),
+    ("matmul", lambda u: jnp.matmul(u, u.T, out_sharding=P(None, "y")), (8, 8), "float32[8,8@y]"),
+    ("tensordot", lambda u: jnp.tensordot(u, u, 1, out_sharding=P(None, "x")), (8, 8), "float32[8,8@x]"),
+    ("dot_general", lambda u: lax.dot_general(u, u, (((0,), (0,)), ((), ())), out_sharding=P("y", "x")), (8, 8),
+     "float32[8@y,8@x]"),
+    ("zeros_like", lambda u: jnp.zeros_like(u, out_sharding=P("x", "y")) + u, (8, 8), "float32[8@x,8@y]"),
+    ("full", lambda u: jnp.full((8, 4), 2.0, out_sharding=P("x", "y")) * u[:, :4], (8, 8), "float32[8@x,4@y]"),
+    ("arange", lambda u: jnp.arange(8, out_sharding=P("x")) + u.astype(jnp.int32), (8,), "int32[8@x]"),
+    ("reshape", lambda u: jnp.reshape(u, (4, 16), out_sharding=P("x")), (8, 8), "float32[4@x,16]"),
+    ("broadcast", lambda u: lax.broadcast(u, (2,), out_sharding=P(None, "x", "y")), (8, 8), "float32[2,8@x,8@y]"),
+    ("reduce_sum", lambda u: lax.reduce_sum(u, (0,), out_sharding=P("y")), (8, 8), "float32[8@y]"),
+]
+
+
+def _plain(name: str, x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The same computation in NumPy."""
+    table = {"dot": lambda u: u @ u, "einsum": lambda u: (u @ u).T, "matmul": lambda u: u @ u.T,
+             "tensordot": lambda u: u @ u, "dot_general": lambda u: u.T @ u, "zeros_like": lambda u: u,
+             "full": lambda u: 2 * u[:, :4], "arange": lambda u: np.arange(8) + u.astype(np.int32),
+             "reshape": lambda u: u.reshape(4, 16), "broadcast": lambda u: np.broadcast_to(u, (2, 8, 8)),
+             "reduce_sum": lambda u: u.sum(0)}  # fmt: skip
+    out: np.ndarray[Any, Any] = table[name](x)
+    return out
+
+
+@pytest.mark.parametrize("name, f, shape, typed", OUT_SHARDING, ids=[c[0] for c in OUT_SHARDING])
+def test_out_sharding_arguments(mesh: Any, name: str, f: Any, shape: tuple[int, ...], typed: str) -> None:
+    host = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) % 5
+    x = jax.device_put(host, NamedSharding(mesh, P("x", "y") if len(shape) == 2 else P("x")))
+    with jax.set_mesh(mesh):
+        seen: list[str] = []
+        jax.make_jaxpr(lambda u: seen.append(str(jax.typeof(f(u)))))(x)
+        assert seen == [typed]
+        for result in (f(x), jax.jit(f)(x)):
+            assert str(jax.typeof(result)) == typed
+            np.testing.assert_allclose(np.asarray(result), _plain(name, host), rtol=1e-6)
+            # each device holds the block the type names
+            spec = result.sharding.spec
+            want = [n // (np.prod([mesh.shape[a] for a in ((e,) if isinstance(e, str) else e)]) if e else 1)
+                    for n, e in zip(result.shape, tuple(spec) + (None,) * (result.ndim - len(spec)))]
+            assert {s.data.shape for s in result.addressable_shards} == {tuple(want)}
+            assert typed.split("[")[1].count("@") == sum(e is not None for e in spec)
+
+
+def test_with_sharding_constraint_over_explicit_axes_is_an_assert(mesh: Any) -> None:
+    a = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P("x", "y")))
+    with jax.set_mesh(mesh):
+        assert "sharding_constraint" not in str(jax.make_jaxpr(lambda u: lax.with_sharding_constraint(u, P("x", "y")))(a))
+        with pytest.raises(AssertionError, match=r"acts as an assert when all axes of mesh are of type `Explicit`"):
+            jax.make_jaxpr(lambda u: lax.with_sharding_constraint(u, P(None, "x")))(a)
+        with pytest.raises(AssertionError, match=r"The array sharding: P\('x', 'y'\) did not match"):
+            lax.with_sharding_constraint(a, P(None, "x"))
