@@ -182,6 +182,290 @@ def _concatenate_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
     return _with_dims(out, _mesh_of(placed[0]), first)
 
 
+# ---------------------------------------------------------------------------
+# reshape: a split dimension's axes go to the pieces it is split into (major first), merged
+# dimensions' axes to the dimension they make; anything else needs out_sharding= (as in JAX).
+
+
+class _Unresolved(Exception):
+    pass
+
+
+def _one_group(old: Sequence[int], new: Sequence[int]) -> list[Any] | None:
+    """Per dimension of ``old``: its size when ``new`` keeps it, or the list of ``new``'s sizes it
+    splits into, when ``new`` splits exactly one dimension of ``old``; None when it splits none.
+    Raises _Unresolved when it splits more than one."""
+    if len(new) <= len(old):
+        return None
+    trailing = 0
+    while old and new and old[-1] == 1 and new[-1] == 1:
+        old, new, trailing = old[:-1], new[:-1], trailing + 1
+    out: list[Any] = []
+    i = j = groups = 0
+    while j < len(new):
+        if i >= len(old):
+            return None
+        if old[i] == new[j]:
+            out.append(old[i])
+        else:
+            groups += 1
+            if groups > 1:
+                raise _Unresolved
+            group = [new[j]]
+            start = j
+            while math.prod(group) != old[i] or (start + 1 < len(new) and new[start + 1] == 1):
+                if math.prod(group) > old[i]:
+                    return None
+                if math.prod(group) == old[i] and i + 1 < len(old) and new[start + 1] == old[i + 1]:
+                    break
+                j += 1
+                if j >= len(new):
+                    return None
+                group.append(new[j])
+                start += 1
+            out.append(group)
+        i += 1
+        j += 1
+    return out + [1] * trailing
+
+
+def _spread(axes: Sequence[str], sizes: Sequence[int], mesh: Any) -> list[Any]:
+    """``axes`` (major first) handed out over dimensions of ``sizes``: each takes axes while its
+    size is left over 1, and each axis must divide what is left."""
+    rest, out = list(axes), []
+    for size in sizes:
+        mine = []
+        while size > 1 and rest:
+            size, left = divmod(size, mesh.shape[rest[0]])
+            if left:
+                raise _Unresolved
+            mine.append(rest.pop(0))
+        out.append(None if not mine else mine[0] if len(mine) == 1 else tuple(mine))
+    if rest:
+        raise _Unresolved
+    return out
+
+
+def _reshape_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    operand = in_avals[0]
+    dims = _explicit_dims(operand)
+    if dims is None:
+        return out
+    mesh, old, new = _mesh_of(operand), tuple(operand.shape), tuple(out.shape)
+    try:
+        if [n for n in old if n != 1] == [n for n in new if n != 1]:
+            kept = iter(e for n, e in zip(old, dims) if n != 1)
+            return _with_dims(out, mesh, [None if n == 1 else next(kept) for n in new])
+        split = _one_group(old, new)
+        if split is not None:
+            result: list[Any] = []
+            for piece, entry in zip(split, dims):
+                if not isinstance(piece, list):
+                    result.append(entry)
+                elif entry is None:
+                    result.extend([None] * len(piece))
+                elif params.get("dimensions") is None:
+                    result.extend(_spread(_entry_axes(entry), piece, mesh))
+                else:
+                    raise _Unresolved
+            return _with_dims(out, mesh, result)
+        merge = _one_group(new, old) if len(new) < len(old) else None
+        if merge is not None:
+            result, entries = [], iter(dims)
+            for size, piece in zip(new, merge):
+                if not isinstance(piece, list):
+                    result.append(next(entries))
+                    continue
+                group = [next(entries) for _ in piece]
+                if all(e is None for e in group):
+                    result.append(None)
+                    continue
+                axes = [a if e is not None else None for e in group for a in (_entry_axes(e) or (None,))]
+                while axes[-1] is None:
+                    axes.pop()
+                if None in axes or params.get("dimensions") is not None:
+                    raise _Unresolved
+                result.extend(_spread(axes, [size], mesh))
+            return _with_dims(out, mesh, result)
+    except _Unresolved:
+        pass
+    raise ShardingTypeError(
+        "This reshape is not supported. Please specify the sharding of the output via the `out_sharding` argument "
+        f"of jax.lax.reshape. Got operand type: {_long(operand)}, new sizes: {new}"
+    )
+
+
+def _long(aval: ShapedArray) -> str:
+    """An aval as JAX's errors print it: ``float32[8@x,4]``."""
+    return aval.str_short(short_dtypes=False)
+
+
+# ---------------------------------------------------------------------------
+# Rules that keep the operand's sharding, drop or refuse some of its dimensions
+
+
+def _varying_rule(what: str) -> Any:
+    """pad, dynamic_slice, split: the operand's sharding, where each dimension that changes size
+    still divides by the axes that split it (JAX asks for even shards)."""
+
+    def rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
+        operand = in_avals[0]
+        dims = _explicit_dims(operand)
+        if dims is None:
+            return out
+        mesh = _mesh_of(operand)
+        results = out if isinstance(out, (list, tuple)) else [out]
+        for res in results:
+            for n_in, n_out, entry in zip(operand.shape, res.shape, dims):
+                size = math.prod(mesh.shape[a] for a in _entry_axes(entry))
+                if n_in != n_out and entry is not None and n_out % size:
+                    raise ShardingTypeError(
+                        f"{what} on sharded dims where out dim ({n_out}) is not divisible by mesh axes ({size}) with "
+                        f"spec ({entry}) is not implemented. Got input type={operand.str_short()} and output "
+                        f"shape={res.shape}"
+                    )
+        typed = [_with_dims(res, mesh, dims) for res in results]
+        return typed if isinstance(out, (list, tuple)) else typed[0]
+
+    return rule
+
+
+def _same_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
+    """rev, copy, reduce_precision, ...: the operand's sharding."""
+    dims = _explicit_dims(in_avals[0])
+    return out if dims is None else _with_dims(out, _mesh_of(in_avals[0]), dims)
+
+
+def _squeeze_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    dims = _explicit_dims(in_avals[0])
+    if dims is None:
+        return out
+    gone = {d % in_avals[0].ndim for d in params["dimensions"]}
+    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i not in gone])
+
+
+def _argminmax_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    dims = _explicit_dims(in_avals[0])
+    if dims is None:
+        return out
+    (axis,) = params["axes"]
+    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i != axis])
+
+
+def _cumulative_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    dims = _explicit_dims(in_avals[0])
+    if dims is None:
+        return out
+    axis = params["axis"]
+    if dims[axis] is not None:
+        raise ShardingTypeError(
+            "Input should be unsharded over the axis being reduced. Got input "
+            f"type={_long(in_avals[0])} and axis={axis}"
+        )
+    return _with_dims(out, _mesh_of(in_avals[0]), dims)
+
+
+def _abstract(sharding: NamedSharding) -> str:
+    return f"NamedSharding(mesh={sharding.mesh.abstract_mesh!r}, spec={sharding.spec!r})"
+
+
+def _sort_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
+    placed = [a for a in in_avals if _explicit_dims(a) is not None]
+    if not placed:
+        return out
+    dim = params["dimension"]
+    for a in placed:
+        sharding = a.sharding
+        assert isinstance(sharding, NamedSharding)
+        if _spec_of(a)[dim] is not None:
+            raise ShardingTypeError(
+                "Arguments to sort must be unsharded over the sorting dimension. "
+                f"Got arg sharding={_abstract(sharding)} and sorting dimension={dim}"
+            )
+    first = _explicit_dims(placed[0])
+    assert first is not None
+    if any(_spec_of(a) != first for a in placed):  # (an unplaced operand, minijax's argsort iota: follows)
+        raise ShardingTypeError(
+            "Arguments to sort must have the same sharding. Got shardings "
+            + " ".join(_abstract(a.sharding) for a in placed)  # type: ignore[attr-defined]
+        )
+    return [_with_dims(o, _mesh_of(placed[0]), first) for o in out]
+
+
+def _top_k_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
+    operand = in_avals[0]
+    dims = _explicit_dims(operand)
+    if dims is None:
+        return out
+    axis = params.get("axis", operand.ndim - 1)
+    axis = operand.ndim - 1 if axis is None else axis % operand.ndim
+    if dims[axis] is not None:
+        raise ShardingTypeError(
+            "The input should be unsharded over the axis along which to compute the top_k values. "
+            f"Got input type={_long(operand)} and axis={axis}"
+        )
+    return [_with_dims(o, _mesh_of(operand), dims) for o in out]
+
+
+def _tile_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    operand = in_avals[0]
+    dims = _explicit_dims(operand)
+    if dims is None:
+        return out
+    for i, (entry, r) in enumerate(zip(dims, params["reps"])):
+        if entry is not None and r != 1:
+            raise ShardingTypeError(
+                f"Operand cannot be sharded on dimension {i} when the tiling is non-trivial. Got input type: "
+                f"{_long(operand)} with reps: {tuple(params['reps'])}"
+            )
+    return _with_dims(out, _mesh_of(operand), dims)
+
+
+def _stack_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    # As concatenate: the operands agree; the new dimension is whole.
+    kept = _concatenate_rule(name, in_avals, ShapedArray(in_avals[0].shape, out.dtype, out.weak_type), params)
+    dims = _explicit_dims(kept)
+    if dims is None:
+        return out
+    axis = params["axis"]
+    return _with_dims(out, _mesh_of(kept), [*dims[:axis], None, *dims[axis:]])
+
+
+def _dynamic_update_slice_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    operand, update = in_avals[0], in_avals[1]
+    if _explicit_dims(operand) is None and _explicit_dims(update) is None:
+        return out
+    if _spec_of(operand) != _spec_of(update):
+        raise ShardingTypeError(
+            "dynamic_update_slice operand sharding must be equal to update sharding, got operand sharding "
+            f"{_with_kinds(operand)} and update sharding {_with_kinds(update)}."
+        )
+    return _with_dims(out, _mesh_of(operand), _spec_of(operand))
+
+
+def _with_kinds(aval: ShapedArray) -> str:
+    # JAX's str_short(mesh_axis_types=True): the type, then the mesh's axes by kind.
+    mesh = _mesh_of(aval)
+    if mesh is None:
+        mesh = get_abstract_mesh()
+    kinds: dict[str, list[str]] = {}
+    for axis, kind in zip(mesh.axis_names, mesh.axis_types):
+        kinds.setdefault(kind.name, []).append(axis)
+    text = ", ".join(f"{k}: {tuple(v)!r}" for k, v in kinds.items())
+    return f"{_long(aval)}({{{text}}})"
+
+
+def _conv_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    # JAX's: a replicated rhs and an lhs whole over its feature dimension give the lhs's sharding
+    # (position for position, each changed dimension still dividing evenly); else out_sharding=.
+    lhs, rhs = in_avals
+    if _explicit_dims(lhs) is None and _explicit_dims(rhs) is None:
+        return out
+    if _explicit_dims(rhs) is None and _spec_of(lhs)[params["dimension_numbers"].lhs_spec[1]] is None:
+        return _varying_rule("conv_general_dilated")(name, [lhs], out, params)
+    raise ShardingTypeError("Please specify the output sharding via `out_sharding` parameter of `conv_general_dilated`")
+
+
 def _constraint_check(have: Sequence[Any], given: Any) -> bool:
     """Whether a constraint to ``given`` on a value whose Explicit layout is ``have`` (one entry per
     dimension) is a check: a mesh of Explicit axes only. A mismatch raises JAX's AssertionError."""
@@ -235,6 +519,21 @@ _SHARDING_RULES: dict[str, Any] = {
     "slice": _slice_rule,
     "concatenate": _concatenate_rule,
     "sharding_constraint": _sharding_constraint_rule,
+    "reshape": _reshape_rule,
+    "squeeze": _squeeze_rule,
+    "pad": _varying_rule("padding"),
+    "dynamic_slice": _varying_rule("dynamic_slice"),
+    "split": _varying_rule("split"),
+    "dynamic_update_slice": _dynamic_update_slice_rule,
+    "rev": _same_rule,
+    "argmax": _argminmax_rule,
+    "argmin": _argminmax_rule,
+    **dict.fromkeys("cumsum cumprod cummax cummin cumlogsumexp".split(), _cumulative_rule),
+    "sort": _sort_rule,
+    "top_k": _top_k_rule,
+    "tile": _tile_rule,
+    "stack": _stack_rule,
+    "conv_general_dilated": _conv_rule,
     **dict.fromkeys("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor".split(),
                     _reduce_rule),  # fmt: skip
 }
@@ -264,7 +563,7 @@ def _propagate(prim: Any, in_avals: Sequence[ShapedArray], out: Any, params: dic
         # The spec as given, one entry per dimension (as JAX normalizes a given sharding).
         return ShardedAval(out.shape, out.dtype, out.weak_type, NamedSharding(given.mesh, PartitionSpec(*dims)))
     rule = _SHARDING_RULES.get(prim.name)
-    if rule is None or prim.multiple_results:
+    if rule is None:
         # Not yet ruled: the result carries no sharding, as before (docs/differences.md lists this).
         return out
     return rule(prim.name, in_avals, out, params)
