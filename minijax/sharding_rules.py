@@ -484,13 +484,22 @@ def _constraint_check(have: Sequence[Any], given: Any) -> bool:
 def explicit_constraint(x: Any, given: Any) -> bool:
     """``with_sharding_constraint(x, given)`` over Explicit axes only, on a value whose type carries
     its layout (a traced one's, or an array's): an assert, true when it holds (JAX stages nothing)."""
-    if isinstance(x, Tracer):
-        have = _explicit_dims(x.aval)
-    else:  # an Array: its layout
-        sharding = getattr(x, "_sharding", None)
-        placed = isinstance(sharding, NamedSharding)
-        have = _explicit_dims(ShardedAval(x.shape, x.dtype, False, sharding)) if placed else None
+    typed = explicit_type(x)
+    have = None if typed is None else _explicit_dims(typed)
     return have is not None and _constraint_check(have, given)
+
+
+def explicit_type(x: Any) -> ShardedAval | None:
+    """The type of ``x`` when it carries a layout over Explicit mesh axes (a traced value's, or an
+    Array laid out so); None otherwise."""
+    if isinstance(x, Tracer):
+        aval = x.aval
+        return aval if isinstance(aval, ShardedAval) and _explicit_dims(aval) is not None else None
+    sharding = getattr(x, "_sharding", None)
+    if not isinstance(sharding, NamedSharding) or not hasattr(x, "shape"):
+        return None
+    typed = ShardedAval(x.shape, x.dtype, False, sharding)
+    return typed if _explicit_dims(typed) is not None else None
 
 
 def _sharding_constraint_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:

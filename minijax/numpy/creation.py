@@ -22,7 +22,7 @@ from minijax.numpy import util
 from minijax.numpy.util import ArrayLike
 from minijax.placement import device_put
 from minijax.primitives.elementwise import convert_element_type_p
-from minijax.sharding_rules import out_sharding_param, place_result
+from minijax.sharding_rules import explicit_type, out_sharding_param, place_result
 from minijax.stages import jit
 
 __all__ = [
@@ -277,6 +277,9 @@ def _like(
     weak = want is None and not described and dtypes.is_weakly_typed(a)
     out_dtype = want if want is not None else dtypes.dtype(a, canonicalize=True)
     dims = util.shape(a) if shape is None else canonicalize_shape(shape)
+    typed = explicit_type(a) if out_sharding is None and shape is None and not described else None
+    if typed is not None:  # (as in JAX: the result is laid out as ``a`` is, over Explicit axes)
+        out_sharding = out_sharding_param(typed.sharding, fun_name)
     if util.ndim(fill_value) == 0:
         out = _full(dims, fill_value, out_dtype, weak, out_sharding)
     else:

@@ -43,6 +43,8 @@ from minijax.numpy.shape_ops import broadcast_shapes, broadcast_to, clip, expand
 from minijax.numpy.ufuncs import divide, mod, power
 from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from minijax.shape_poly import DimExpr
+from minijax.sharding import auto_axes
+from minijax.sharding_rules import out_sharding_param
 from minijax.stages import jit
 
 __all__ = ["put", "put_along_axis", "take", "take_along_axis"]
@@ -725,9 +727,13 @@ def at_helper(x: Any) -> _IndexUpdateHelper:
     return _IndexUpdateHelper(x)
 
 
-def _no_sharding(out_sharding: Any, method: str) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError(f"x.at[...].{method}(out_sharding=...): minijax has no shardings; leave it None.")
+def _with_out_sharding(f: Callable[..., Any], out_sharding: Any, method: str, *args: Any) -> Any:
+    """``f(*args)``, or with ``out_sharding=``: computed with the mesh axes Auto (the operands
+    resharded whole) and the result laid out so, as JAX's ``.at[...]`` does (jax.sharding.auto_axes)."""
+    if out_sharding is None:
+        return f(*args)
+    out_sharding_param(out_sharding, method)  # (its TypeError for what is no sharding)
+    return auto_axes(f, out_sharding=out_sharding)(*args)
 
 
 class _IndexUpdateRef:
@@ -751,18 +757,23 @@ class _IndexUpdateRef:
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Mode = None,
             fill_value: Any = None, out_sharding: Any = None, wrap_negative_indices: bool = True) -> Any:
-        _no_sharding(out_sharding, "get")
-        return rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
-                              unique_indices=unique_indices, mode=mode, fill_value=fill_value,
-                              normalize_indices=wrap_negative_indices)  # fmt: skip
+        def take(array: Any) -> Any:
+            return rewriting_take(array, self.index, indices_are_sorted=indices_are_sorted,
+                                  unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                                  normalize_indices=wrap_negative_indices)  # fmt: skip
+
+        return _with_out_sharding(take, out_sharding, "get", self.array)
 
     def _update(self, method: str, values: Any, indices_are_sorted: bool, unique_indices: bool, mode: Mode,
                 out_sharding: Any, wrap: bool, array: Any = None) -> Any:
-        _no_sharding(out_sharding, method)
         target = self.array if array is None else array
         op = _SCATTER_OPS["multiply" if method in ("divide", "power") else method]
-        return scatter_update(target, self.index, values, op, indices_are_sorted=indices_are_sorted,
-                              unique_indices=unique_indices, mode=mode, normalize_indices=wrap)
+
+        def update(target: Any, values: Any) -> Any:
+            return scatter_update(target, self.index, values, op, indices_are_sorted=indices_are_sorted,
+                                  unique_indices=unique_indices, mode=mode, normalize_indices=wrap)
+
+        return _with_out_sharding(update, out_sharding, method, target, values)
 
     def set(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Mode = None,
             out_sharding: Any = None, wrap_negative_indices: bool = True) -> Any:
