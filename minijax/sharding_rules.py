@@ -466,6 +466,77 @@ def _conv_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, par
     raise ShardingTypeError("Please specify the output sharding via `out_sharding` parameter of `conv_general_dilated`")
 
 
+# ---------------------------------------------------------------------------
+# gather and scatter: JAX's rules, which let a sharding through where each device holds all it
+# reads (or writes) and refuse the rest (out_sharding= on .at[...] says where the result lives).
+
+
+def _gather_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    operand, indices = in_avals
+    if _explicit_dims(operand) is None and _explicit_dims(indices) is None:
+        return out
+    dn, sizes = params["dimension_numbers"], params["slice_sizes"]
+    ops, ids = _spec_of(operand), list(_spec_of(indices))
+    pairs = list(zip(dn.operand_batching_dims, dn.start_indices_batching_dims))
+    ok = (
+        all(sizes[d] == operand.shape[d] or ops[d] is None for d in dn.start_index_map)  # whole slices or unsplit
+        and all(ids[i] is None or ops[o] is None or ids[i] == ops[o] for o, i in pairs)  # batch dims agree
+        and all(e is None for i, e in enumerate(ids) if i not in dn.start_indices_batching_dims)
+    )
+    if not ok:
+        raise ShardingTypeError(
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather indexing as out "
+            "sharding could not be resolved unambiguously (or would require collectives on inputs). Got "
+            f"operand={operand!r}, indices={indices!r}"
+        )
+    for o, i in pairs:
+        ids[i] = ids[i] if ids[i] is not None else ops[o]
+    # Offset dimensions come from the operand's kept dimensions, the others from the indices'.
+    kept = iter(d for d in range(operand.ndim) if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims)
+    from_indices = iter(ids)
+    dims = [ops[next(kept)] if i in dn.offset_dims else next(from_indices) for i in range(out.ndim)]
+    mesh = _mesh_of(operand if _explicit_dims(operand) is not None else indices)
+    return _with_dims(out, mesh, dims)
+
+
+def _scatter_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    operand, indices, updates = in_avals[:3]
+    if all(_explicit_dims(a) is None for a in (operand, indices, updates)):
+        return out
+    dn = params["dimension_numbers"]
+    ops, ids, ups = _spec_of(operand), _spec_of(indices), _spec_of(updates)
+    vector_dim = indices.ndim - 1
+    # Where each indices batching dimension sits in the updates: the scatter dims, with the window ones between.
+    scatter_dims: list[int | None] = list(range(vector_dim))
+    for w in dn.update_window_dims:
+        scatter_dims.insert(w, None)
+    up_batch = [scatter_dims.index(i) for i in dn.scatter_indices_batching_dims]
+    windows = [d for d in range(operand.ndim) if d not in dn.inserted_window_dims and d not in dn.operand_batching_dims]
+    batches = list(zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, up_batch))
+    ok = (
+        all(len({e for e in (ops[o], ids[i], ups[u]) if e is not None}) <= 1 for o, i, u in batches)
+        and all((updates.shape[u] == operand.shape[o] and ups[u] == ops[o]) or (ups[u] is None and ops[o] is None)
+                for u, o in zip(dn.update_window_dims, windows))  # fmt: skip
+        and all(ops[d] is None for d in dn.inserted_window_dims)
+        and all(e is None for i, e in enumerate(ups) if i not in up_batch and i not in dn.update_window_dims)
+        and all(e is None for i, e in enumerate(ids[:vector_dim]) if i not in dn.scatter_indices_batching_dims)
+        and ids[vector_dim] is None
+    )
+    if not ok:
+        raise ShardingTypeError(
+            "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for the scatter update "
+            "as out sharding could not be resolved unambiguously (or would require collectives on inputs). Got "
+            f"operand={operand!r}, indices={indices!r}, updates={updates!r}"
+        )
+    dims = list(ops)
+    for o, i, u in batches:
+        dims[o] = dims[o] if dims[o] is not None else (ids[i] if ids[i] is not None else ups[u])
+    for u, o in zip(dn.update_window_dims, windows):
+        dims[o] = dims[o] if dims[o] is not None else ups[u]
+    placed = next(a for a in (operand, indices, updates) if _explicit_dims(a) is not None)
+    return _with_dims(out, _mesh_of(placed), dims)
+
+
 def _constraint_check(have: Sequence[Any], given: Any) -> bool:
     """Whether a constraint to ``given`` on a value whose Explicit layout is ``have`` (one entry per
     dimension) is a check: a mesh of Explicit axes only. A mismatch raises JAX's AssertionError."""
@@ -543,6 +614,8 @@ _SHARDING_RULES: dict[str, Any] = {
     "tile": _tile_rule,
     "stack": _stack_rule,
     "conv_general_dilated": _conv_rule,
+    "gather": _gather_rule,
+    **dict.fromkeys("scatter scatter-add scatter-sub scatter-mul scatter-min scatter-max".split(), _scatter_rule),
     **dict.fromkeys("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor".split(),
                     _reduce_rule),  # fmt: skip
 }

@@ -36,6 +36,7 @@ import numpy as np
 from minijax import core, dtypes, lax as lax
 from minijax.array import Array, device_put_value
 from minijax.errors import NonConcreteBooleanIndexError
+from minijax.mesh import NamedSharding, PartitionSpec
 from minijax.numpy import util
 from minijax.numpy.creation import array, asarray
 from minijax.numpy.reductions import sum as jnp_sum
@@ -44,7 +45,7 @@ from minijax.numpy.ufuncs import divide, mod, power
 from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from minijax.shape_poly import DimExpr
 from minijax.sharding import auto_axes
-from minijax.sharding_rules import out_sharding_param
+from minijax.sharding_rules import explicit_type, out_sharding_param
 from minijax.stages import jit
 
 __all__ = ["put", "put_along_axis", "take", "take_along_axis"]
@@ -428,6 +429,7 @@ class _Gather:
     reversed_y_dims: list[int]
     newaxis_dims: list[int]
     scalar_bool_dims: list[int]
+    slice_axes: list[int | None]  # per dimension of x[idx]: the axis of x it is a slice of (None: an index's)
 
 
 def _normalize(p: Parsed, size: int) -> Parsed:
@@ -494,6 +496,7 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
     gather_indices: list[tuple[Any, int]] = []  # (array, its first axis in the indices' batch shape)
     gather_indices_shape: list[int] = []
     slice_shape: list[int] = []
+    slice_axes: list[int | None] = []
     newaxis_dims: list[int] = []
     reversed_y_dims: list[int] = []
     gather_slice_shape: list[int] = []
@@ -508,6 +511,7 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
             start_index_map.extend(x_advanced_axes)
             collapsed.extend(x_advanced_axes)
             slice_shape.extend(bshape)
+            slice_axes.extend([None] * len(bshape))
             y_axis += len(bshape)
             collapsed_y_axis += len(bshape)
         if position in idx_advanced_axes:
@@ -524,12 +528,14 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
             x_axis += 1
         elif p.typ is IndexType.NONE:
             slice_shape.append(1)
+            slice_axes.append(None)
             newaxis_dims.append(y_axis)
             y_axis += 1
         elif p.typ is IndexType.SLICE:
             first, stop, step = _slice_indices(p.index, shape[x_axis])
             size = len(range(first, stop, step))
             slice_shape.append(size)
+            slice_axes.append(x_axis)
             if step == 1:
                 if size != shape[x_axis]:  # a trivial slice needs no index
                     gather_indices.append((util.convert_element_type(first, index_dtype), len(gather_indices_shape)))
@@ -568,7 +574,7 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
         start_index_map=tuple(start_index_map),
     )  # fmt: skip
     return _Gather(slice_shape, gather_slice_shape, gather_array, dnums, not advanced, not advanced, reversed_y_dims,
-                   newaxis_dims, scalar_bool_dims)
+                   newaxis_dims, scalar_bool_dims, slice_axes)
 
 
 def _broadcast_index_arrays(arrays: list[Any]) -> list[Any]:
@@ -687,7 +693,14 @@ def scatter_update(x: Any, idx: Any, y: Any, scatter_op: Callable[..., Any], *, 
     if 0 in plan.slice_shape:
         return x
     x, y = util.promote_dtypes(x, y)
-    y = broadcast_to(y, tuple(plan.slice_shape))
+    typed = explicit_type(x)
+    if typed is not None and not plan.scalar_bool_dims:
+        # shtypes: the updates laid out as the slice of x they update is (as JAX broadcasts them)
+        spec = tuple(typed.sharding.spec) + (None,) * x_aval.ndim
+        given = NamedSharding(typed.sharding.mesh, PartitionSpec(*(None if a is None else spec[a] for a in plan.slice_axes)))
+        y = broadcast_to(y, tuple(plan.slice_shape), out_sharding=given)
+    else:
+        y = broadcast_to(y, tuple(plan.slice_shape))
     if plan.newaxis_dims:
         y = lax.squeeze(y, plan.newaxis_dims)
     if plan.reversed_y_dims:
