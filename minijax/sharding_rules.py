@@ -537,6 +537,39 @@ def _scatter_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, 
     return _with_dims(out, _mesh_of(placed), dims)
 
 
+# ---------------------------------------------------------------------------
+# scan: the carry keeps its type (the body's); the stacked results are whole along the scanned
+# dimension; the scanned operands must be whole along it (JAX's ValueError).
+
+
+def _scan_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
+    num_carry = params["num_carry"]
+    body_out = params["jaxpr"].out_avals
+    typed = list(out)
+    for k, (o, b) in enumerate(zip(out, body_out)):
+        dims = _explicit_dims(b)
+        if dims is not None:
+            typed[k] = _with_dims(o, _mesh_of(b), dims if k < num_carry else (None, *dims))
+    return typed
+
+
+def scan_slice_aval(x_aval: ShapedArray, sliced: ShapedArray) -> ShapedArray:
+    """The type of one slice ``sliced`` of a scanned operand of type ``x_aval``: its layout without the
+    scanned dimension, which must be whole (JAX's ValueError otherwise)."""
+    dims = _explicit_dims(x_aval)
+    if dims is None:
+        return sliced
+    if dims[0] is not None:
+        assert isinstance(x_aval, ShardedAval)
+        raise ValueError(f"0th dimension of all xs should be replicated. Got {x_aval.sharding.spec!r}")
+    return _with_dims(sliced, _mesh_of(x_aval), dims[1:])
+
+
+def explicit_spec(aval: ShapedArray) -> tuple[Any, ...] | None:
+    """The Explicit spec entry of each dimension of ``aval``; None when no Explicit axis splits it."""
+    return _explicit_dims(aval)
+
+
 def _constraint_check(have: Sequence[Any], given: Any) -> bool:
     """Whether a constraint to ``given`` on a value whose Explicit layout is ``have`` (one entry per
     dimension) is a check: a mesh of Explicit axes only. A mismatch raises JAX's AssertionError."""
@@ -615,6 +648,7 @@ _SHARDING_RULES: dict[str, Any] = {
     "stack": _stack_rule,
     "conv_general_dilated": _conv_rule,
     "gather": _gather_rule,
+    "scan": _scan_rule,
     **dict.fromkeys("scatter scatter-add scatter-sub scatter-mul scatter-min scatter-max".split(), _scatter_rule),
     **dict.fromkeys("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor".split(),
                     _reduce_rule),  # fmt: skip
