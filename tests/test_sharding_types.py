@@ -171,3 +171,71 @@ def test_with_sharding_constraint_over_explicit_axes_is_an_assert(mesh: Any) -> 
             jax.make_jaxpr(lambda u: lax.with_sharding_constraint(u, P(None, "x")))(a)
         with pytest.raises(AssertionError, match=r"The array sharding: P\('x', 'y'\) did not match"):
             lax.with_sharding_constraint(a, P(None, "x"))
+
+
+# ---------------------------------------------------------------------------
+# The rules of the other primitives (the types are JAX 0.10.2's: tests/test_sharding_types_oracle.py)
+
+RULES: list[tuple[str, Any, Any, str]] = [
+    ("reshape merge", lambda u: u.reshape(32), P("x", "y"), "float32[32@(x,y)]"),
+    ("reshape split", lambda u: u.reshape(2, 4, 4), P("x", "y"), "float32[2@x,4,4@y]"),
+    ("squeeze", lambda u: jnp.expand_dims(u, 1).squeeze(1), P("x", "y"), "float32[8@x,4@y]"),
+    ("rev", lambda u: jnp.flip(u, 0), P("x", "y"), "float32[8@x,4@y]"),
+    ("pad", lambda u: jnp.pad(u, ((2, 2), (0, 0))), P("x", "y"), "float32[12@x,4@y]"),
+    ("dynamic_slice", lambda u: lax.dynamic_slice(u, (0, 1), (8, 2)), P("x", None), "float32[8@x,2]"),
+    ("cumsum", lambda u: jnp.cumsum(u, 1), P("x", None), "float32[8@x,4]"),
+    ("sort", lambda u: jnp.sort(u, 1), P("x", None), "float32[8@x,4]"),
+    ("argmax", lambda u: jnp.argmax(u, 1), P("x", "y"), "int32[8@x]"),
+    ("top_k", lambda u: lax.top_k(u, 2)[1], P("x", None), "int32[8@x,2]"),
+    ("gather", lambda u: u[jnp.array([0, 3])], P(None, "y"), "float32[2,4@y]"),
+    ("scatter", lambda u: u.at[jnp.array([0, 3])].add(1.0), P(None, "y"), "float32[8,4@y]"),
+    ("split", lambda u: jnp.split(u, 2, axis=0)[1], P("x", "y"), "float32[4@x,4@y]"),
+    ("stack", lambda u: jnp.stack([u, u]), P("x", "y"), "float32[2,8@x,4@y]"),
+    ("scan", lambda u: lax.scan(lambda c, r: (c + r, c * r), u[0], u)[1], P(None, "y"), "float32[8,4@y]"),
+]
+
+
+def _rule_values(name: str, x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    c = np.cumsum(x, 0)
+    table = {"reshape merge": lambda: x.reshape(32), "reshape split": lambda: x.reshape(2, 4, 4), "squeeze": lambda: x,
+             "rev": lambda: x[::-1], "pad": lambda: np.pad(x, ((2, 2), (0, 0))), "dynamic_slice": lambda: x[:, 1:3],
+             "cumsum": lambda: np.cumsum(x, 1), "sort": lambda: np.sort(x, 1), "argmax": lambda: np.argmax(x, 1),
+             "top_k": lambda: np.argsort(-x, 1, kind="stable")[:, :2], "gather": lambda: x[[0, 3]],
+             "scatter": lambda: x + np.isin(np.arange(8), [0, 3])[:, None], "split": lambda: x[4:],
+             "stack": lambda: np.stack([x, x]), "scan": lambda: np.concatenate([x[:1], x[:1] + c[:-1]]) * x}  # fmt: skip
+    out: np.ndarray[Any, Any] = table[name]()
+    return out
+
+
+@pytest.mark.parametrize("name, f, spec, typed", RULES, ids=[c[0] for c in RULES])
+def test_rules_of_the_other_primitives(mesh: Any, name: str, f: Any, spec: Any, typed: str) -> None:
+    host = np.random.default_rng(0).permutation(32).reshape(8, 4).astype(np.float32)
+    x = jax.device_put(host, NamedSharding(mesh, spec))
+    seen: list[str] = []
+    jax.make_jaxpr(lambda u: seen.append(str(jax.typeof(f(u)))))(x)
+    assert seen == [typed]
+    result = jax.jit(f)(x)  # laid out as its type says, on both backends
+    assert str(jax.typeof(result)) == typed
+    np.testing.assert_allclose(np.asarray(result), _rule_values(name, host), rtol=1e-6)
+
+
+RULE_ERRORS = [
+    ("reshape", lambda u: u.reshape(4, 8), P("x", "y"), "This reshape is not supported. Please specify the sharding"),
+    ("cumsum", lambda u: jnp.cumsum(u, 0), P("x", "y"), "Input should be unsharded over the axis being reduced"),
+    ("sort", lambda u: jnp.sort(u, 0), P("x", "y"), "Arguments to sort must be unsharded over the sorting dimension"),
+    ("top_k", lambda u: lax.top_k(u, 2), P("x", "y"), "The input should be unsharded over the axis along which"),
+    ("gather", lambda u: u[jnp.array([0, 3])], P("x", "y"), r"Use `.at\[...\].get\(out_sharding=\)`"),
+    ("tile", lambda u: jnp.tile(u, (2, 1)), P("x", "y"), "Operand cannot be sharded on dimension 0"),
+    ("dus", lambda u: lax.dynamic_update_slice(u, jnp.zeros((8, 2)), (0, 0)), P("x", None),
+     "dynamic_update_slice operand sharding must be equal to update sharding"),
+]
+
+
+@pytest.mark.parametrize("name, f, spec, message", RULE_ERRORS, ids=[c[0] for c in RULE_ERRORS])
+def test_rules_refuse_what_jax_refuses(mesh: Any, name: str, f: Any, spec: Any, message: str) -> None:
+    x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, spec))
+    with jax.set_mesh(mesh), pytest.raises(ShardingTypeError, match=message):
+        jax.make_jaxpr(f)(x)
+    with pytest.raises(ValueError, match=r"0th dimension of all xs should be replicated\. Got P\('x', 'y'\)"):
+        jax.make_jaxpr(lambda u: lax.scan(lambda c, r: (c, r), 0.0, u))(jax.device_put(np.ones((8, 4), np.float32),
+                                                                                      NamedSharding(mesh, P("x", "y"))))
