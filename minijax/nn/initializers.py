@@ -249,9 +249,8 @@ def orthogonal(scale: ArrayLike = 1.0, column_axis: int = -1, dtype: Any = None)
     """
 
     def init(key: Array, shape: Shape, dtype: Any = dtype, out_sharding: Any = None) -> Array:
-        return _laid_out("orthogonal", unsharded(key, shape, dtype), out_sharding)
-
-    def unsharded(key: Array, shape: Shape, dtype: Any) -> Array:
+        if out_sharding is not None:  # (as JAX's: no out_sharding)
+            raise NotImplementedError("nn.initializers.orthogonal: out_sharding is not supported (nor in JAX).")
         dtype = _dtype_or_default(dtype)
         shape = canonicalize_shape(shape)
         if len(shape) < 2:
@@ -275,9 +274,8 @@ def delta_orthogonal(scale: ArrayLike = 1.0, column_axis: int = -1, dtype: Any =
     """
 
     def init(key: Array, shape: Shape, dtype: Any = dtype, out_sharding: Any = None) -> Array:
-        return _laid_out("delta_orthogonal", unsharded(key, shape, dtype), out_sharding)
-
-    def unsharded(key: Array, shape: Shape, dtype: Any) -> Array:
+        if out_sharding is not None:  # (as JAX's: no out_sharding)
+            raise NotImplementedError("nn.initializers.delta_orthogonal: out_sharding is not supported (nor in JAX).")
         dtype = _dtype_or_default(dtype)
         shape = canonicalize_shape(shape)
         if len(shape) not in (3, 4, 5):
