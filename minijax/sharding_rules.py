@@ -285,7 +285,7 @@ def _reshape_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, 
                     axes.pop()
                 if None in axes or params.get("dimensions") is not None:
                     raise _Unresolved
-                result.extend(_spread(axes, [size], mesh))
+                result.extend(_spread([a for a in axes if a is not None], [size], mesh))
             return _with_dims(out, mesh, result)
     except _Unresolved:
         pass
@@ -365,6 +365,14 @@ def _cumulative_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArra
     return _with_dims(out, _mesh_of(in_avals[0]), dims)
 
 
+def _named(aval: ShapedArray) -> NamedSharding:
+    """The NamedSharding of an aval ``_explicit_dims`` found Explicit axes in."""
+    sharding = getattr(aval, "sharding", None)
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"{aval} carries no NamedSharding")
+    return sharding
+
+
 def _abstract(sharding: NamedSharding) -> str:
     return f"NamedSharding(mesh={sharding.mesh.abstract_mesh!r}, spec={sharding.spec!r})"
 
@@ -375,19 +383,17 @@ def _sort_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dic
         return out
     dim = params["dimension"]
     for a in placed:
-        sharding = a.sharding
-        assert isinstance(sharding, NamedSharding)
         if _spec_of(a)[dim] is not None:
             raise ShardingTypeError(
                 "Arguments to sort must be unsharded over the sorting dimension. "
-                f"Got arg sharding={_abstract(sharding)} and sorting dimension={dim}"
+                f"Got arg sharding={_abstract(_named(a))} and sorting dimension={dim}"
             )
     first = _explicit_dims(placed[0])
     assert first is not None
     if any(_spec_of(a) != first for a in placed):  # (an unplaced operand, minijax's argsort iota: follows)
         raise ShardingTypeError(
             "Arguments to sort must have the same sharding. Got shardings "
-            + " ".join(_abstract(a.sharding) for a in placed)  # type: ignore[attr-defined]
+            + " ".join(_abstract(_named(a)) for a in placed)
         )
     return [_with_dims(o, _mesh_of(placed[0]), first) for o in out]
 
@@ -560,8 +566,7 @@ def scan_slice_aval(x_aval: ShapedArray, sliced: ShapedArray) -> ShapedArray:
     if dims is None:
         return sliced
     if dims[0] is not None:
-        assert isinstance(x_aval, ShardedAval)
-        raise ValueError(f"0th dimension of all xs should be replicated. Got {x_aval.sharding.spec!r}")
+        raise ValueError(f"0th dimension of all xs should be replicated. Got {_named(x_aval).spec!r}")
     return _with_dims(sliced, _mesh_of(x_aval), dims[1:])
 
 

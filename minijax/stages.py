@@ -171,7 +171,9 @@ class _CacheEntry:
             layout = sharded[0]._sharding
         else:  # spmdx: no argument laid out, a sharding_constraint inside: over its mesh
             typed = None if self.typed_outs is None else next(s.mesh for s in self.typed_outs if s is not None)
-            layout = NamedSharding(self.constraint_mesh or typed, PartitionSpec())
+            mesh_of_program = self.constraint_mesh or typed
+            assert mesh_of_program is not None  # (the caller runs a program over several devices only so)
+            layout = NamedSharding(mesh_of_program, PartitionSpec())
         assert isinstance(layout, NamedSharding)  # (only those hold per-device buffers)
         devices = layout._device_assignment
         mesh = self.constraint_mesh

@@ -694,7 +694,7 @@ def scatter_update(x: Any, idx: Any, y: Any, scatter_op: Callable[..., Any], *, 
         return x
     x, y = util.promote_dtypes(x, y)
     typed = explicit_type(x)
-    if typed is not None and not plan.scalar_bool_dims:
+    if typed is not None and isinstance(typed.sharding, NamedSharding) and not plan.scalar_bool_dims:
         # shtypes: the updates laid out as the slice of x they update is (as JAX broadcasts them)
         spec = tuple(typed.sharding.spec) + (None,) * x_aval.ndim
         given = NamedSharding(typed.sharding.mesh, PartitionSpec(*(None if a is None else spec[a] for a in plan.slice_axes)))
