@@ -239,3 +239,14 @@ def test_rules_refuse_what_jax_refuses(mesh: Any, name: str, f: Any, spec: Any, 
     with pytest.raises(ValueError, match=r"0th dimension of all xs should be replicated\. Got P\('x', 'y'\)"):
         jax.make_jaxpr(lambda u: lax.scan(lambda c, r: (c, r), 0.0, u))(jax.device_put(np.ones((8, 4), np.float32),
                                                                                       NamedSharding(mesh, P("x", "y"))))
+
+
+def test_cotangents_of_a_product_with_out_sharding_are_laid_out_as_their_operands(mesh: Any) -> None:
+    a = jax.device_put(np.arange(32.0, dtype=np.float32).reshape(8, 4), NamedSharding(mesh, P("x", "y")))
+    w = jax.device_put(np.ones((4, 6), np.float32), NamedSharding(mesh, P("y", None)))
+    with jax.set_mesh(mesh):
+        f = jax.grad(lambda u, v: jnp.dot(u, v, out_sharding=P("x", None)).sum(), argnums=(0, 1))
+        ga, gw = jax.jit(f)(a, w)
+    assert (str(jax.typeof(ga)), str(jax.typeof(gw))) == ("float32[8@x,4@y]", "float32[4@y,6]")
+    np.testing.assert_array_equal(np.asarray(ga), np.full((8, 4), 6.0, np.float32))
+    np.testing.assert_array_equal(np.asarray(gw), np.broadcast_to(np.arange(32.0).reshape(8, 4).sum(0)[:, None], (4, 6)))

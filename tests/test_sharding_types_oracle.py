@@ -187,6 +187,8 @@ r("take_along", lambda u: jnp.take_along_axis(u, jnp.argsort(u, 1), 1), put((8,8
 r("ones_like", lambda u: jnp.ones_like(u), a)
 r("full_like", lambda u: jnp.full_like(u, 2.0), a)
 r("softmax", lambda u: jax.nn.softmax(u, axis=0), put((8,8),None,"y"))
+r("grad of out_sharding", jax.grad(lambda u, v: jnp.dot(u, v, out_sharding=P("x", None)).sum(), argnums=(0, 1)),
+  put((8, 4), "x", "y"), put((4, 6), "y", None))
 '''
 
 

@@ -22,8 +22,10 @@ from minijax.core import Primitive, ShapedArray, get_aval, partial_sum_products,
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers, param_constructors
+from minijax.mesh import NamedSharding, PartitionSpec
 from minijax.primitives import elementwise as ew, slicing, structural as sp
 from minijax.primitives.common import check_no_sharding, int_tuple, reduction_rule, standard_primitive
+from minijax.sharding_rules import explicit_spec
 
 # ---------------------------------------------------------------------------
 # The monoid reductions (reduce_sum is in structural.py)
@@ -477,13 +479,20 @@ def _dot_cotangent(ct: Any, target: ShapedArray, other: Any, numbers: DotDimensi
     nb = len(t_batch)
     start = nb + len(t_free) if target_is_lhs else nb  # where other's free axes sit in ct
     ct_numbers = ((tuple(range(start, start + len(o_free))), tuple(o_free)), (tuple(range(nb)), o_batch))
+    paired = [c for _, c in sorted(zip(o_contract, t_contract))]
+    layout = [*t_batch, *t_free, *paired]  # the target axis each result axis is
+    # shtypes: the cotangent is laid out as its operand (in the product's order), as in JAX; the
+    # forward product's own out_sharding is no cotangent's.
+    spec, named = explicit_spec(target), getattr(target, "sharding", None)
+    given = None
+    if spec is not None and isinstance(named, NamedSharding):
+        given = NamedSharding(named.mesh, PartitionSpec(*(spec[a] for a in layout)))
+    params = {**params, "out_sharding": given}
     outer, partial_sum_products.allowed = partial_sum_products.allowed, True  # shtypes: see core
     try:
         out = dot_general_p.bind(ct, other, dimension_numbers=canonicalize_dimension_numbers(ct_numbers), **params)
     finally:
         partial_sum_products.allowed = outer
-    paired = [c for _, c in sorted(zip(o_contract, t_contract))]
-    layout = [*t_batch, *t_free, *paired]  # the target axis each result axis is
     out = sp.transpose(out, tuple(int(i) for i in np.argsort(layout)))
     if get_aval(out).dtype != target.dtype:  # e.g. a preferred_element_type wider than the operand
         out = ew.convert_element_type_p.bind(out, new_dtype=target.dtype, weak_type=target.weak_type, sharding=None)
