@@ -250,3 +250,14 @@ def test_cotangents_of_a_product_with_out_sharding_are_laid_out_as_their_operand
     assert (str(jax.typeof(ga)), str(jax.typeof(gw))) == ("float32[8@x,4@y]", "float32[4@y,6]")
     np.testing.assert_array_equal(np.asarray(ga), np.full((8, 4), 6.0, np.float32))
     np.testing.assert_array_equal(np.asarray(gw), np.broadcast_to(np.arange(32.0).reshape(8, 4).sum(0)[:, None], (4, 6)))
+
+
+def test_vmap_of_a_product_with_out_sharding_adds_the_batch_axis_layout(mesh: Any) -> None:
+    a = jax.device_put(np.arange(32.0, dtype=np.float32).reshape(8, 4), NamedSharding(mesh, P("x", None)))
+    with jax.set_mesh(mesh):
+        f = jax.vmap(lambda v: jnp.dot(v, jnp.ones((4, 4), np.float32), out_sharding=P("y")))
+        seen: list[str] = []
+        jax.make_jaxpr(lambda u: seen.append(str(jax.typeof(f(u)))))(a)
+        out = jax.jit(f)(a)
+    assert seen == ["float32[8@x,4@y]"] and str(jax.typeof(out)) == "float32[8@x,4@y]"  # JAX's
+    np.testing.assert_array_equal(np.asarray(out), np.repeat(np.arange(32.0).reshape(8, 4).sum(1, keepdims=True), 4, 1))

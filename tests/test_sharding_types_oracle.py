@@ -189,6 +189,7 @@ r("full_like", lambda u: jnp.full_like(u, 2.0), a)
 r("softmax", lambda u: jax.nn.softmax(u, axis=0), put((8,8),None,"y"))
 r("grad of out_sharding", jax.grad(lambda u, v: jnp.dot(u, v, out_sharding=P("x", None)).sum(), argnums=(0, 1)),
   put((8, 4), "x", "y"), put((4, 6), "y", None))
+r("vmap of out_sharding", jax.vmap(lambda v: jnp.dot(v, jnp.ones((4, 4)), out_sharding=P("y"))), put((8, 4), "x", None))
 '''
 
 

@@ -549,6 +549,14 @@ def _dot_general_batcher(vals: Any, dims: Any, *, dimension_numbers: Any, **para
         out_dim = get_aval(lhs).ndim - len(lc) + before
     # Plain ints, as JAX's dot_general makes them (operand dims may be NumPy integers).
     numbers = canonicalize_dimension_numbers(((lc, rc), (lb, rb)))
+    given = params.get("out_sharding")
+    if isinstance(given, NamedSharding):
+        # shtypes: the given layout gains the vmapped axis's (as the operand that has it lays it out)
+        owner, bdim = (lhs, lbd) if lbd is not None else (rhs, rbd)
+        spec = explicit_spec(get_aval(owner))
+        entries = list(given.spec) + [None] * max(0, out_dim - len(given.spec))
+        entries.insert(out_dim, None if spec is None or bdim is None else spec[bdim])
+        params = {**params, "out_sharding": NamedSharding(given.mesh, PartitionSpec(*entries))}
     return dot_general_p.bind(lhs, rhs, dimension_numbers=numbers, **params), out_dim
 
 
