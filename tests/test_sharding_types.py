@@ -261,3 +261,10 @@ def test_vmap_of_a_product_with_out_sharding_adds_the_batch_axis_layout(mesh: An
         out = jax.jit(f)(a)
     assert seen == ["float32[8@x,4@y]"] and str(jax.typeof(out)) == "float32[8@x,4@y]"  # JAX's
     np.testing.assert_array_equal(np.asarray(out), np.repeat(np.arange(32.0).reshape(8, 4).sum(1, keepdims=True), 4, 1))
+
+
+def test_like_functions_keep_an_explicit_operand_s_layout_without_a_mesh_set(mesh: Any) -> None:
+    a = jax.device_put(np.arange(32.0, dtype=np.float32).reshape(8, 4), NamedSharding(mesh, P("x", "y")))
+    z = jnp.zeros_like(a)  # (no jax.set_mesh: the operand's own mesh)
+    assert str(jax.typeof(z)) == "float32[8@x,4@y]" and z.sharding == NamedSharding(mesh, P("x", "y"))
+    np.testing.assert_array_equal(np.asarray(jnp.full_like(a, 3.0)), np.full((8, 4), 3.0, np.float32))

@@ -279,7 +279,7 @@ def _like(
     dims = util.shape(a) if shape is None else canonicalize_shape(shape)
     typed = explicit_type(a) if out_sharding is None and shape is None and not described else None
     if typed is not None:  # (as in JAX: the result is laid out as ``a`` is, over Explicit axes)
-        out_sharding = out_sharding_param(typed.sharding, fun_name)
+        out_sharding = typed.sharding
     if util.ndim(fill_value) == 0:
         out = _full(dims, fill_value, out_dtype, weak, out_sharding)
     else:
