@@ -11,7 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from minijax import config as config_module, core, dtypes, transfers, tree_util
+from minijax import (
+    config as config_module,
+    core,
+    dtypes,
+    sharding_rules as _sharding_rules,  # noqa: F401  (installs the rules into the tracer)
+    transfers,
+    tree_util,
+)
 from minijax.array import Array
 from minijax.backend import Device, default_backend_name, devices_for, get_backend
 from minijax.config import (  # checking_leaks() etc.: the flags as context managers (docs/debugging.md)

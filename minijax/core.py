@@ -319,7 +319,10 @@ class Primitive:
             # A param's type is part of the key, its elements' types too: 1 == True and
             # (1, 0) == (True, False) hash alike, but a rule may accept one and reject the other.
             # The flags that change tracing are too: a rule may read one (jax_allow_f16_reductions).
-            key = (self, trace_context(), *avals, *params.items(), *map(param_type_key, params.values()))
+            # The avals' classes too: a rule may hand back its operand's aval, and a ShardedAval
+            # (equal to the plain aval of its shape) must not come back for a plain operand.
+            key = (self, trace_context(), *avals, *map(type, avals), *params.items(),
+                   *map(param_type_key, params.values()))
             out = _abstract_eval_cache.get(key)
         except TypeError:  # unhashable param value
             return self.abstract_eval(*avals, **params)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from minijax.backend import Device, devices_for
-from minijax.core import ShapedArray, Tracer, partial_sum_products, sharding_in_types
+from minijax.core import ShapedArray
 
 __all__ = [
     "AbstractMesh",
@@ -672,7 +672,9 @@ class NamedSharding(Sharding):
         return hash((self.mesh, self.spec))
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
+        # (a trace's sharding, over an abstract mesh, names no memory kind)
+        memory = "" if isinstance(self.mesh, AbstractMesh) else ", memory_kind=device"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{memory})"
 
 
 def candidate_specs(axis_names: Sequence[str], ndim: int) -> Iterator[tuple[tuple[tuple[str, ...], ...], PartitionSpec]]:
@@ -710,7 +712,7 @@ class ShardedAval(ShapedArray):
     """The aval ``jax.typeof`` gives for an array placed with a NamedSharding: it prints
     the Explicit mesh axes splitting each dimension (``float32[8@x,4]``), as JAX's does.
 
-    Traced values over Explicit axes carry one too (``_SHARDING_RULES`` below). It is equal to
+    Traced values over Explicit axes carry one too (``minijax.sharding_rules``). It is equal to
     the plain aval of the same shape and dtype, so caches keyed on avals add the sharding
     themselves where it matters (jit's)."""
 
@@ -728,206 +730,8 @@ class ShardedAval(ShapedArray):
         return (ShapedArray, (self.shape, self.dtype, self.weak_type))
 
 
-# ---------------------------------------------------------------------------
-# shtypes (issue 17): sharding in types. A traced value laid out over Explicit mesh axes carries
-# a ShardedAval; each staged primitive's result gets its sharding from a rule in _SHARDING_RULES.
+# shtypes (issue 17): the error minijax.sharding_rules raises for operands whose shardings conflict.
 
 
 class ShardingTypeError(Exception):
     """Operands whose Explicit shardings conflict (JAX's ``ShardingTypeError``)."""
-
-
-def _explicit_dims(aval: ShapedArray) -> tuple[Any, ...] | None:
-    """The spec entry of each dimension, padded with None; None when no Explicit axis splits the value."""
-    sharding = getattr(aval, "sharding", None)
-    if not isinstance(sharding, NamedSharding):
-        return None
-    kinds = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_types))
-    if not any(kinds.get(a) is AxisType.Explicit for a in sharding.spec.axis_names()):
-        return None
-    spec = tuple(sharding.spec)
-    return spec[: aval.ndim] + (None,) * (aval.ndim - len(spec))
-
-
-def _mesh_of(aval: ShapedArray) -> Any:
-    sharding = aval.sharding if isinstance(aval, ShardedAval) else None
-    return sharding.mesh if isinstance(sharding, NamedSharding) else None
-
-
-def _with_dims(
-    out: ShapedArray, mesh: Any, dims: Sequence[Any], name: str = "", in_avals: Sequence[ShapedArray] = ()
-) -> ShapedArray:
-    if all(d is None for d in dims):
-        return ShapedArray(out.shape, out.dtype, out.weak_type)
-    used = [a for e in dims for a in _entry_axes(e)]
-    if len(used) != len(set(used)):
-        # A mesh axis may split at most one dimension of a result.
-        kinds = dict(zip(mesh.axis_names, mesh.axis_types))
-        text = [str(n) + "".join(f"@{a}" for a in _entry_axes(e) if kinds[a] is AxisType.Explicit)
-                for n, e in zip(out.shape, dims)]  # fmt: skip
-        plain = out.str_short()
-        shown = ", ".join(a.str_short() for a in in_avals)
-        raise ShardingTypeError(
-            f"{name} operation with inputs: {shown} produces an illegally sharded result: "
-            f"{plain[: plain.index('[')]}[{','.join(text)}]"
-        )
-    return ShardedAval(out.shape, out.dtype, out.weak_type, NamedSharding(mesh, PartitionSpec(*dims)))
-
-
-def _elementwise_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
-    # Every operand of the result's rank contributes; a dimension split by two different axis sets conflicts.
-    specs = [(d, a) for a in in_avals if a.ndim == out.ndim and (d := _explicit_dims(a)) is not None]
-    if not specs:
-        return out
-    dims: list[Any] = [None] * out.ndim
-    for d, _ in specs:
-        for i, entry in enumerate(d):
-            if entry is not None and dims[i] is not None and dims[i] != entry:
-                shown = ", ".join(repr(tuple(_spec_of(a))) for a in in_avals if a.ndim == out.ndim)
-                raise ShardingTypeError(f"{name} got incompatible shardings for broadcasting: {shown}.")
-            if entry is not None:
-                dims[i] = entry
-    mesh = _mesh_of(specs[0][1])
-    return _with_dims(out, mesh, dims)
-
-
-def _spec_of(aval: ShapedArray) -> tuple[Any, ...]:
-    return _explicit_dims(aval) or (None,) * aval.ndim
-
-
-def _transpose_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
-    dims = _explicit_dims(in_avals[0])
-    if dims is None:
-        return out
-    return _with_dims(out, _mesh_of(in_avals[0]), [dims[p] for p in params["permutation"]])
-
-
-def _reduce_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
-    # The reduced dimensions' sharding goes away with them (JAX: the result is all-reduced over those axes).
-    dims = _explicit_dims(in_avals[0])
-    if dims is None:
-        return out
-    axes = set(params["axes"])
-    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i not in axes])
-
-
-def _broadcast_in_dim_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
-    dims = _explicit_dims(in_avals[0])
-    if dims is None:
-        return out
-    out_dims: list[Any] = [None] * out.ndim
-    for i, d in enumerate(params["broadcast_dimensions"]):
-        out_dims[d] = dims[i] if in_avals[0].shape[i] == out.shape[d] else None
-    return _with_dims(out, _mesh_of(in_avals[0]), out_dims)
-
-
-def _dot_general_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
-    if params.get("out_sharding") is not None:
-        return out  # the primitive's own rule refuses it (docs/differences.md)
-    lhs, rhs = in_avals
-    (lc, rc), (lb, rb) = params["dimension_numbers"]
-    ls, rs = _spec_of(lhs), _spec_of(rhs)
-    lhs_batch, rhs_batch = tuple(ls[i] for i in lb), tuple(rs[i] for i in rb)
-    if any(a is not None and b is not None and a != b for a, b in zip(lhs_batch, rhs_batch)):
-        raise ShardingTypeError(
-            "dot_general requires lhs batch dimensions and rhs batch dimensions to have the consistent sharding, "
-            f"got {lhs_batch} and {rhs_batch}."
-        )
-    lhs_contracting_spec, rhs_contracting_spec = tuple(ls[i] for i in lc), tuple(rs[i] for i in rc)
-    pairs = list(zip(lhs_contracting_spec, rhs_contracting_spec))
-    if any(a is not None and b is not None and a != b for a, b in pairs):
-        raise ShardingTypeError(
-            "dot_general requires contracting dimensions to have consistent sharding, "
-            f"got {lhs_contracting_spec} and {rhs_contracting_spec}."
-        )
-    if any(a is not None and b is not None for a, b in pairs):
-        if partial_sum_products.allowed:
-            return ShapedArray(out.shape, out.dtype, out.weak_type)
-        # Each device would hold a partial sum: the user says where the result lives.
-        raise ShardingTypeError(
-            "Contracting dimensions are sharded and it is ambiguous how the output should be sharded. Please "
-            "specify the output sharding via the `out_sharding` parameter. "
-            f"Got {lhs_contracting_spec=} and {rhs_contracting_spec=}"
-        )
-    # The result's dimensions: batch (as the lhs has them), then the lhs's free ones, then the rhs's.
-    lhs_free = [e for i, e in enumerate(ls) if i not in (*lc, *lb)]
-    rhs_free = [e for i, e in enumerate(rs) if i not in (*rc, *rb)]
-    mesh = _mesh_of(lhs if _explicit_dims(lhs) is not None else rhs)
-    return _with_dims(out, mesh, [*lhs_batch, *lhs_free, *rhs_free], name, in_avals)
-
-
-def _slice_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
-    # The operand's sharding, kept (as JAX 0.10.2 does) where each sliced dimension still divides evenly.
-    operand = in_avals[0]
-    dims = _explicit_dims(operand)
-    if dims is None:
-        return out
-    mesh = _mesh_of(operand)
-    for n_in, n_out, entry in zip(operand.shape, out.shape, dims):
-        size = math.prod(mesh.shape[a] for a in _entry_axes(entry))
-        if n_in != n_out and entry is not None and n_out % size:
-            raise ShardingTypeError(
-                f"slicing on sharded dims where out dim ({n_out}) is not divisible by mesh axes ({size}) with spec "
-                f"({entry}) is not implemented. Got input type={operand.str_short()} and output shape={out.shape}"
-            )
-    return _with_dims(out, mesh, dims)
-
-
-def _concatenate_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
-    placed = [a for a in in_avals if _explicit_dims(a) is not None]
-    first = _explicit_dims(placed[0]) if placed else None
-    if first is None:
-        return out
-    if any(_explicit_dims(a) != first for a in placed):
-
-        def shown(a: ShapedArray) -> str:
-            # A trace's sharding is over the abstract mesh and names no memory kind.
-            return f"NamedSharding(mesh={_mesh_of(a).abstract_mesh!r}, spec={PartitionSpec(*_spec_of(a))!r})"
-
-        raise ShardingTypeError(
-            f"All operands should have the same sharding. Got shardings {', '.join(shown(a) for a in placed)}"
-        )
-    return _with_dims(out, _mesh_of(placed[0]), first)
-
-
-_ELEMENTWISE = (
-    "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan "
-    "sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square integer_pow erf erfc "
-    "erf_inv lgamma digamma convert_element_type reduce_precision copy copy_p stop_gradient "
-    "add sub mul div rem pow max min atan2 nextafter and or xor eq ne lt le gt ge "
-    "shift_left shift_right_logical shift_right_arithmetic select_n clamp population_count clz"
-).split()
-
-_SHARDING_RULES: dict[str, Any] = {
-    **dict.fromkeys(_ELEMENTWISE, _elementwise_rule),
-    "transpose": _transpose_rule,
-    "broadcast_in_dim": _broadcast_in_dim_rule,
-    "dot_general": _dot_general_rule,
-    "slice": _slice_rule,
-    "concatenate": _concatenate_rule,
-    **dict.fromkeys("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor".split(),
-                    _reduce_rule),  # fmt: skip
-}
-
-
-def _propagate(prim: Any, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
-    rule = _SHARDING_RULES.get(prim.name)
-    if rule is None or prim.multiple_results:
-        # Not yet ruled: the result carries no sharding, as before (docs/differences.md lists this).
-        return out
-    return rule(prim.name, in_avals, out, params)
-
-
-def _arg_aval(x: Any, aval: ShapedArray) -> ShapedArray:
-    if isinstance(x, Tracer):
-        return aval  # an enclosing trace's value: its aval carries its sharding already
-    # An Array made from a jit's result may hold the trace's ShardedAval; its own layout is the truth.
-    sharding = getattr(x, "_sharding", None)
-    if isinstance(sharding, NamedSharding):
-        placed = ShardedAval(aval.shape, aval.dtype, aval.weak_type, sharding)
-        if _explicit_dims(placed) is not None:
-            return placed
-    return aval if type(aval) is ShapedArray else ShapedArray(aval.shape, aval.dtype, aval.weak_type)
-
-
-sharding_in_types.update(propagate=_propagate, arg_aval=_arg_aval)

@@ -23,7 +23,7 @@ import functools
 import operator
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -37,6 +37,8 @@ from minijax.primitives import random as random_prims
 from minijax.primitives.random import UINT_DTYPES
 from minijax.primitives.structural import reshape_p
 from minijax.prng import KeyTy
+from minijax.sharding import reshard
+from minijax.sharding_rules import out_sharding_param
 from minijax.stages import jit
 from minijax.vectorization import vmap
 
@@ -100,10 +102,29 @@ KeyArray = Any
 
 
 def _no_sharding(name: str, out_sharding: Any) -> None:
-    # A sharding over a mesh with no axes (what ``jax.typeof(x).sharding`` is for an unplaced value)
-    # places nothing: the same as none.
-    if out_sharding is not None and getattr(getattr(out_sharding, "mesh", None), "axis_names", None) != ():
-        raise NotImplementedError(f"random.{name}(out_sharding=...) is not supported: minijax has no shardings.")
+    # (``_laid_out`` takes each public function's out_sharding and lays its result out: the
+    # bodies compute unsharded values, and see None here)
+    del name, out_sharding
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _laid_out(f: _F) -> _F:
+    """``f`` whose ``out_sharding=`` lays its result out: computed unsharded, then resharded (as
+    JAX's samplers do under auto_axes). A sharding over a mesh with no axes (what
+    ``jax.typeof(x).sharding`` is for an unplaced value) places nothing: the same as none."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, out_sharding: Any = None, **kwargs: Any) -> Any:
+        if out_sharding is not None and getattr(getattr(out_sharding, "mesh", None), "axis_names", None) == ():
+            out_sharding = None
+        if out_sharding is not None:
+            out_sharding_param(out_sharding, f.__name__)  # (its TypeError, as JAX words it)
+        out = f(*args, **kwargs)
+        return out if out_sharding is None else reshard(out, out_sharding)
+
+    return cast(_F, wrapper)
 
 
 def _canonicalize_shape(shape: Any) -> tuple[int, ...]:
@@ -296,6 +317,7 @@ def clone(key: Any) -> Any:
 # Bits and uniform floats
 
 
+@_laid_out
 def bits(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Uniform random unsigned integers (all bits random) of ``dtype`` (default uint32/uint64)."""
     typed, _ = _check_prng_key("bits", key)
@@ -306,6 +328,7 @@ def bits(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = 
     return _random_bits(typed, dt.itemsize * 8, _canonicalize_shape(shape))
 
 
+@_laid_out
 def uniform(
     key: Any, shape: Shape = (), dtype: Any = None, minval: Any = 0.0, maxval: Any = 1.0, *, out_sharding: Any = None
 ) -> Any:
@@ -372,6 +395,7 @@ def _convert_and_clip_integer(val: Any, dtype: Any) -> Any:
     return jnp.clip(val, min_val, max_val).astype(dtype)
 
 
+@_laid_out
 def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Uniform integers in ``[minval, maxval)`` (slightly biased when the span is not a power of 2, as JAX's)."""
     typed, _ = _check_prng_key("randint", key)
@@ -434,6 +458,7 @@ def _randint(key: Any, minval: Any, maxval: Any, shape: tuple[int, ...], dtype: 
 # Permutations and choice
 
 
+@_laid_out
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False, *, out_sharding: Any = None) -> Any:
     """A random permutation of ``arange(x)`` (an int) or of ``x`` along ``axis``.
 
@@ -531,6 +556,7 @@ def choice(
 # Normal and friends
 
 
+@_laid_out
 def normal(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Standard normal floats."""
     typed, _ = _check_prng_key("normal", key)
@@ -564,6 +590,7 @@ def _normal_real(key: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
     return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
+@_laid_out
 def multivariate_normal(
     key: Any,
     mean: Any,
@@ -628,6 +655,7 @@ def _multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any, dtype: np.dt
     return mean + einsum("...ij,...j->...i", factor, normal_samples)
 
 
+@_laid_out
 def truncated_normal(
     key: Any, lower: Any, upper: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
 ) -> Any:
@@ -661,6 +689,7 @@ def _truncated_normal(key: Any, lower: Any, upper: Any, shape: Any, dtype: np.dt
     )
 
 
+@_laid_out
 def lognormal(key: Any, sigma: Any = 1.0, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """``exp(sigma * normal)``."""
     typed, _ = _check_prng_key("lognormal", key)
@@ -686,6 +715,7 @@ def _lognormal(key: Any, sigma: Any, shape: Any, dtype: np.dtype[Any]) -> Any:
 # Bernoulli
 
 
+@_laid_out
 def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None, mode: str = "low", *, out_sharding: Any = None) -> Any:
     """Booleans that are True with probability ``p`` (``mode='high'`` resolves tiny p)."""
     if shape is not None:
@@ -716,6 +746,7 @@ def _bernoulli(key: Any, p: Any, shape: Any, mode: str) -> Any:
     return uniform(key, shape, dtype) < p
 
 
+@_laid_out
 def rademacher(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """-1 or 1 with equal probability."""
     typed, _ = _check_prng_key("rademacher", key)
@@ -748,6 +779,7 @@ def _float_sampler(name: str) -> Callable[..., Any]:
     return check
 
 
+@_laid_out
 def exponential(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Exponential floats of rate 1."""
     return _exponential(*_float_sampler("exponential")(key, shape, dtype, out_sharding))
@@ -761,6 +793,7 @@ def _exponential(key: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
     return lax.neg(lax.log1p(lax.neg(u)))
 
 
+@_laid_out
 def laplace(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Laplace floats (density exp(-|x|) / 2)."""
     return _laplace(*_float_sampler("laplace")(key, shape, dtype, out_sharding))
@@ -773,6 +806,7 @@ def _laplace(key: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
+@_laid_out
 def logistic(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Logistic floats (density e^-x / (1 + e^-x)^2)."""
     return _logistic(*_float_sampler("logistic")(key, shape, dtype, out_sharding))
@@ -785,6 +819,7 @@ def _logistic(key: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
+@_laid_out
 def cauchy(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Cauchy floats (density 1 / (pi (1 + x^2)))."""
     return _cauchy(*_float_sampler("cauchy")(key, shape, dtype, out_sharding))
@@ -798,6 +833,7 @@ def _cauchy(key: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
     return lax.tan(lax.mul(pi, lax.sub(u, _const(u, 0.5))))
 
 
+@_laid_out
 def maxwell(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Maxwell floats: the norm of a 3-d standard normal vector."""
     typed, shape, dt = _float_sampler("maxwell")(key, shape, dtype, out_sharding)
@@ -811,6 +847,7 @@ def _maxwell(key: Any, shape: tuple[int, ...], dtype: np.dtype[Any], out_shardin
     return jnp.linalg.norm(norm_rvs, axis=-1)
 
 
+@_laid_out
 def double_sided_maxwell(
     key: Any, loc: Any, scale: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None
 ) -> Any:
@@ -831,6 +868,7 @@ def _double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: tuple[int, ...]
     return random_sign * maxwell_rvs * scale + loc
 
 
+@_laid_out
 def weibull_min(
     key: Any, scale: Any, concentration: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None
 ) -> Any:
@@ -846,6 +884,7 @@ def _weibull_min(key: Any, scale: Any, concentration: Any, shape: tuple[int, ...
     return jnp.power(-jnp.log1p(-random_uniform), 1.0 / concentration) * scale
 
 
+@_laid_out
 def pareto(key: Any, b: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Pareto floats of shape parameter ``b`` (support [1, inf))."""
     typed, _ = _check_prng_key("pareto", key)
@@ -878,6 +917,7 @@ def _check_all_safe_to_cast(name: str, dtype: np.dtype[Any], *args: Any) -> None
             )
 
 
+@_laid_out
 def rayleigh(key: Any, scale: Any = 1.0, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Rayleigh floats of the given scale."""
     typed, _ = _check_prng_key("rayleigh", key)
@@ -902,6 +942,7 @@ def _rayleigh(key: Any, scale: Any, shape: tuple[int, ...], dtype: np.dtype[Any]
     return lax.mul(scale, sqrt_u)
 
 
+@_laid_out
 def wald(key: Any, mean: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Wald (inverse Gaussian) floats of the given mean."""
     typed, _ = _check_prng_key("wald", key)
@@ -931,6 +972,7 @@ def _wald(key: Any, mean: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> 
     return w
 
 
+@_laid_out
 def geometric(key: Any, p: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """The number of Bernoulli(p) trials up to the first success (integers >= 1)."""
     typed, _ = _check_prng_key("geometric", key)
@@ -957,6 +999,7 @@ def _geometric(key: Any, p: Any, shape: tuple[int, ...], dtype: np.dtype[Any], o
     return g.astype(dtype)
 
 
+@_laid_out
 def triangular(
     key: Any, left: Any, mode: Any, right: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
 ) -> Any:
@@ -982,6 +1025,7 @@ def _triangular(key: Any, left: Any, mode: Any, right: Any, shape: tuple[int, ..
 # Gumbel and categorical
 
 
+@_laid_out
 def gumbel(key: Any, shape: Shape = (), dtype: Any = None, mode: str | None = None, *, out_sharding: Any = None) -> Any:
     """Gumbel floats (density exp(-(x + e^-x))); ``mode='high'`` extends the tail."""
     typed, _ = _check_prng_key("gumbel", key)
@@ -1039,6 +1083,7 @@ def _gumbel(key: Any, shape: tuple[int, ...], dtype: np.dtype[Any], mode: str) -
     return -jnp.log(-jnp.log(_uniform(key, minval=info.tiny, maxval=1.0, shape=shape, dtype=dtype)))
 
 
+@_laid_out
 def categorical(
     key: Any,
     logits: Any,
@@ -1089,6 +1134,7 @@ def _categorical(
 # Gamma and the distributions built on it
 
 
+@_laid_out
 def gamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Gamma floats of shape parameter ``a`` (rate 1)."""
     typed, _ = _check_prng_key("gamma", key)
@@ -1099,6 +1145,7 @@ def gamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None, *, ou
     return _gamma(typed, a, shape=shape, dtype=dt)
 
 
+@_laid_out
 def loggamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """The log of gamma floats, computed in log space (accurate for small ``a``)."""
     typed, _ = _check_prng_key("loggamma", key)
@@ -1185,6 +1232,7 @@ def _gamma_impl(key: Any, a: Any, *, log_space: bool) -> Any:
     return jnp.reshape(samples, a_shape)
 
 
+@_laid_out
 def beta(key: Any, a: Any, b: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Beta floats of parameters ``a`` and ``b``."""
     typed, _ = _check_prng_key("beta", key)
@@ -1212,6 +1260,7 @@ def _beta(key: Any, a: Any, b: Any, shape: tuple[int, ...], dtype: np.dtype[Any]
     return gamma_a_scaled / (gamma_a_scaled + gamma_b_scaled)
 
 
+@_laid_out
 def dirichlet(key: Any, alpha: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Dirichlet samples (probability vectors along the last axis) of concentration ``alpha``."""
     typed, _ = _check_prng_key("dirichlet", key)
@@ -1236,6 +1285,7 @@ def _dirichlet(key: Any, alpha: Any, shape: Any, dtype: np.dtype[Any]) -> Any:
     return softmax(log_gamma_samples, -1)
 
 
+@_laid_out
 def chisquare(key: Any, df: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Chi-square floats of ``df`` degrees of freedom."""
     typed, _ = _check_prng_key("chisquare", key)
@@ -1255,6 +1305,7 @@ def _chisquare(key: Any, df: Any, shape: tuple[int, ...], dtype: np.dtype[Any], 
     return lax.mul(jnp.exp(log_g), two)
 
 
+@_laid_out
 def t(key: Any, df: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Student's t floats of ``df`` degrees of freedom."""
     typed, _ = _check_prng_key("t", key)
@@ -1281,6 +1332,7 @@ def _t(key: Any, df: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
 # Poisson
 
 
+@_laid_out
 def poisson(key: Any, lam: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Poisson integers of rate ``lam`` (Knuth's method below 10, transformed rejection above)."""
     typed, _ = _check_prng_key("poisson", key)
@@ -1370,6 +1422,7 @@ def _poisson(key: Any, lam: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -
 # F, generalized normal, Lp ball, orthogonal matrices
 
 
+@_laid_out
 def f(
     key: Any, dfnum: Any, dfden: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
 ) -> Any:
@@ -1393,6 +1446,7 @@ def _f(key: Any, dfnum: Any, dfden: Any, shape: tuple[int, ...], dtype: np.dtype
     return lax.div(lax.div(chi2_dfn, dfnum), lax.div(chi2_dfd, dfden))
 
 
+@_laid_out
 def generalized_normal(key: Any, p: float, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Floats of density proportional to ``exp(-|x|**p)``: a random sign times ``Gamma(1/p) ** (1/p)``."""
     dims = _canonicalize_shape(shape)
@@ -1411,6 +1465,7 @@ def _generalized_normal(key: Any, p: Any, shape: tuple[int, ...], dtype: np.dtyp
     return r * g ** (1 / p)
 
 
+@_laid_out
 def ball(key: Any, d: int, p: float = 2, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Points uniform in the unit Lp ball of dimension ``d``, shape ``(*shape, d)`` (Barthe et al.)."""
     dims = _canonicalize_shape(shape)
@@ -1430,6 +1485,7 @@ def _ball(key: Any, p: Any, d: int, shape: tuple[int, ...], dtype: np.dtype[Any]
     return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
 
 
+@_laid_out
 def orthogonal(
     key: Any, n: int, shape: Shape = (), dtype: Any = None, m: int | None = None, *, out_sharding: Any = None
 ) -> Any:

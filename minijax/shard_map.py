@@ -308,7 +308,9 @@ class _ShardMap:
             def per_device(*xs: Any) -> list[Any]:
                 return self.run_flat(lambda *b: list(eval_jaxpr(closed.jaxpr, closed.consts, *b)), xs, specs, out_specs_box[0])
 
-            trace_to_jaxpr(per_device, [core.get_aval(x) for x in flat])
+            # (over plain types: the block stacking's reshapes are no user's, so no sharding rule's)
+            plain = [core.ShapedArray(a.shape, a.dtype, a.weak_type) for a in map(core.get_aval, flat)]
+            trace_to_jaxpr(per_device, plain)
         return closed, params, out_tree_box[0]
 
     def bind(self, args: tuple[Any, ...], in_specs: Any, out_specs: Any) -> Any:

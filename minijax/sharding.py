@@ -37,6 +37,7 @@ from minijax.mesh import (
 )
 from minijax.placement import holds_shards, lay_out, put_sharded, resolve_sharding
 from minijax.primitives.autodiff import sharding_constraint_p
+from minijax.sharding_rules import explicit_constraint
 
 __all__ = [
     "AbstractMesh",
@@ -86,6 +87,9 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     A concrete value is laid out now; a traced one gets a ``sharding_constraint``
     equation (spmdx), which the SPMD partitioner reads when the program is compiled
     for several devices (a ``@Sharding`` annotation on XLA)."""
+    # shtypes: over Explicit axes only, a value whose type carries its layout is checked, not moved.
+    if _explicit_checks(x, shardings):
+        return x
     # spmdx (issue 17): traced values are constrained in the program, concrete ones laid out.
     constrained = lay_out(x, shardings, "with_sharding_constraint")
     if not any(isinstance(v, core.Tracer) for v in tree_util.tree_leaves(x)):
@@ -107,6 +111,23 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             )
         out.append(sub)
     return tree_util.tree_unflatten(spec_tree, out)
+
+
+def _explicit_checks(x: Any, shardings: Any) -> bool:
+    """Whether every constrained leaf of ``x`` is one ``explicit_constraint`` checks (and it holds)."""
+
+    def is_spec(s: Any) -> bool:
+        return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_spec)
+    try:
+        subs = spec_tree.flatten_up_to(x)
+    except Exception:
+        return False  # (lay_out reports the mismatch)
+    pairs = [(leaf, spec) for spec, sub in zip(specs, subs) if spec is not None for leaf in tree_util.tree_leaves(sub)]
+    return bool(pairs) and all(
+        explicit_constraint(leaf, resolve_sharding(spec, "with_sharding_constraint")) for leaf, spec in pairs
+    )
 
 
 def _with_mesh_spec(shardings: Any) -> Any:

@@ -66,6 +66,7 @@ from minijax.mesh import NamedSharding, PartitionSpec, Sharding, SingleDeviceSha
 from minijax.placement import install_reshard, lay_out, placement, put_sharded, resolve_sharding, to_device
 from minijax.primitives.autodiff import sharding_constraint_mesh
 from minijax.primitives.calls import jit_p
+from minijax.sharding_rules import typed_out_shardings
 from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Jitted", "Lowered", "Traced", "Wrapped", "clear_caches", "jit"]
@@ -75,7 +76,7 @@ logger = logging.getLogger(__name__)
 
 class _CacheEntry:
     __slots__ = ("name", "closed", "out_avals", "out_tree", "single_output", "backend", "executables", "runners",
-                 "consumed", "tracer_consts", "spmd", "constraint_mesh")
+                 "consumed", "tracer_consts", "spmd", "constraint_mesh", "typed_outs", "partitioned")
 
     def __init__(
         self, name: str, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
@@ -102,6 +103,11 @@ class _CacheEntry:
         # spmdx: the mesh of a with_sharding_constraint over several devices in the program:
         # then it runs partitioned over that mesh, whatever its arguments' layouts (as in JAX).
         self.constraint_mesh = sharding_constraint_mesh(closed.jaxpr)
+        # shtypes: results whose types carry a sharding over Explicit axes (an ``out_sharding=``
+        # inside, or the operands') come back laid out so: the program runs over their mesh.
+        self.typed_outs = typed_out_shardings(self.out_avals)
+        # Runs as an SPMD program even when no argument is laid out over several devices.
+        self.partitioned = self.constraint_mesh is not None or self.typed_outs is not None
 
     def executable(self, device: Device) -> Executable:
         executable = self.executables.get(device)
@@ -164,7 +170,10 @@ class _CacheEntry:
         if sharded:
             layout = sharded[0]._sharding
         else:  # spmdx: no argument laid out, a sharding_constraint inside: over its mesh
-            layout = NamedSharding(self.constraint_mesh, PartitionSpec())
+            typed = None if self.typed_outs is None else next(s.mesh for s in self.typed_outs if s is not None)
+            mesh_of_program = self.constraint_mesh or typed
+            assert mesh_of_program is not None  # (the caller runs a program over several devices only so)
+            layout = NamedSharding(mesh_of_program, PartitionSpec())
         assert isinstance(layout, NamedSharding)  # (only those hold per-device buffers)
         devices = layout._device_assignment
         mesh = self.constraint_mesh
@@ -822,7 +831,7 @@ class Jitted(Wrapped):
             return tree_util.tree_unflatten(entry.out_tree, outs)
         if self._fast_ok and args and not kwargs:
             self._remember_fast(args, entry, device)
-        if entry.constraint_mesh is not None or any(type(x) is Array and x._shards is not None for x in flat):
+        if (entry.partitioned and flat) or any(type(x) is Array and x._shards is not None for x in flat):
             # laid out over several devices (spmdx: or constrained to be inside)
             # (keyed before the call: a donated argument is gone after it)
             fast = self._sharded_fast_key(args, entry) if self._fast_ok and args and not kwargs else None
@@ -833,6 +842,8 @@ class Jitted(Wrapped):
                     self._fast_cache.put(fast[0], (entry, program))
                 return tree_util.tree_unflatten(entry.out_tree, spmd_outs)
         outs = entry.run([to_device(x, device) for x in flat], device, committed)
+        if entry.typed_outs is not None:  # shtypes: run on one device, laid out as the types say
+            outs = [o if s is None else put_sharded(o, s) for o, s in zip(outs, entry.typed_outs)]
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _call_with_refs(self, args: tuple[Any, ...], kwargs: dict[str, Any], passed: list[int], closed: list[Ref]) -> Any:
@@ -938,8 +949,9 @@ class Jitted(Wrapped):
         return outs[0] if entry.single_output else tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _flat_out_shardings(self, entry: _CacheEntry) -> list[Any] | None:
-        """One sharding (or None) per flat result: ``out_shardings`` (``_ShardedJitted``)."""
-        return None
+        """One sharding (or None) per flat result: ``out_shardings`` (``_ShardedJitted``), else the
+        results' types' (shtypes)."""
+        return entry.typed_outs
 
     # spmdx: the fast path of calls on arrays laid out over several devices. An optimisation of
     # ``_call``'s SPMD branch: positional arguments that are all Arrays holding per-device
@@ -990,7 +1002,7 @@ class Jitted(Wrapped):
     def _remember_fast(self, args: tuple[Any, ...], entry: _CacheEntry, device: Device) -> None:
         """Enter ``entry`` in the hot path's cache when ``args`` are what that path takes:
         live Arrays all on ``device`` (where the call ran), keyed as ``__call__`` keys them."""
-        if entry.constraint_mesh is not None:  # spmdx: runs partitioned (run_spmd), not on one device
+        if entry.partitioned:  # spmdx: runs partitioned (run_spmd), not on one device
             return
         leaves: list[Any] = []
         structure = _array_tree_structure(args, leaves)
@@ -1020,7 +1032,7 @@ class Jitted(Wrapped):
         in_tree = tree_util.tree_structure((dyn_args, dyn_kwargs))
         stage = Traced(self, entry, in_tree, self._donated_leaves(args, kwargs), device)
         stage._arg_names = tuple(self._dynamic_arg_names(args, kwargs))
-        if entry.constraint_mesh is not None or any(type(x) is Array and x._shards is not None for x in flat):
+        if entry.partitioned or any(type(x) is Array and x._shards is not None for x in flat):
             # spmdx: the program these arguments run as is the SPMD one; the stages show and compile it.
             plan = entry.spmd_plan(flat, self._flat_out_shardings(entry))
             stage._spmd_key = None if plan is None else plan[1]
@@ -1408,7 +1420,7 @@ class _ShardedJitted(Jitted):
     def _flat_out_shardings(self, entry: _CacheEntry) -> list[Any] | None:
         given = self._out_shardings
         if given is None:
-            return None
+            return entry.typed_outs
         specs, tree = tree_util.tree_flatten(given, is_leaf=lambda s: s is None or isinstance(s, (Sharding, PartitionSpec)))
         try:
             per_leaf = [spec for spec, sub in zip(specs, tree.flatten_up_to(tree_util.tree_unflatten(entry.out_tree,

@@ -297,7 +297,7 @@ def test_at_with_traced_and_array_indices():
     check(at_helper(x)[np.array([-1])].get(wrap_negative_indices=False), np.zeros(1, np.float32))  # clamped to 0
     with pytest.raises(TypeError, match="unexpected keyword"):
         at_helper(x)[0].get(foo=1)  # type: ignore[call-arg]
-    with pytest.raises(NotImplementedError, match="out_sharding"):
+    with pytest.raises(TypeError, match="`out_sharding` argument of set only supports"):
         at_helper(x)[0].set(1.0, out_sharding=object())
 
 

@@ -394,7 +394,7 @@ def test_orthogonal_argument_errors() -> None:
         initializers.delta_orthogonal()(KEY, (3, 3))
     with pytest.raises(ValueError, match="fan_in"):
         initializers.delta_orthogonal()(KEY, (3, 5, 4))
-    with pytest.raises(NotImplementedError, match="out_sharding"):
+    with pytest.raises(TypeError, match="`out_sharding` argument of constant only supports"):
         initializers.constant(1.0)(KEY, (2,), out_sharding="x")
 
 

@@ -488,7 +488,7 @@ ERRORS: list[tuple[Callable[[], Any], type[Exception], str]] = [
     (lambda: random.multivariate_normal(random.key(0), jnp.zeros(2), jnp.eye(2), method="lu"), ValueError, "method must be one of"),
     (lambda: random.key(0, impl="rbg"), NotImplementedError, "'rbg'"),
     (lambda: random.key(0, impl="nope"), ValueError, 'unrecognized PRNG implementation "nope"'),
-    (lambda: random.normal(random.key(0), out_sharding=object()), NotImplementedError, "out_sharding"),
+    (lambda: random.normal(random.key(0), out_sharding=object()), TypeError, "`out_sharding` argument of normal only supports"),
     (lambda: bool(random.key(0)), TypeError, "key array cannot be converted to boolean."),
     (lambda: rp.random_bits(random.key(0), 12, (2,)), TypeError, "8-, 16-, 32- or 64-bit"),
     (lambda: rp.random_unwrap(jnp.zeros(2, jnp.uint32)), TypeError, "random_unwrap takes key array operand"),

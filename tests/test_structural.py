@@ -29,6 +29,7 @@ from minijax import lax
 from minijax.core import Primitive
 from minijax.jaxpr import Jaxpr
 from minijax.jaxpr_parse import parse_jaxpr
+from minijax.sharding import PartitionSpec as P
 
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "primitives"
 
@@ -469,7 +470,10 @@ ERRORS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("tile negative", lambda: lax.tile(ONES, (-1, 1)), TypeError, "tile reps must have every element be nonnegative"),
     ("stack shapes", lambda: lax.stack([ONES, ONES[:1]], 0), ValueError, "All input arrays must have the same shape"),
     ("stack dtypes", lambda: lax.stack([ONES, ONES.astype(np.int32)], 0), TypeError, "lax.stack requires arguments to have the same dtypes"),
-    ("sharding", lambda: lax.broadcast_in_dim(ONES, (2, 3), (0, 1), out_sharding="x"), NotImplementedError, "shardings"),
+    ("sharding", lambda: lax.broadcast_in_dim(ONES, (2, 3), (0, 1), out_sharding="x"), TypeError,
+     "`out_sharding` argument of broadcast_in_dim only supports instances of `NamedSharding` or `PartitionSpec`."),
+    ("spec without mesh", lambda: lax.broadcast_in_dim(ONES, (2, 3), (0, 1), out_sharding=P("x")), ValueError,
+     "Using PartitionSpec when you are not under a mesh context is not allowed."),
 ]
 
 

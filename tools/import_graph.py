@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("runtime", ("minijax.backend", "minijax.array", "minijax.placement", "minijax.dispatch",
                  "minijax.transfers",  # minijax.transfers: stagesx (issue 20), transfer guards
                  "minijax.mesh",  # sharding (issue 17): meshes and shardings, under the arrays that carry them
+                 "minijax.sharding_rules",  # shtypes (issue 17): how each primitive's result sharding follows
                  "minijax.distributed")),  # mproc (issue 17): jax.distributed, read by the xla backend
     ("interpreters", ("minijax.interpreters", "minijax.interpreters.*")),
     ("primitives", ("minijax.primitives", "minijax.primitives.*")),

@@ -117,7 +117,11 @@ class DynamicJaxprTrace(Trace):
         atoms = [self.to_atom(x) for x in args]
         in_avals = [a.aval for a in atoms]
         out = prim.abstract_eval_cached(in_avals, params)
-        if any(type(a) is not ShapedArray for a in in_avals) and "propagate" in sharding_in_types:
+        if "propagate" in sharding_in_types and (
+            any(type(a) is not ShapedArray for a in in_avals)
+            or params.get("out_sharding") is not None
+            or params.get("sharding") is not None
+        ):
             out = sharding_in_types["propagate"](prim, in_avals, out, params)  # shtypes: sharding in types
         fold = _CONST_FOLDING.get(prim.name)
         if fold is not None and not prim.multiple_results:

@@ -18,7 +18,7 @@ import numpy as np
 
 from minijax import dtypes
 from minijax.lax.padding import padtype_to_pads
-from minijax.lax.structural import Array, ArrayLike, _as_given, _no_sharding
+from minijax.lax.structural import Array, ArrayLike, _as_given, _placed, _sharding_param
 from minijax.primitives import convolution as _conv
 from minijax.primitives.convolution import (
     ConvDimensionNumbers,
@@ -68,7 +68,7 @@ def conv_general_dilated(
     ConvDimensionNumbers. Window strides and dilations follow the order of
     the spatial letters in the kernel's layout string.
     """
-    _no_sharding("conv_general_dilated", out_sharding)
+    sharding = _sharding_param("conv_general_dilated", out_sharding)
     lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     nsp = len(lhs_shape) - 2
@@ -94,7 +94,7 @@ def conv_general_dilated(
                 f"padding argument to conv_general_dilated should be a string or a sequence of (low, high) pairs, got {padding}"
             ) from e
     pet = None if preferred_element_type is None else dtypes.check_user_dtype_supported(preferred_element_type, "conv_general_dilated")
-    return _conv.conv_general_dilated_p.bind(
+    out = _conv.conv_general_dilated_p.bind(
         lhs,
         rhs,
         # JAX keeps the strides' and dilations' elements as given (NumPy integers print so).
@@ -107,8 +107,9 @@ def conv_general_dilated(
         batch_group_count=batch_group_count,
         precision=canonicalize_precision(precision),
         preferred_element_type=pet,
-        out_sharding=None,
+        out_sharding=sharding,
     )
+    return _placed(out, out_sharding, "conv_general_dilated")
 
 
 def conv_shape_tuple(

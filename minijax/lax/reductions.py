@@ -15,7 +15,7 @@ import numpy as np
 from minijax import core, dtypes
 from minijax.core import Tracer, get_aval
 from minijax.lax import elementwise as ew
-from minijax.lax.structural import Array, ArrayLike, Ints, _as_given, _no_sharding
+from minijax.lax.structural import Array, ArrayLike, Ints, _as_given, _no_sharding, _placed, _sharding_param
 from minijax.primitives import reductions as _prims
 from minijax.primitives.reductions import (
     Precision,
@@ -39,8 +39,9 @@ from minijax.primitives.structural import reduce_sum_p
 
 def reduce_sum(operand: ArrayLike, axes: Ints, *, out_sharding: Any = None) -> Array:
     """Sum over ``axes``."""
-    _no_sharding("reduce_sum", out_sharding)
-    return reduce_sum_p.bind(operand, axes=_as_given("reduce_sum", "axes", axes), out_sharding=None)
+    param = _sharding_param("reduce_sum", out_sharding)
+    out = reduce_sum_p.bind(operand, axes=_as_given("reduce_sum", "axes", axes), out_sharding=param)
+    return _placed(out, out_sharding, "reduce_sum")
 
 
 def reduce_prod(operand: ArrayLike, axes: Ints) -> Array:
@@ -162,9 +163,9 @@ def dot_general(
     out_sharding: Any = None,
 ) -> Array:
     """Contract ``lhs`` and ``rhs`` per ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))."""
-    _no_sharding("dot_general", out_sharding)
+    param = _sharding_param("dot_general", out_sharding)
     pet = None if preferred_element_type is None else dtypes.check_user_dtype_supported(preferred_element_type, "dot_general")
-    return _prims.dot_general(lhs, rhs, dimension_numbers, precision, pet)
+    return _placed(_prims.dot_general(lhs, rhs, dimension_numbers, precision, pet, param), out_sharding, "dot_general")
 
 
 def dot(

@@ -42,6 +42,7 @@ from minijax.primitives.structural import (
     transpose_p,
 )
 from minijax.shape_poly import DimExpr
+from minijax.sharding_rules import out_sharding_param, place_result
 from minijax.stages import jit
 
 ArrayLike = Any
@@ -91,6 +92,15 @@ def _no_sharding(name: str, sharding: Any) -> None:
         raise NotImplementedError(f"lax.{name}: minijax has no shardings; leave out_sharding/sharding as None.")
 
 
+def _sharding_param(name: str, out_sharding: Any) -> Any:
+    """An ``out_sharding=`` argument as the primitive's param (None, or a NamedSharding over the abstract mesh)."""
+    return out_sharding_param(out_sharding, name)
+
+
+def _placed(x: Any, out_sharding: Any, name: str) -> Any:
+    return place_result(x, out_sharding, f"lax.{name}")
+
+
 def _canonical_axis(axis: SupportsIndex, ndim: int) -> int:
     """``axis`` in [0, ndim), counting negative axes from the end; ValueError otherwise."""
     axis = operator.index(axis)
@@ -113,10 +123,10 @@ def _axis_of(axis: SupportsIndex, ndim: int, fun: str) -> int:
 
 def broadcast_in_dim(operand: ArrayLike, shape: Ints, broadcast_dimensions: Ints, *, out_sharding: Any = None) -> Array:
     """Broadcast ``operand`` to ``shape``, operand axis i becoming result axis ``broadcast_dimensions[i]``."""
-    _no_sharding("broadcast_in_dim", out_sharding)
+    param = _sharding_param("broadcast_in_dim", out_sharding)
     shape = _as_given("broadcast_in_dim", "shape", shape)
     dims = _as_given("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)
-    return sp.broadcast_in_dim(operand, shape, dims)
+    return _placed(sp.broadcast_in_dim(operand, shape, dims, param), out_sharding, "broadcast_in_dim")
 
 
 def dtype(x: Any) -> np.dtype[Any]:
@@ -135,8 +145,8 @@ def broadcast_like(arr: ArrayLike, like_arr: ArrayLike) -> Array:
 
 def broadcast(operand: ArrayLike, sizes: Ints, *, out_sharding: Any = None) -> Array:
     """Add leading dimensions of the given ``sizes``."""
-    _no_sharding("broadcast", out_sharding)
-    return sp.broadcast(operand, _shape(sizes))
+    param = _sharding_param("broadcast", out_sharding)
+    return _placed(sp.broadcast(operand, _shape(sizes), param), out_sharding, "broadcast")
 
 
 def broadcast_to_rank(x: ArrayLike, rank: int) -> Array:
@@ -149,9 +159,9 @@ def broadcast_to_rank(x: ArrayLike, rank: int) -> Array:
 
 def reshape(operand: ArrayLike, new_sizes: Ints, dimensions: Ints | None = None, *, out_sharding: Any = None) -> Array:
     """Reshape in row-major order, after transposing by ``dimensions`` if given."""
-    _no_sharding("reshape", out_sharding)
+    param = _sharding_param("reshape", out_sharding)
     dims = None if dimensions is None else int_tuple("reshape", "dimensions", dimensions)
-    return sp.reshape(operand, _shape(new_sizes), dims)
+    return _placed(sp.reshape(operand, _shape(new_sizes), dims, param), out_sharding, "reshape")
 
 
 def transpose(operand: ArrayLike, permutation: Ints) -> Array:
@@ -392,9 +402,10 @@ def iota(dtype: Any, size: int) -> Array:
 
 def broadcasted_iota(dtype: Any, shape: Ints, dimension: int, *, out_sharding: Any = None) -> Array:
     """An array of ``shape`` whose elements count along ``dimension``."""
-    _no_sharding("broadcasted_iota", out_sharding)
+    param = _sharding_param("broadcasted_iota", out_sharding)
     dt = dtypes.check_user_dtype_supported(dtype, "iota")
-    return iota_p.bind(dtype=dt, shape=_shape(shape), dimension=operator.index(dimension), sharding=None)
+    out = iota_p.bind(dtype=dt, shape=_shape(shape), dimension=operator.index(dimension), sharding=param)
+    return _placed(out, out_sharding, "broadcasted_iota")
 
 
 def full(shape: Ints, fill_value: ArrayLike, dtype: Any = None, *, sharding: Any = None) -> Array:

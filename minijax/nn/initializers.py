@@ -24,6 +24,8 @@ from minijax import dtypes, random
 from minijax.core import shape_size
 from minijax.numpy import array, full, moveaxis, ones as jnp_ones, reshape, sqrt, zeros as jnp_zeros
 from minijax.numpy.creation import canonicalize_shape
+from minijax.sharding import reshard
+from minijax.sharding_rules import out_sharding_param
 
 Array = Any
 ArrayLike = Any
@@ -46,9 +48,13 @@ def _dtype_or_default(dtype: Any) -> Any:
     return dtypes.default_float_dtype() if dtype is None else dtype
 
 
-def _no_sharding(name: str, out_sharding: Any) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError(f"nn.initializers.{name}: out_sharding is not supported by minijax (one device, no sharding).")
+def _laid_out(name: str, value: Array, out_sharding: Any) -> Array:
+    """``value`` laid out as ``out_sharding`` says (computed unsharded first, as JAX's do)."""
+    if out_sharding is None:
+        return value
+    out_sharding_param(out_sharding, name)  # (its TypeError for what is no sharding)
+    out: Array = reshard(value, out_sharding)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -69,8 +75,7 @@ def constant(value: ArrayLike, dtype: Any = None) -> Initializer:
     """Builds an initializer that fills the array with ``value``."""
 
     def init(key: Array, shape: Shape, dtype: Any = dtype, out_sharding: Any = None) -> Array:
-        _no_sharding("constant", out_sharding)
-        return full(shape, value, dtype=_dtype_or_default(dtype))
+        return _laid_out("constant", full(shape, value, dtype=_dtype_or_default(dtype)), out_sharding)
 
     return init
 
@@ -244,7 +249,8 @@ def orthogonal(scale: ArrayLike = 1.0, column_axis: int = -1, dtype: Any = None)
     """
 
     def init(key: Array, shape: Shape, dtype: Any = dtype, out_sharding: Any = None) -> Array:
-        _no_sharding("orthogonal", out_sharding)
+        if out_sharding is not None:  # (as JAX's: no out_sharding)
+            raise NotImplementedError("nn.initializers.orthogonal: out_sharding is not supported (nor in JAX).")
         dtype = _dtype_or_default(dtype)
         shape = canonicalize_shape(shape)
         if len(shape) < 2:
@@ -268,7 +274,8 @@ def delta_orthogonal(scale: ArrayLike = 1.0, column_axis: int = -1, dtype: Any =
     """
 
     def init(key: Array, shape: Shape, dtype: Any = dtype, out_sharding: Any = None) -> Array:
-        _no_sharding("delta_orthogonal", out_sharding)
+        if out_sharding is not None:  # (as JAX's: no out_sharding)
+            raise NotImplementedError("nn.initializers.delta_orthogonal: out_sharding is not supported (nor in JAX).")
         dtype = _dtype_or_default(dtype)
         shape = canonicalize_shape(shape)
         if len(shape) not in (3, 4, 5):

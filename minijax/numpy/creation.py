@@ -21,6 +21,8 @@ from minijax.interpreters.tracing import DynamicJaxprTrace
 from minijax.numpy import util
 from minijax.numpy.util import ArrayLike
 from minijax.placement import device_put
+from minijax.primitives.elementwise import convert_element_type_p
+from minijax.sharding_rules import explicit_type, out_sharding_param, place_result
 from minijax.stages import jit
 
 __all__ = [
@@ -60,10 +62,6 @@ def _to_device(x: Any) -> Any:
 def _user_dtype(dtype: Any, fun_name: str) -> np.dtype[Any] | None:
     return None if dtype is None else dtypes.check_user_dtype_supported(dtype, fun_name)
 
-
-def _no_sharding(fun_name: str, out_sharding: Any) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError(f"jnp.{fun_name}(out_sharding=...) is not supported by minijax")
 
 
 def _place(x: Any, device: Any) -> Any:
@@ -153,7 +151,6 @@ def array(
     """
     if order is not None and order != "K":
         raise NotImplementedError("Only implemented for order='K'")
-    _no_sharding("array", out_sharding)
     want = _user_dtype(dtype, "array")
     if hasattr(object, "__jax_array__"):
         object = object.__jax_array__()
@@ -186,7 +183,12 @@ def array(
     if ndmin > util.ndim(out):
         extra = ndmin - util.ndim(out)
         out = lax.broadcast_in_dim(out, (1,) * extra + util.shape(out), tuple(range(extra, ndmin)))
-    placed: Array = _place(out, device)
+    if out_sharding is not None and core.current_trace() is not core.eval_trace:
+        # (as JAX stages it: a conversion to the array's own dtype whose result has the sharding)
+        aval = core.get_aval(out)
+        out = convert_element_type_p.bind(out, new_dtype=aval.dtype, weak_type=aval.weak_type,
+                                          sharding=out_sharding_param(out_sharding, "array"))
+    placed: Array = _place(place_result(out, out_sharding, "array"), device)
     return placed
 
 
@@ -209,20 +211,20 @@ def asarray(
 # Filled arrays
 
 
-def _full(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype[Any], weak_type: bool) -> Any:
-    """``lax.full``: a scalar converted to ``dtype`` and broadcast to ``shape``."""
+def _full(shape: tuple[int, ...], fill_value: Any, dtype: np.dtype[Any], weak_type: bool, out_sharding: Any = None) -> Any:
+    """``lax.full``: a scalar converted to ``dtype`` and broadcast to ``shape`` (laid out as ``out_sharding``)."""
     _check_nonnegative(shape)
     value = as_array(util.convert_element_type(fill_value, dtype, weak_type))
     if shape == ():
-        return value
-    return lax.broadcast_in_dim(value, shape, ())
+        return place_result(value, out_sharding, "full")
+    return lax.broadcast_in_dim(value, shape, (), out_sharding=out_sharding)
 
 
 def _fill(fun_name: str, shape: Any, fill_value: Any, dtype: Any, device: Any, out_sharding: Any) -> Any:
-    _no_sharding(fun_name, out_sharding)
     dims = canonicalize_shape(shape)
     want = _user_dtype(dtype, fun_name)
-    return _place(_full(dims, fill_value, want if want is not None else dtypes.default_float_dtype(), False), device)
+    dt = want if want is not None else dtypes.default_float_dtype()
+    return _place(_full(dims, fill_value, dt, False, out_sharding), device)
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
@@ -243,16 +245,16 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: An
 def full(shape: Any, fill_value: ArrayLike, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (broadcast if it is an array)."""
     util.check_arraylike("full", fill_value)
-    _no_sharding("full", out_sharding)
     dims = canonicalize_shape(shape)
     want = _user_dtype(dtype, "full")
     if util.ndim(fill_value) == 0:
         if want is None:
-            out = _full(dims, fill_value, dtypes.dtype(fill_value, canonicalize=True), dtypes.is_weakly_typed(fill_value))
+            weak = dtypes.is_weakly_typed(fill_value)
+            out = _full(dims, fill_value, dtypes.dtype(fill_value, canonicalize=True), weak, out_sharding)
         else:
-            out = _full(dims, fill_value, want, False)
+            out = _full(dims, fill_value, want, False, out_sharding)
     else:
-        out = util.broadcast_to(asarray(fill_value, dtype=want), dims)
+        out = place_result(util.broadcast_to(asarray(fill_value, dtype=want), dims), out_sharding, "full")
     return _place(out, device)
 
 
@@ -269,17 +271,19 @@ def _like(
     # describes the result; only other values must be arrays.
     described = hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, (Array, core.Tracer, np.ndarray, np.generic))
     util.check_arraylike(fun_name, *([fill_value] if described else [a, fill_value]))
-    _no_sharding(fun_name, out_sharding)
     want = _user_dtype(dtype, fun_name)
     # The result is weak only when it copies a weak array's dtype (a
     # description's weak_type is not copied, as in JAX).
     weak = want is None and not described and dtypes.is_weakly_typed(a)
     out_dtype = want if want is not None else dtypes.dtype(a, canonicalize=True)
     dims = util.shape(a) if shape is None else canonicalize_shape(shape)
+    typed = explicit_type(a) if out_sharding is None and shape is None and not described else None
+    if typed is not None:  # (as in JAX: the result is laid out as ``a`` is, over Explicit axes)
+        out_sharding = typed.sharding
     if util.ndim(fill_value) == 0:
-        out = _full(dims, fill_value, out_dtype, weak)
+        out = _full(dims, fill_value, out_dtype, weak, out_sharding)
     else:
-        out = util.broadcast_to(asarray(fill_value, dtype=want), dims)
+        out = place_result(util.broadcast_to(asarray(fill_value, dtype=want), dims), out_sharding, fun_name)
     return _place(out, device)
 
 
@@ -337,7 +341,6 @@ def arange(
     Bounds must be concrete. The dtype is what the bounds promote to
     (ints give int32, floats float32), unless ``dtype`` says otherwise.
     """
-    _no_sharding("arange", out_sharding)
     util.check_arraylike("arange", start, *(x for x in (stop, step) if x is not None))
     names = ("stop", "start", "step") if stop is None else ("start", "stop", "step")
     start = _concrete_scalar(start, names[0])
@@ -352,12 +355,12 @@ def arange(
             "floating, complexfloating."
         )
     if stop is None and step is None:
-        return _place(lax.iota(want, max(0, math.ceil(_host(start)))), device)
+        return _place(lax.broadcasted_iota(want, (max(0, math.ceil(_host(start))),), 0, out_sharding=out_sharding), device)
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
     size = max(0, math.ceil((_host(stop) - _host(start)) / _host(step)))
-    out = lax.iota(want, size)
+    out = lax.broadcasted_iota(want, (size,), 0, out_sharding=out_sharding)
     # lax's conversion, as JAX's arange does: a Python int bound beyond int32
     # (arange(0, 2**40, 2**31)) wraps around instead of raising OverflowError.
     if _host(step) != 1:

@@ -36,6 +36,7 @@ import numpy as np
 from minijax import core, dtypes, lax as lax
 from minijax.array import Array, device_put_value
 from minijax.errors import NonConcreteBooleanIndexError
+from minijax.mesh import NamedSharding, PartitionSpec
 from minijax.numpy import util
 from minijax.numpy.creation import array, asarray
 from minijax.numpy.reductions import sum as jnp_sum
@@ -43,6 +44,8 @@ from minijax.numpy.shape_ops import broadcast_shapes, broadcast_to, clip, expand
 from minijax.numpy.ufuncs import divide, mod, power
 from minijax.primitives.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from minijax.shape_poly import DimExpr
+from minijax.sharding import auto_axes
+from minijax.sharding_rules import explicit_type, out_sharding_param
 from minijax.stages import jit
 
 __all__ = ["put", "put_along_axis", "take", "take_along_axis"]
@@ -426,6 +429,7 @@ class _Gather:
     reversed_y_dims: list[int]
     newaxis_dims: list[int]
     scalar_bool_dims: list[int]
+    slice_axes: list[int | None]  # per dimension of x[idx]: the axis of x it is a slice of (None: an index's)
 
 
 def _normalize(p: Parsed, size: int) -> Parsed:
@@ -492,6 +496,7 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
     gather_indices: list[tuple[Any, int]] = []  # (array, its first axis in the indices' batch shape)
     gather_indices_shape: list[int] = []
     slice_shape: list[int] = []
+    slice_axes: list[int | None] = []
     newaxis_dims: list[int] = []
     reversed_y_dims: list[int] = []
     gather_slice_shape: list[int] = []
@@ -506,6 +511,7 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
             start_index_map.extend(x_advanced_axes)
             collapsed.extend(x_advanced_axes)
             slice_shape.extend(bshape)
+            slice_axes.extend([None] * len(bshape))
             y_axis += len(bshape)
             collapsed_y_axis += len(bshape)
         if position in idx_advanced_axes:
@@ -522,12 +528,14 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
             x_axis += 1
         elif p.typ is IndexType.NONE:
             slice_shape.append(1)
+            slice_axes.append(None)
             newaxis_dims.append(y_axis)
             y_axis += 1
         elif p.typ is IndexType.SLICE:
             first, stop, step = _slice_indices(p.index, shape[x_axis])
             size = len(range(first, stop, step))
             slice_shape.append(size)
+            slice_axes.append(x_axis)
             if step == 1:
                 if size != shape[x_axis]:  # a trivial slice needs no index
                     gather_indices.append((util.convert_element_type(first, index_dtype), len(gather_indices_shape)))
@@ -566,7 +574,7 @@ def _to_gather(indices: list[Parsed], shape: Sequence[int], normalize: bool) -> 
         start_index_map=tuple(start_index_map),
     )  # fmt: skip
     return _Gather(slice_shape, gather_slice_shape, gather_array, dnums, not advanced, not advanced, reversed_y_dims,
-                   newaxis_dims, scalar_bool_dims)
+                   newaxis_dims, scalar_bool_dims, slice_axes)
 
 
 def _broadcast_index_arrays(arrays: list[Any]) -> list[Any]:
@@ -685,7 +693,14 @@ def scatter_update(x: Any, idx: Any, y: Any, scatter_op: Callable[..., Any], *, 
     if 0 in plan.slice_shape:
         return x
     x, y = util.promote_dtypes(x, y)
-    y = broadcast_to(y, tuple(plan.slice_shape))
+    typed = explicit_type(x)
+    if typed is not None and isinstance(typed.sharding, NamedSharding) and not plan.scalar_bool_dims:
+        # shtypes: the updates laid out as the slice of x they update is (as JAX broadcasts them)
+        spec = tuple(typed.sharding.spec) + (None,) * x_aval.ndim
+        given = NamedSharding(typed.sharding.mesh, PartitionSpec(*(None if a is None else spec[a] for a in plan.slice_axes)))
+        y = broadcast_to(y, tuple(plan.slice_shape), out_sharding=given)
+    else:
+        y = broadcast_to(y, tuple(plan.slice_shape))
     if plan.newaxis_dims:
         y = lax.squeeze(y, plan.newaxis_dims)
     if plan.reversed_y_dims:
@@ -725,9 +740,13 @@ def at_helper(x: Any) -> _IndexUpdateHelper:
     return _IndexUpdateHelper(x)
 
 
-def _no_sharding(out_sharding: Any, method: str) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError(f"x.at[...].{method}(out_sharding=...): minijax has no shardings; leave it None.")
+def _with_out_sharding(f: Callable[..., Any], out_sharding: Any, method: str, *args: Any) -> Any:
+    """``f(*args)``, or with ``out_sharding=``: computed with the mesh axes Auto (the operands
+    resharded whole) and the result laid out so, as JAX's ``.at[...]`` does (jax.sharding.auto_axes)."""
+    if out_sharding is None:
+        return f(*args)
+    out_sharding_param(out_sharding, method)  # (its TypeError for what is no sharding)
+    return auto_axes(f, out_sharding=out_sharding)(*args)
 
 
 class _IndexUpdateRef:
@@ -751,18 +770,23 @@ class _IndexUpdateRef:
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Mode = None,
             fill_value: Any = None, out_sharding: Any = None, wrap_negative_indices: bool = True) -> Any:
-        _no_sharding(out_sharding, "get")
-        return rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
-                              unique_indices=unique_indices, mode=mode, fill_value=fill_value,
-                              normalize_indices=wrap_negative_indices)  # fmt: skip
+        def take(array: Any) -> Any:
+            return rewriting_take(array, self.index, indices_are_sorted=indices_are_sorted,
+                                  unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                                  normalize_indices=wrap_negative_indices)  # fmt: skip
+
+        return _with_out_sharding(take, out_sharding, "get", self.array)
 
     def _update(self, method: str, values: Any, indices_are_sorted: bool, unique_indices: bool, mode: Mode,
                 out_sharding: Any, wrap: bool, array: Any = None) -> Any:
-        _no_sharding(out_sharding, method)
         target = self.array if array is None else array
         op = _SCATTER_OPS["multiply" if method in ("divide", "power") else method]
-        return scatter_update(target, self.index, values, op, indices_are_sorted=indices_are_sorted,
-                              unique_indices=unique_indices, mode=mode, normalize_indices=wrap)
+
+        def update(target: Any, values: Any) -> Any:
+            return scatter_update(target, self.index, values, op, indices_are_sorted=indices_are_sorted,
+                                  unique_indices=unique_indices, mode=mode, normalize_indices=wrap)
+
+        return _with_out_sharding(update, out_sharding, method, target, values)
 
     def set(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Mode = None,
             out_sharding: Any = None, wrap_negative_indices: bool = True) -> Any:

@@ -31,6 +31,7 @@ import numpy as np
 import opt_einsum
 
 from minijax import core, dtypes, lax
+from minijax.mesh import NamedSharding, PartitionSpec as P
 from minijax.numpy import util
 from minijax.numpy.creation import arange, array, eye, ones, zeros, zeros_like
 from minijax.numpy.reductions import sum as _jnp_sum
@@ -47,6 +48,7 @@ from minijax.numpy.util import (
     promote_dtypes_inexact,
     where_jit,
 )
+from minijax.sharding_rules import out_sharding_param, place_result
 from minijax.stages import jit
 from minijax.vectorization import vmap
 
@@ -133,8 +135,7 @@ def einsum(
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
-    if out_sharding is not None:
-        raise NotImplementedError("jnp.einsum: out_sharding is not supported by minijax (one device, no sharding).")
+    sharding = out_sharding_param(out_sharding, "einsum")
     all_args = tuple(
         arg.__jax_array__() if hasattr(arg, "__jax_array__") else arg for arg in (subscripts, *operands)
     )
@@ -146,7 +147,13 @@ def einsum(
     contractions: tuple[Contraction, ...] = tuple((tuple(c[0]), frozenset(c[1]), c[2]) for c in planned)
     check_arraylike("einsum", *contract_operands)
     arrays = [array(op, copy=False) for op in contract_operands]
-    return _einsum(arrays, contractions, precision, preferred_element_type, _dot_general)
+    if sharding is not None and (len(contractions) != 1 or len(contractions[0][0]) != 2):
+        # JAX computes these under auto_axes and lays the result out afterwards.
+        raise NotImplementedError(
+            "jnp.einsum: out_sharding is supported for one contraction of two operands in minijax (issue 17)."
+        )
+    out = _einsum(arrays, contractions, precision, preferred_element_type, _dot_general, sharding)
+    return place_result(out, out_sharding, "einsum")
 
 
 def einsum_path(subscripts: Any, /, *operands: Any, optimize: Any = "auto") -> tuple[list[tuple[int, ...]], Any]:
@@ -219,7 +226,7 @@ def _filter_singleton_dims(operand: Any, names: str, other_shape: tuple[int, ...
 
 
 def _einsum(operands: list[Any], contractions: Sequence[Contraction], precision: Any, preferred_element_type: Any,
-            _dot_general: Fn) -> Array:
+            _dot_general: Fn, out_sharding: Any = None) -> Array:
     ev = _Einsum(operands, preferred_element_type)
     for operand_indices, contracted_names_set, einstr in contractions:
         contracted_names = sorted(contracted_names_set)
@@ -234,7 +241,7 @@ def _einsum(operands: list[Any], contractions: Sequence[Contraction], precision:
             operand, names = ev.sum_repeats(operand, names, counts, result_names)
         elif len(operand_indices) == 2:
             operand, names = _contract_pair(ev, operands, operand_indices, input_names, result_names, contracted_names,
-                                            precision, _dot_general)
+                                            precision, _dot_general, out_sharding)
         else:
             raise NotImplementedError(
                 "jax.numpy.einsum does not support simultaneous contraction of 3 or more operands. Typically this "
@@ -247,7 +254,8 @@ def _einsum(operands: list[Any], contractions: Sequence[Contraction], precision:
 
 
 def _contract_pair(ev: _Einsum, operands: list[Any], operand_indices: tuple[int, ...], input_names: list[str],
-                   result_names: str, contracted: list[str], precision: Any, _dot_general: Fn) -> tuple[Any, str]:
+                   result_names: str, contracted: list[str], precision: Any, _dot_general: Fn,
+                   out_sharding: Any = None) -> tuple[Any, str]:
     """One ``dot_general`` of two operands, after summing axes only one of them has."""
     lhs, rhs = (operands.pop(i) for i in operand_indices)
     lhs_names, rhs_names = input_names
@@ -279,13 +287,19 @@ def _contract_pair(ev: _Einsum, operands: list[Any], operand_indices: tuple[int,
     # dot_general's result is (batch, lhs free, rhs free): swap the operands
     # when that order is the wanted one, saving the transpose.
     names = batch_names + rest_rhs + rest_lhs
-    if names == result_names:
-        out = _dot_general(rhs, lhs, ((rhs_cont, lhs_cont), (rhs_batch, lhs_batch)), precision,
-                           preferred_element_type=ev.dtype)
-    else:
+    swap = names == result_names
+    if not swap:
         names = batch_names + rest_lhs + rest_rhs
+    given: dict[str, Any] = {}
+    if out_sharding is not None:  # the result's spec, in the product's own order (transposed after)
+        spec = tuple(out_sharding.spec) + (None,) * (len(result_names) - len(out_sharding.spec))
+        given["out_sharding"] = NamedSharding(out_sharding.mesh, P(*(spec[result_names.index(n)] for n in names)))
+    if swap:
+        out = _dot_general(rhs, lhs, ((rhs_cont, lhs_cont), (rhs_batch, lhs_batch)), precision,
+                           preferred_element_type=ev.dtype, **given)
+    else:
         out = _dot_general(lhs, rhs, ((lhs_cont, rhs_cont), (lhs_batch, rhs_batch)), precision,
-                           preferred_element_type=ev.dtype)
+                           preferred_element_type=ev.dtype, **given)
     return out, names
 
 

@@ -153,10 +153,12 @@ def reshape(a: ArrayLike, shape: int | Sequence[int], order: str = "C", *, copy:
         if order == "A":
             raise NotImplementedError("np.reshape order=A is not implemented.")
         raise ValueError(f"Unexpected value for 'order' argument: {order}.")
-    if new == old:
+    if new == old and out_sharding is None:
         return _asarray(a)
     if order == "C":
-        return lax.reshape(a, new)
+        return lax.reshape(a, new, out_sharding=out_sharding)
+    if out_sharding is not None:
+        raise NotImplementedError("jnp.reshape: out_sharding with order='F' is not supported by minijax (issue 17).")
     # Fortran order: read the elements with the axes reversed, write them the same way.
     rev_new = tuple(reversed(range(len(new))))
     flat = lax.reshape(a, new[::-1], dimensions=tuple(reversed(range(len(old)))))
@@ -169,7 +171,7 @@ def ravel(a: ArrayLike, order: str = "C", *, out_sharding: Any = None) -> Any:
     if order == "K":
         raise NotImplementedError("Ravel not implemented for order='K'.")
     s = _shape_of(a)
-    return reshape(a, (core.shape_size(s),), order=order)
+    return reshape(a, (core.shape_size(s),), order=order, out_sharding=out_sharding)
 
 
 def _transpose(a: ArrayLike, perm: Sequence[int]) -> Any:
@@ -264,7 +266,7 @@ def broadcast_to(array: ArrayLike, shape: int | Sequence[int], *, out_sharding: 
     check_arraylike("broadcast_to", array)
     target = _static_ints(shape, "shape", is_shape=True)
     aval = core.get_aval(array)
-    if aval.shape == target:
+    if aval.shape == target and out_sharding is None:
         return _asarray(array)
     lead = len(target) - aval.ndim
     if lead < 0:
@@ -276,7 +278,7 @@ def broadcast_to(array: ArrayLike, shape: int | Sequence[int], *, out_sharding: 
         )
     if any(d < 0 for d in target):  # compatible, but negative: JAX's broadcast_in_dim refuses it (TypeError)
         raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got {target}.")
-    return lax.broadcast_in_dim(array, target, tuple(range(lead, len(target))))
+    return lax.broadcast_in_dim(array, target, tuple(range(lead, len(target))), out_sharding=out_sharding)
 
 
 def _broadcast_arrays(*args: ArrayLike) -> list[Any]:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from minijax import core, dtypes, lax as lax
+from minijax.mesh import NamedSharding, PartitionSpec
 from minijax.numpy import ufuncs, util
 from minijax.numpy.shape_ops import Shape, _is_identity, _shape_of, ravel
 from minijax.numpy.util import (
@@ -21,6 +22,7 @@ from minijax.numpy.util import (
     convert_element_type,
     promote_dtypes,
 )
+from minijax.sharding_rules import out_sharding_param, place_result
 
 __all__ = ["dot", "inner", "matmul", "outer", "tensordot", "vdot"]
 
@@ -36,11 +38,12 @@ def _product_dtype(fun_name: str, a: ArrayLike, b: ArrayLike, preferred_element_
 
 
 def _dot_general(fun_name: str, a: ArrayLike, b: ArrayLike, contract: tuple[Sequence[int], Sequence[int]],
-                 batch: tuple[Sequence[int], Sequence[int]], precision: Any, preferred_element_type: Any) -> Any:
+                 batch: tuple[Sequence[int], Sequence[int]], precision: Any, preferred_element_type: Any,
+                 out_sharding: Any = None) -> Any:
     """``lax.dot_general`` on unpromoted operands, accumulating in the promoted dtype (as JAX does)."""
     out_dtype, weak = _product_dtype(fun_name, a, b, preferred_element_type)
     dims = ((tuple(contract[0]), tuple(contract[1])), (tuple(batch[0]), tuple(batch[1])))
-    out = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=out_dtype)
+    out = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=out_dtype, out_sharding=out_sharding)
     return convert_element_type(out, out_dtype, weak)
 
 
@@ -54,7 +57,7 @@ def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_
         contract: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
     else:
         contract = ((na - 1,), (0,) if nb == 1 else (nb - 2,))
-    return _dot_general("dot", a, b, contract, ((), ()), precision, preferred_element_type)
+    return _dot_general("dot", a, b, contract, ((), ()), precision, preferred_element_type, out_sharding)
 
 
 @compiled_when_eager
@@ -127,13 +130,21 @@ def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_eleme
     b_sq = lax.squeeze(b, tuple(b_squeeze)) if b_squeeze else b
     na, nb = len(sa) - len(a_squeeze), len(sb) - len(b_squeeze)
     dims = (((na - 1,), (nb - 1 - b_mat,)), (tuple(a_bdims), tuple(b_bdims)))
-    out = lax.dot_general(a_sq, b_sq, dims, precision=precision, preferred_element_type=out_dtype)
     perm = tuple(int(p) for p in np.argsort(out_batch + out_a + out_b))
+    sharding = out_sharding_param(out_sharding, "matmul")
+    if sharding is not None:  # the result's spec in the product's order (transposed, unit axes added after)
+        spec = tuple(sharding.spec) + (None,) * (nbatch + a_mat + b_mat + len(both_unit) - len(sharding.spec))
+        kept = [e for i, e in enumerate(spec) if i not in both_unit]
+        product: list[Any] = [None] * len(perm)
+        for j, k in enumerate(perm):
+            product[k] = kept[j]
+        sharding = NamedSharding(sharding.mesh, PartitionSpec(*product))
+    out = lax.dot_general(a_sq, b_sq, dims, precision=precision, preferred_element_type=out_dtype, out_sharding=sharding)
     if not _is_identity(perm):
         out = lax.transpose(out, perm)
     if both_unit:
         out = lax.expand_dims(out, tuple(both_unit))
-    return convert_element_type(out, out_dtype, weak)
+    return place_result(convert_element_type(out, out_dtype, weak), out_sharding, "matmul")
 
 
 @compiled_when_eager
@@ -193,4 +204,4 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2, *, precision: Any = Non
     check_arraylike("tensordot", a, b)
     sa, sb = _shape_of(a), _shape_of(b)
     contract = _tensordot_axes(axes, len(sa), len(sb), sa, sb)
-    return _dot_general("tensordot", a, b, contract, ((), ()), precision, preferred_element_type)
+    return _dot_general("tensordot", a, b, contract, ((), ()), precision, preferred_element_type, out_sharding)

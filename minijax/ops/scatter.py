@@ -19,6 +19,8 @@ from minijax.numpy import creation, reductions, ufuncs
 from minijax.numpy.indexing import scatter_update
 from minijax.numpy.util import check_arraylike
 from minijax.primitives.indexing import GatherScatterMode
+from minijax.sharding import auto_axes
+from minijax.sharding_rules import out_sharding_param
 
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
 
@@ -73,39 +75,43 @@ def segment_sum(data: Any, segment_ids: Any, num_segments: int | None = None, in
                 unique_indices: bool = False, bucket_size: int | None = None, mode: Any = None,
                 out_sharding: Any = None) -> Any:
     """The sum of ``data``'s rows within each segment: ``out[s] = sum(data[segment_ids == s])``."""
-    _no_sharding(out_sharding, "segment_sum")
-    return _segment_update("segment_sum", data, segment_ids, lax.scatter_add, num_segments, indices_are_sorted,
-                           unique_indices, bucket_size, reductions.sum, mode)  # fmt: skip
+    return _laid_out(out_sharding, "segment_sum", data, segment_ids, lambda d, i: _segment_update(
+        "segment_sum", d, i, lax.scatter_add, num_segments, indices_are_sorted, unique_indices, bucket_size,
+        reductions.sum, mode))
 
 
 def segment_prod(data: Any, segment_ids: Any, num_segments: int | None = None, indices_are_sorted: bool = False,
                  unique_indices: bool = False, bucket_size: int | None = None, mode: Any = None,
                  out_sharding: Any = None) -> Any:
     """The product of ``data``'s rows within each segment (1 for an empty segment)."""
-    _no_sharding(out_sharding, "segment_prod")
-    return _segment_update("segment_prod", data, segment_ids, lax.scatter_mul, num_segments, indices_are_sorted,
-                           unique_indices, bucket_size, reductions.prod, mode)  # fmt: skip
+    return _laid_out(out_sharding, "segment_prod", data, segment_ids, lambda d, i: _segment_update(
+        "segment_prod", d, i, lax.scatter_mul, num_segments, indices_are_sorted, unique_indices, bucket_size,
+        reductions.prod, mode))
 
 
 def segment_max(data: Any, segment_ids: Any, num_segments: int | None = None, indices_are_sorted: bool = False,
                 unique_indices: bool = False, bucket_size: int | None = None, mode: Any = None,
                 out_sharding: Any = None) -> Any:
     """The maximum of ``data``'s rows within each segment (the dtype's lowest value for an empty one)."""
-    _no_sharding(out_sharding, "segment_max")
-    return _segment_update("segment_max", data, segment_ids, lax.scatter_max, num_segments, indices_are_sorted,
-                           unique_indices, bucket_size, reductions.max, mode)  # fmt: skip
+    return _laid_out(out_sharding, "segment_max", data, segment_ids, lambda d, i: _segment_update(
+        "segment_max", d, i, lax.scatter_max, num_segments, indices_are_sorted, unique_indices, bucket_size,
+        reductions.max, mode))
 
 
 def segment_min(data: Any, segment_ids: Any, num_segments: int | None = None, indices_are_sorted: bool = False,
                 unique_indices: bool = False, bucket_size: int | None = None, mode: Any = None,
                 out_sharding: Any = None) -> Any:
     """The minimum of ``data``'s rows within each segment (the dtype's highest value for an empty one)."""
-    _no_sharding(out_sharding, "segment_min")
-    return _segment_update("segment_min", data, segment_ids, lax.scatter_min, num_segments, indices_are_sorted,
-                           unique_indices, bucket_size, reductions.min, mode)  # fmt: skip
+    return _laid_out(out_sharding, "segment_min", data, segment_ids, lambda d, i: _segment_update(
+        "segment_min", d, i, lax.scatter_min, num_segments, indices_are_sorted, unique_indices, bucket_size,
+        reductions.min, mode))
 
 
-def _no_sharding(out_sharding: Any, name: str) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError(f"{name}: out_sharding is not supported (minijax has no sharding).")
+def _laid_out(out_sharding: Any, name: str, data: Any, segment_ids: Any, f: Any) -> Any:
+    """``f(data, segment_ids)``; with ``out_sharding=``, computed with the mesh axes Auto and laid
+    out so (jax.sharding.auto_axes), as JAX's segment reductions do."""
+    if out_sharding is None:
+        return f(data, segment_ids)
+    out_sharding_param(out_sharding, name)  # (its TypeError for what is no sharding)
+    return auto_axes(f, out_sharding=out_sharding)(data, segment_ids)
 

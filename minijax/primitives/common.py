@@ -10,6 +10,7 @@ import numpy as np
 
 from minijax import config, core, dtypes
 from minijax.core import Primitive, ShapedArray, abstract_eval_rules
+from minijax.mesh import NamedSharding
 
 Shape = tuple[int, ...]
 
@@ -117,8 +118,10 @@ def index_tuple_param(prim: str, what: str, values: Any) -> Shape:
 
 
 def check_no_sharding(prim: str, sharding: Any) -> None:
-    if sharding is not None:
-        raise NotImplementedError(f"{prim}: minijax has no shardings; pass sharding=None (got {sharding!r}).")
+    """A primitive's ``sharding``/``out_sharding`` param: None, or the NamedSharding its result's
+    type carries (minijax.sharding_rules gives the result that type)."""
+    if sharding is not None and not isinstance(sharding, NamedSharding):
+        raise TypeError(f"{prim}: the sharding param must be None or a NamedSharding, got {sharding!r}.")
 
 
 def nonnegative(prim: str, what: str, values: Shape) -> None:

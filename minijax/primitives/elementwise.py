@@ -34,7 +34,7 @@ from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers
 from minijax.primitives import structural as sp
-from minijax.primitives.common import accepts, broadcasting_shape, standard_primitive
+from minijax.primitives.common import accepts, broadcasting_shape, check_no_sharding, standard_primitive
 
 Classes = tuple[type, ...]
 
@@ -384,8 +384,7 @@ clamp_p = standard_primitive("clamp", _clamp_rule)
 def _convert_element_type_rule(
     x: ShapedArray, *, new_dtype: Any, weak_type: bool = False, sharding: Any = None
 ) -> ShapedArray:
-    if sharding is not None:  # convert_element_type C3
-        raise NotImplementedError("convert_element_type: minijax has no shardings; pass sharding=None.")
+    check_no_sharding("convert_element_type", sharding)  # convert_element_type C3 (the result's type carries it)
     # convert_element_type C1 (any dtype to any dtype) and C2 (shape kept)
     return ShapedArray(x.shape, dtypes.canonicalize_dtype(new_dtype), weak_type=bool(weak_type))
 
@@ -429,10 +428,8 @@ def _hide_none_accuracy(params: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _convert_element_type_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
-    shown = [("new_dtype", params["new_dtype"]), ("weak_type", params.get("weak_type", False))]
-    if params.get("sharding") is not None:
-        shown.append(("sharding", params["sharding"]))
-    return shown
+    # (the sharding: the result's type says it, as in JAX's text)
+    return [("new_dtype", params["new_dtype"]), ("weak_type", params.get("weak_type", False))]
 
 
 # ... and how the parser restores what the text leaves out.

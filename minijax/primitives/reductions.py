@@ -22,8 +22,10 @@ from minijax.core import Primitive, ShapedArray, get_aval, partial_sum_products,
 from minijax.interpreters import ad, batching
 from minijax.jaxpr import param_filters
 from minijax.jaxpr_parse import param_completers, param_constructors
+from minijax.mesh import NamedSharding, PartitionSpec
 from minijax.primitives import elementwise as ew, slicing, structural as sp
 from minijax.primitives.common import check_no_sharding, int_tuple, reduction_rule, standard_primitive
+from minijax.sharding_rules import explicit_spec
 
 # ---------------------------------------------------------------------------
 # The monoid reductions (reduce_sum is in structural.py)
@@ -239,10 +241,9 @@ def _dot_general_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
     precision = params.get("precision")
     if precision is not None:
         shown.append(("precision", "(" + ", ".join(repr(p) for p in precision) + ")"))
-    for key in ("preferred_element_type", "out_sharding"):
-        if params.get(key) is not None:
-            shown.append((key, params[key]))
-    return shown
+    if params.get("preferred_element_type") is not None:
+        shown.append(("preferred_element_type", params["preferred_element_type"]))
+    return shown  # (out_sharding: the result's type says it, as in JAX's text)
 
 
 def _complete_dot_general(
@@ -349,14 +350,15 @@ def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None
     )
 
 
-def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None, preferred_element_type: Any = None,
+                out_sharding: Any = None) -> Any:
     return dot_general_p.bind(
         lhs,
         rhs,
         dimension_numbers=canonicalize_dimension_numbers(dimension_numbers),
         precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type,
-        out_sharding=None,
+        out_sharding=out_sharding,
     )
 
 
@@ -477,13 +479,20 @@ def _dot_cotangent(ct: Any, target: ShapedArray, other: Any, numbers: DotDimensi
     nb = len(t_batch)
     start = nb + len(t_free) if target_is_lhs else nb  # where other's free axes sit in ct
     ct_numbers = ((tuple(range(start, start + len(o_free))), tuple(o_free)), (tuple(range(nb)), o_batch))
+    paired = [c for _, c in sorted(zip(o_contract, t_contract))]
+    layout = [*t_batch, *t_free, *paired]  # the target axis each result axis is
+    # shtypes: the cotangent is laid out as its operand (in the product's order), as in JAX; the
+    # forward product's own out_sharding is no cotangent's.
+    spec, named = explicit_spec(target), getattr(target, "sharding", None)
+    given = None
+    if spec is not None and isinstance(named, NamedSharding):
+        given = NamedSharding(named.mesh, PartitionSpec(*(spec[a] for a in layout)))
+    params = {**params, "out_sharding": given}
     outer, partial_sum_products.allowed = partial_sum_products.allowed, True  # shtypes: see core
     try:
         out = dot_general_p.bind(ct, other, dimension_numbers=canonicalize_dimension_numbers(ct_numbers), **params)
     finally:
         partial_sum_products.allowed = outer
-    paired = [c for _, c in sorted(zip(o_contract, t_contract))]
-    layout = [*t_batch, *t_free, *paired]  # the target axis each result axis is
     out = sp.transpose(out, tuple(int(i) for i in np.argsort(layout)))
     if get_aval(out).dtype != target.dtype:  # e.g. a preferred_element_type wider than the operand
         out = ew.convert_element_type_p.bind(out, new_dtype=target.dtype, weak_type=target.weak_type, sharding=None)
@@ -540,6 +549,14 @@ def _dot_general_batcher(vals: Any, dims: Any, *, dimension_numbers: Any, **para
         out_dim = get_aval(lhs).ndim - len(lc) + before
     # Plain ints, as JAX's dot_general makes them (operand dims may be NumPy integers).
     numbers = canonicalize_dimension_numbers(((lc, rc), (lb, rb)))
+    given = params.get("out_sharding")
+    if isinstance(given, NamedSharding):
+        # shtypes: the given layout gains the vmapped axis's (as the operand that has it lays it out)
+        owner, bdim = (lhs, lbd) if lbd is not None else (rhs, rbd)
+        spec = explicit_spec(get_aval(owner))
+        entries = list(given.spec) + [None] * max(0, out_dim - len(given.spec))
+        entries.insert(out_dim, None if spec is None or bdim is None else spec[bdim])
+        params = {**params, "out_sharding": NamedSharding(given.mesh, PartitionSpec(*entries))}
     return dot_general_p.bind(lhs, rhs, dimension_numbers=numbers, **params), out_dim
 
 

@@ -92,9 +92,7 @@ def _broadcast_in_dim_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
     shown: list[tuple[str, Any]] = []
     if params["broadcast_dimensions"]:
         shown.append(("broadcast_dimensions", params["broadcast_dimensions"]))
-    if params.get("sharding") is not None:
-        shown.append(("sharding", params["sharding"]))
-    return shown
+    return shown  # (the sharding: the result's type says it)
 
 
 def _complete_broadcast_in_dim(
@@ -316,21 +314,21 @@ def asarray(x: Any) -> Any:
     return x if isinstance(x, (Array, Tracer)) else device_put_value(x)
 
 
-def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
+def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int], sharding: Any = None) -> Any:
     shape, dims = tuple(shape), tuple(broadcast_dimensions)
-    if get_aval(operand).shape == shape and dims == tuple(range(len(shape))):
+    if sharding is None and get_aval(operand).shape == shape and dims == tuple(range(len(shape))):
         return asarray(operand)
-    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=sharding)
 
 
-def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
+def broadcast(operand: Any, sizes: Sequence[int], sharding: Any = None) -> Any:
     """``operand`` with leading dimensions of the given ``sizes``."""
     sizes = tuple(sizes)
-    if not sizes:
+    if not sizes and sharding is None:
         return asarray(operand)
     aval = get_aval(operand)
     dims = tuple(range(len(sizes), len(sizes) + aval.ndim))
-    return broadcast_in_dim(operand, sizes + aval.shape, dims)
+    return broadcast_in_dim(operand, sizes + aval.shape, dims, sharding)
 
 
 def expand_dims(operand: Any, dimensions: Sequence[int]) -> Any:
@@ -346,15 +344,15 @@ def expand_dims(operand: Any, dimensions: Sequence[int]) -> Any:
     return broadcast_in_dim(operand, shape, kept)
 
 
-def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
+def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None, sharding: Any = None) -> Any:
     new_sizes = tuple(core.dim_index(n) for n in new_sizes)
     aval = get_aval(operand)
     dims = None if dimensions is None else tuple(operator.index(d) for d in dimensions)
     if dims == tuple(range(aval.ndim)):
         dims = None
-    if isinstance(operand, (Array, Tracer)) and aval.shape == new_sizes and dims is None:
+    if isinstance(operand, (Array, Tracer)) and aval.shape == new_sizes and dims is None and sharding is None:
         return operand
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=sharding)
 
 
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:

@@ -26,6 +26,7 @@ from minijax.jaxpr import ClosedJaxpr, Jaxpr, Var
 from minijax.lax.control_flow.common import asarray, is_concrete, keep_outputs, listed, mismatch, operand_aval
 from minijax.primitives import elementwise as ew
 from minijax.primitives.cond import cond_p
+from minijax.sharding_rules import explicit_spec
 
 # ``operand=`` (the old single-operand calling convention) is told apart from
 # "not given" by this sentinel.
@@ -267,7 +268,7 @@ def _check_branch_outputs(
         f"the output of {name1}{_at(p)} has type {a1.str_short(short_dtypes=False)} but the corresponding "
         f"output of {name2} has type {a2.str_short(short_dtypes=False)}{mismatch(a1, a2)}"
         for p, a1, a2 in zip(paths, avals1, avals2)
-        if (a1.shape, a1.dtype) != (a2.shape, a2.dtype)
+        if (a1.shape, a1.dtype, explicit_spec(a1)) != (a2.shape, a2.dtype, explicit_spec(a2))  # shtypes: layouts too
     ]
     if diffs:
         # (JAX's layout: here without blank lines between bullets)

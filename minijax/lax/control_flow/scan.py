@@ -23,6 +23,7 @@ from minijax.jaxpr_passes import consts_as_inputs, typematch
 from minijax.lax.control_flow.common import asarray, check_carry_type, keep_outputs, operand_aval
 from minijax.primitives import elementwise as ew, slicing, structural as sp
 from minijax.primitives.scan import bind_scan, mapped_aval, split_list
+from minijax.sharding_rules import scan_slice_aval
 from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
 from minijax.vectorization import vmap
 
@@ -59,7 +60,7 @@ def scan(
     if config_module.read("jax_disable_jit"):
         return _scan_python(f, init, xs_flat, xs_tree, length, reverse)
     init_avals = [operand_aval(x) for x in init_flat]
-    x_avals = [mapped_aval(operand_aval(x)) for x in xs_flat]
+    x_avals = [scan_slice_aval(a, mapped_aval(a)) for a in (operand_aval(x) for x in xs_flat)]
     debug = DebugInfo(f, arg_names_of(f, (init, xs), {}), "scan")
 
     traced = _trace_body(f, init_tree, xs_tree, init_avals, x_avals, debug)
