@@ -11,6 +11,7 @@ Integer arithmetic wraps around (NumPy integer arrays already do).
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -58,9 +59,30 @@ def _fix_zero_sign(x: Array, result: Array, axes: tuple[int, ...], name: str) ->
     return np.where((result == 0) & present, np.copysign(0.0, -1.0 if want_negative else 1.0), result)
 
 
+def _complex_fold(name: str, x: Array, axes: tuple[int, ...]) -> Array:
+    # XLA (and so JAX) reduces complex operands with the elementwise max/min, which
+    # compare lexicographically and keep the second operand when the comparison is
+    # false: a NaN does not win, and the answer depends on the order. That order is a
+    # left fold from the identity over the reduced elements in row-major order.
+    kept = [d for d in range(x.ndim) if d not in axes]
+    length = math.prod(x.shape[d] for d in axes)
+    rows = np.transpose(x, [*kept, *axes]).reshape(*[x.shape[d] for d in kept], length)
+    acc = np.full(rows.shape[:-1], reduction_identity(name, x.dtype), x.dtype)
+    for i in range(rows.shape[-1]):
+        item = rows[..., i]
+        if name == "reduce_max":
+            keep = (acc.real > item.real) | ((acc.real == item.real) & (acc.imag > item.imag))
+        else:
+            keep = (acc.real < item.real) | ((acc.real == item.real) & (acc.imag < item.imag))
+        acc = np.where(keep, acc, item)
+    return np.asarray(acc)
+
+
 def _ordered(name: str, ufunc: np.ufunc) -> Callable[..., Array]:
     def run(x: Array, *, axes: tuple[int, ...]) -> Array:
         axes = tuple(axes)
+        if np.iscomplexobj(x):
+            return _complex_fold(name, x, axes)
         work = x.astype(np.float32) if x.dtype.itemsize == 2 and _is_float(x.dtype) else x
         result = ufunc.reduce(work, axis=axes, initial=reduction_identity(name, x.dtype))
         if _is_float(x.dtype):
