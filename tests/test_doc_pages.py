@@ -27,8 +27,10 @@ pytest.importorskip("scipy", reason="scipy (the page runner stands in for scipy.
 PAGES = [
     Page("key_concepts", cell_count=13, rtol=1e-5, print_rtol=1e-5),
     Page("jit_compilation", cell_count=13, rtol=1e-5, print_rtol=1e-5),
-    # Its finite differences (eps = 1e-4, float32) keep 3 digits: the NumPy backend's sums round differently.
-    Page("automatic_differentiation", cell_count=11, rtol=5e-3, print_rtol=5e-3),
+    # Its finite differences (eps = 1e-4, float32) keep 2 to 3 digits: they multiply the
+    # rounding of the loss by 1e4, and the NumPy backend's float32 sums round as the
+    # machine's BLAS kernel does (1.2946 where JAX prints 1.3041 on an AVX-512 AMD CPU).
+    Page("automatic_differentiation", cell_count=11, rtol=1e-2, print_rtol=1e-2),
     Page("automatic_vectorization", cell_count=9, rtol=1e-5, print_rtol=1e-5),
     Page("pytrees", cell_count=16, rtol=1e-5, print_rtol=1e-5),
     Page("random_numbers", cell_count=15, rtol=1e-5, print_rtol=1e-5),
@@ -44,7 +46,7 @@ PAGES = [
          different_output=(("kpv5K7QYxQnX", "type(x) is minijax's Array class, not jaxlib's ArrayImpl"),)),
     Page("complex_differentiation", cell_count=9, rtol=1e-5, print_rtol=1e-5),
     # The same finite differences as automatic_differentiation's.
-    Page("autodiff_cookbook", cell_count=35, rtol=5e-3, print_rtol=5e-3),
+    Page("autodiff_cookbook", cell_count=35, rtol=1e-2, print_rtol=1e-2),
     Page("tracing", cell_count=10, rtol=1e-5, print_rtol=1e-5),
     Page("debugging", cell_count=12, rtol=1e-5, print_rtol=1e-6, unordered_cells=("c3",)),
     # refs (issue 24): `Ref`: mutable arrays for data plumbing and memory control.
