@@ -43,7 +43,7 @@ from minijax.interpreters.tracing import (
     trace_to_jaxpr,
 )
 from minijax.jaxpr import ClosedJaxpr
-from minijax.mesh import AbstractMesh, NamedSharding, PartitionSpec, ShardedAval
+from minijax.mesh import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec, ShardedAval
 from minijax.placement import device_put as device_put
 
 
@@ -293,13 +293,35 @@ def typeof(x: Any) -> core.ShapedArray:
         raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")
     aval = core.get_aval(x)
     if isinstance(x, core.Tracer) and isinstance(aval, ShardedAval):  # shtypes: a traced value over Explicit axes carries its sharding
+        if isinstance(aval.sharding, NamedSharding):
+            return ShardedAval(aval.shape, aval.dtype, aval.weak_type, _type_sharding(aval.sharding))
         return aval
+    if type(x) is Array and isinstance(x._sharding, NamedSharding):
+        return ShardedAval(aval.shape, aval.dtype, aval.weak_type, _type_sharding(x._sharding))
     if type(x) is Array and x._sharding is not None:
         return ShardedAval(aval.shape, aval.dtype, aval.weak_type, x._sharding)
     # issue 24 (refs part: Optax's alias_test): a value with no sharding of its own (a tracer, an array
     # never placed) still has one, as in JAX: replicated over the empty abstract mesh. Libraries pass
     # it on as ``out_sharding`` (optax.tree_utils.tree_random_like).
     return ShardedAval(aval.shape, aval.dtype, aval.weak_type, _unplaced_sharding(aval.ndim))
+
+
+def _type_sharding(sharding: NamedSharding) -> NamedSharding:
+    """What a type says of an array laid out by ``sharding``, as JAX's types do: the abstract mesh, and
+    only the Explicit axes (the compiler places values over Auto axes as it likes)."""
+    mesh = sharding.mesh.abstract_mesh if isinstance(sharding.mesh, Mesh) else sharding.mesh
+    kinds = dict(zip(mesh.axis_names, mesh.axis_types))
+
+    def explicit(entry: Any) -> Any:
+        if entry is None or entry is PartitionSpec.UNCONSTRAINED:
+            return entry
+        names = (entry,) if isinstance(entry, str) else tuple(entry)
+        kept = tuple(n for n in names if kinds.get(n) is AxisType.Explicit)
+        if not kept:
+            return None
+        return kept[0] if isinstance(entry, str) else kept
+
+    return NamedSharding(mesh, PartitionSpec(*[explicit(e) for e in sharding.spec]))
 
 
 def _unplaced_sharding(ndim: int) -> NamedSharding:

@@ -168,6 +168,13 @@ def device_put(
 
 def resolve_sharding(spec: Sharding | PartitionSpec, what: str) -> Sharding:
     """A Sharding, or a PartitionSpec over the mesh ``jax.set_mesh`` set."""
+    if isinstance(spec, NamedSharding) and isinstance(spec.mesh, AbstractMesh) and not spec.mesh.empty:
+        # A type's sharding (``jax.typeof(x).sharding``) names an abstract mesh: its devices are the
+        # concrete mesh's of the same axes, where one is set.
+        concrete = get_mesh()
+        same = (concrete.axis_names, concrete.axis_sizes) == (spec.mesh.axis_names, spec.mesh.axis_sizes)
+        if same and not concrete.empty:
+            return NamedSharding(concrete, spec.spec)
     if isinstance(spec, Sharding):
         return spec
     abstract = get_abstract_mesh()

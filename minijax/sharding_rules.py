@@ -44,7 +44,7 @@ def _mesh_of(aval: ShapedArray) -> Any:
 
 
 def _with_dims(
-    out: ShapedArray, mesh: Any, dims: Sequence[Any], name: str = "", in_avals: Sequence[ShapedArray] = ()
+    out: ShapedArray, mesh: Any, dims: Sequence[Any], name: str, in_avals: Sequence[ShapedArray]
 ) -> ShapedArray:
     if all(d is None for d in dims):
         return ShapedArray(out.shape, out.dtype, out.weak_type)
@@ -80,7 +80,7 @@ def _elementwise_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
             if entry is not None:
                 dims[i] = entry
     mesh = _mesh_of(specs[0][1])
-    return _with_dims(out, mesh, dims)
+    return _with_dims(out, mesh, dims, name, in_avals)
 
 
 def _spec_of(aval: ShapedArray) -> tuple[Any, ...]:
@@ -91,7 +91,7 @@ def _transpose_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray
     dims = _explicit_dims(in_avals[0])
     if dims is None:
         return out
-    return _with_dims(out, _mesh_of(in_avals[0]), [dims[p] for p in params["permutation"]])
+    return _with_dims(out, _mesh_of(in_avals[0]), [dims[p] for p in params["permutation"]], name, in_avals)
 
 
 def _reduce_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -100,7 +100,7 @@ def _reduce_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, p
     if dims is None:
         return out
     axes = set(params["axes"])
-    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i not in axes])
+    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i not in axes], name, in_avals)
 
 
 def _broadcast_in_dim_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -110,7 +110,7 @@ def _broadcast_in_dim_rule(name: str, in_avals: Sequence[ShapedArray], out: Shap
     out_dims: list[Any] = [None] * out.ndim
     for i, d in enumerate(params["broadcast_dimensions"]):
         out_dims[d] = dims[i] if in_avals[0].shape[i] == out.shape[d] else None
-    return _with_dims(out, _mesh_of(in_avals[0]), out_dims)
+    return _with_dims(out, _mesh_of(in_avals[0]), out_dims, name, in_avals)
 
 
 def _dot_general_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -162,7 +162,7 @@ def _slice_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, pa
                 f"slicing on sharded dims where out dim ({n_out}) is not divisible by mesh axes ({size}) with spec "
                 f"({entry}) is not implemented. Got input type={operand.str_short()} and output shape={out.shape}"
             )
-    return _with_dims(out, mesh, dims)
+    return _with_dims(out, mesh, dims, name, in_avals)
 
 
 def _concatenate_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -179,7 +179,7 @@ def _concatenate_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
         raise ShardingTypeError(
             f"All operands should have the same sharding. Got shardings {', '.join(shown(a) for a in placed)}"
         )
-    return _with_dims(out, _mesh_of(placed[0]), first)
+    return _with_dims(out, _mesh_of(placed[0]), first, name, in_avals)
 
 
 # ---------------------------------------------------------------------------
@@ -255,7 +255,7 @@ def _reshape_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, 
     try:
         if [n for n in old if n != 1] == [n for n in new if n != 1]:
             kept = iter(e for n, e in zip(old, dims) if n != 1)
-            return _with_dims(out, mesh, [None if n == 1 else next(kept) for n in new])
+            return _with_dims(out, mesh, [None if n == 1 else next(kept) for n in new], name, in_avals)
         split = _one_group(old, new)
         if split is not None:
             result: list[Any] = []
@@ -268,7 +268,7 @@ def _reshape_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, 
                     result.extend(_spread(_entry_axes(entry), piece, mesh))
                 else:
                     raise _Unresolved
-            return _with_dims(out, mesh, result)
+            return _with_dims(out, mesh, result, name, in_avals)
         merge = _one_group(new, old) if len(new) < len(old) else None
         if merge is not None:
             result, entries = [], iter(dims)
@@ -286,7 +286,7 @@ def _reshape_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, 
                 if None in axes or params.get("dimensions") is not None:
                     raise _Unresolved
                 result.extend(_spread([a for a in axes if a is not None], [size], mesh))
-            return _with_dims(out, mesh, result)
+            return _with_dims(out, mesh, result, name, in_avals)
     except _Unresolved:
         pass
     raise ShardingTypeError(
@@ -324,7 +324,7 @@ def _varying_rule(what: str) -> Any:
                         f"spec ({entry}) is not implemented. Got input type={operand.str_short()} and output "
                         f"shape={res.shape}"
                     )
-        typed = [_with_dims(res, mesh, dims) for res in results]
+        typed = [_with_dims(res, mesh, dims, name, in_avals) for res in results]
         return typed if isinstance(out, (list, tuple)) else typed[0]
 
     return rule
@@ -333,7 +333,7 @@ def _varying_rule(what: str) -> Any:
 def _same_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
     """rev, copy, reduce_precision, ...: the operand's sharding."""
     dims = _explicit_dims(in_avals[0])
-    return out if dims is None else _with_dims(out, _mesh_of(in_avals[0]), dims)
+    return out if dims is None else _with_dims(out, _mesh_of(in_avals[0]), dims, name, in_avals)
 
 
 def _squeeze_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -341,7 +341,7 @@ def _squeeze_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, 
     if dims is None:
         return out
     gone = {d % in_avals[0].ndim for d in params["dimensions"]}
-    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i not in gone])
+    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i not in gone], name, in_avals)
 
 
 def _argminmax_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -349,7 +349,7 @@ def _argminmax_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray
     if dims is None:
         return out
     (axis,) = params["axes"]
-    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i != axis])
+    return _with_dims(out, _mesh_of(in_avals[0]), [e for i, e in enumerate(dims) if i != axis], name, in_avals)
 
 
 def _cumulative_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -362,7 +362,7 @@ def _cumulative_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArra
             "Input should be unsharded over the axis being reduced. Got input "
             f"type={_long(in_avals[0])} and axis={axis}"
         )
-    return _with_dims(out, _mesh_of(in_avals[0]), dims)
+    return _with_dims(out, _mesh_of(in_avals[0]), dims, name, in_avals)
 
 
 def _named(aval: ShapedArray) -> NamedSharding:
@@ -395,7 +395,7 @@ def _sort_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dic
             "Arguments to sort must have the same sharding. Got shardings "
             + " ".join(_abstract(_named(a)) for a in placed)
         )
-    return [_with_dims(o, _mesh_of(placed[0]), first) for o in out]
+    return [_with_dims(o, _mesh_of(placed[0]), first, name, in_avals) for o in out]
 
 
 def _top_k_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
@@ -410,7 +410,7 @@ def _top_k_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: di
             "The input should be unsharded over the axis along which to compute the top_k values. "
             f"Got input type={_long(operand)} and axis={axis}"
         )
-    return [_with_dims(o, _mesh_of(operand), dims) for o in out]
+    return [_with_dims(o, _mesh_of(operand), dims, name, in_avals) for o in out]
 
 
 def _tile_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -424,7 +424,7 @@ def _tile_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, par
                 f"Operand cannot be sharded on dimension {i} when the tiling is non-trivial. Got input type: "
                 f"{_long(operand)} with reps: {tuple(params['reps'])}"
             )
-    return _with_dims(out, _mesh_of(operand), dims)
+    return _with_dims(out, _mesh_of(operand), dims, name, in_avals)
 
 
 def _stack_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -434,7 +434,7 @@ def _stack_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, pa
     if dims is None:
         return out
     axis = params["axis"]
-    return _with_dims(out, _mesh_of(kept), [*dims[:axis], None, *dims[axis:]])
+    return _with_dims(out, _mesh_of(kept), [*dims[:axis], None, *dims[axis:]], name, in_avals)
 
 
 def _dynamic_update_slice_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -446,7 +446,7 @@ def _dynamic_update_slice_rule(name: str, in_avals: Sequence[ShapedArray], out: 
             "dynamic_update_slice operand sharding must be equal to update sharding, got operand sharding "
             f"{_with_kinds(operand)} and update sharding {_with_kinds(update)}."
         )
-    return _with_dims(out, _mesh_of(operand), _spec_of(operand))
+    return _with_dims(out, _mesh_of(operand), _spec_of(operand), name, in_avals)
 
 
 def _with_kinds(aval: ShapedArray) -> str:
@@ -502,7 +502,7 @@ def _gather_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, p
     from_indices = iter(ids)
     dims = [ops[next(kept)] if i in dn.offset_dims else next(from_indices) for i in range(out.ndim)]
     mesh = _mesh_of(operand if _explicit_dims(operand) is not None else indices)
-    return _with_dims(out, mesh, dims)
+    return _with_dims(out, mesh, dims, name, in_avals)
 
 
 def _scatter_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
@@ -540,7 +540,7 @@ def _scatter_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, 
     for u, o in zip(dn.update_window_dims, windows):
         dims[o] = dims[o] if dims[o] is not None else ups[u]
     placed = next(a for a in (operand, indices, updates) if _explicit_dims(a) is not None)
-    return _with_dims(out, _mesh_of(placed), dims)
+    return _with_dims(out, _mesh_of(placed), dims, name, in_avals)
 
 
 # ---------------------------------------------------------------------------
@@ -555,7 +555,7 @@ def _scan_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dic
     for k, (o, b) in enumerate(zip(out, body_out)):
         dims = _explicit_dims(b)
         if dims is not None:
-            typed[k] = _with_dims(o, _mesh_of(b), dims if k < num_carry else (None, *dims))
+            typed[k] = _with_dims(o, _mesh_of(b), dims if k < num_carry else (None, *dims), name, in_avals)
     return typed
 
 
@@ -567,7 +567,7 @@ def scan_slice_aval(x_aval: ShapedArray, sliced: ShapedArray) -> ShapedArray:
         return sliced
     if dims[0] is not None:
         raise ValueError(f"0th dimension of all xs should be replicated. Got {_named(x_aval).spec!r}")
-    return _with_dims(sliced, _mesh_of(x_aval), dims[1:])
+    return _with_dims(sliced, _mesh_of(x_aval), dims[1:], "scan", [x_aval])
 
 
 def explicit_spec(aval: ShapedArray) -> tuple[Any, ...] | None:

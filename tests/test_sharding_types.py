@@ -268,3 +268,31 @@ def test_like_functions_keep_an_explicit_operand_s_layout_without_a_mesh_set(mes
     z = jnp.zeros_like(a)  # (no jax.set_mesh: the operand's own mesh)
     assert str(jax.typeof(z)) == "float32[8@x,4@y]" and z.sharding == NamedSharding(mesh, P("x", "y"))
     np.testing.assert_array_equal(np.asarray(jnp.full_like(a, 3.0)), np.full((8, 4), 3.0, np.float32))
+
+
+def test_a_types_sharding_names_the_abstract_mesh_and_its_explicit_axes_only(backend_name: str) -> None:
+    # JAX's parallel page (cells "typeof(x).sharding", inside and outside jit, and under Auto axes).
+    devices = eight(backend_name)
+    explicit = jax.make_mesh((4, 2), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2, devices=devices)
+    x = jax.device_put(np.arange(8.0).reshape(4, 2), NamedSharding(explicit, P("X", "Y")))
+    seen = [jax.typeof(x).sharding]
+    jax.jit(lambda v: seen.append(jax.typeof(v).sharding))(x)
+    for sharding in seen:
+        assert sharding.mesh == explicit.abstract_mesh and sharding.spec == P("X", "Y")
+        assert "memory_kind" not in repr(sharding) and repr(sharding).startswith("NamedSharding(mesh=AbstractMesh(")
+    assert x.sharding.mesh is explicit  # (the array's own sharding keeps its devices)
+    mixed = jax.make_mesh((4, 2), ("X", "Y"), axis_types=(AxisType.Auto, AxisType.Explicit), devices=devices)
+    y = jax.device_put(np.arange(8.0).reshape(4, 2), NamedSharding(mixed, P("X", "Y")))
+    assert jax.typeof(y).sharding.spec == P(None, "Y")  # the compiler places values over Auto axes
+    # A type's sharding lays a value out over the concrete mesh of the same axes.
+    with jax.set_mesh(explicit):
+        z = jax.device_put(np.ones((4, 2)), jax.typeof(x).sharding)
+    assert z.sharding == x.sharding
+
+
+def test_an_illegal_sharding_error_names_the_operation_and_its_inputs(mesh: Any) -> None:
+    x = jax.device_put(np.arange(16).reshape(4, 4), NamedSharding(mesh, P("y", None)))
+    y = jax.device_put(np.arange(16).reshape(4, 4), NamedSharding(mesh, P(None, "y")))
+    with pytest.raises(ShardingTypeError, match=r"^add operation with inputs: i32\[4@y,4\], i32\[4,4@y\] produces an "
+                                                r"illegally sharded result: i32\[4@y,4@y\]"):  # fmt: skip
+        x + y
