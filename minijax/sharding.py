@@ -138,33 +138,71 @@ def _with_mesh_spec(shardings: Any) -> Any:
     )
 
 
-def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_sharding: Any = None) -> Any:
-    """``f`` with mesh axes ``axes`` treated as Auto inside, its results laid out as ``out_sharding``.
+def _axis_names(axes: Any, mesh: AbstractMesh) -> tuple[str, ...]:
+    if axes is None:
+        return tuple(mesh.axis_names)
+    return (axes,) if isinstance(axes, str) else tuple(axes)
 
-    minijax's traces carry no shardings, so inside ``f`` nothing changes; the
-    results are laid out as asked (on concrete values)."""
+
+def _mesh_cast(xs: Any, types: dict[str, AxisType]) -> Any:
+    """``xs`` with the mesh axes ``types`` names retyped (Auto or Explicit) in each concrete array's
+    sharding: the same devices and blocks, so nothing moves (JAX's ``mesh_cast`` of a value)."""
+
+    def cast(x: Any) -> Any:
+        sharding = getattr(x, "_sharding", None)
+        if type(x) is not Array or not isinstance(sharding, NamedSharding) or not isinstance(sharding.mesh, Mesh):
+            return x
+        mesh = sharding.mesh
+        retyped = Mesh(mesh.devices, mesh.axis_names,
+                       axis_types=tuple(types.get(n, t) for n, t in zip(mesh.axis_names, mesh.axis_types)))  # fmt: skip
+        out = Array(x._buf, x.aval, x._backend, x._device, x._committed)
+        out._shards, out._whole = x._shards, x._whole
+        out._sharding = NamedSharding(retyped, sharding.spec, memory_kind=sharding.memory_kind)
+        return out
+
+    return tree_util.tree_map(cast, xs)
+
+
+def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_sharding: Any = None) -> Any:
+    """``f`` with mesh axes ``axes`` (all by default) Auto inside, its results laid out as ``out_sharding``.
+
+    Inside, ``get_abstract_mesh()`` shows those axes as Auto and the arguments' arrays are
+    retyped over them, so the compiler, not the types, decides the layouts there; the results are
+    retyped back and laid out as ``out_sharding`` over the caller's mesh. (Traced values keep their
+    types inside: docs/differences.md.)"""
     if f is None:
         return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
     fun = f
 
     def wrapped(*args: Any, out_sharding: Any = out_sharding, **kwargs: Any) -> Any:  # also given per call, as in JAX
-        out = fun(*args, **kwargs)
+        outer = get_abstract_mesh()
+        names = _axis_names(axes, outer)
+        inner = outer.update_axis_types({n: AxisType.Auto for n in names})
+        with use_abstract_mesh(inner):
+            out = fun(*_mesh_cast(args, {n: AxisType.Auto for n in names}), **kwargs)
+        out = _mesh_cast(out, {n: t for n, t in zip(outer.axis_names, outer.axis_types) if n in names})
         return out if out_sharding is None else lay_out(out, _with_mesh_spec(out_sharding), "auto_axes")
 
     return wrapped
 
 
 def explicit_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, in_sharding: Any = None) -> Any:
-    """``f`` with mesh axes ``axes`` Explicit inside, its arguments laid out as ``in_sharding`` first."""
+    """``f`` with mesh axes ``axes`` (all by default) Explicit inside, its arguments laid out as
+    ``in_sharding`` first; the results are retyped back over the caller's axes."""
     if f is None:
         return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
     fun = f
 
     def wrapped(*args: Any, in_sharding: Any = in_sharding) -> Any:  # also given per call, as in JAX
-        if in_sharding is not None:
-            args = lay_out(args, _with_mesh_spec(in_sharding if isinstance(in_sharding, tuple) else (in_sharding,) * len(args)),
-                            "explicit_axes")  # fmt: skip
-        return fun(*args)
+        outer = get_abstract_mesh()
+        names = _axis_names(axes, outer)
+        inner = outer.update_axis_types({n: AxisType.Explicit for n in names})
+        if in_sharding is not None:  # laid out over the caller's mesh, then retyped: nothing moves twice
+            shardings = in_sharding if isinstance(in_sharding, tuple) else (in_sharding,) * len(args)
+            args = lay_out(args, _with_mesh_spec(shardings), "explicit_axes")
+        with use_abstract_mesh(inner):
+            out = fun(*_mesh_cast(args, {n: AxisType.Explicit for n in names}))
+        return _mesh_cast(out, {n: t for n, t in zip(outer.axis_names, outer.axis_types) if n in names})
 
     return wrapped
 

@@ -311,3 +311,41 @@ def test_call_time_shardings_and_abstract_meshes(devices: list[Device]) -> None:
                 return jax.reshard(v, P("A", None)) * 2  # a spec over the abstract mesh, inside a trace
 
         np.testing.assert_array_equal(np.asarray(f(X)), X * 2)
+
+
+def test_auto_and_explicit_axes_retype_the_mesh_and_the_arrays_inside(devices: list[Device]) -> None:
+    # JAX's parallel page: inside auto_axes the mesh's axes are Auto, so operands split along the
+    # same axis in different dimensions add (the compiler chooses); explicit_axes is the reverse.
+    from minijax.sharding import AxisType, auto_axes, explicit_axes
+
+    explicit = jax.make_mesh((4, 2), ("x", "y"), devices=devices)
+    with jax.set_mesh(explicit):
+        a = jax.device_put(np.arange(16).reshape(4, 4), P("x", None))
+        b = jax.device_put(np.arange(16).reshape(4, 4), P(None, "x"))
+        seen: list[Any] = []
+
+        @auto_axes
+        def add(u: Any, v: Any) -> Any:
+            seen.append(jax.sharding.get_abstract_mesh().axis_types)
+            return u + v
+
+        total = add(a, b, out_sharding=P("x", None))
+        assert seen == [(AxisType.Auto, AxisType.Auto)]
+        assert str(jax.typeof(total)) == "int32[4@x,4]"
+        np.testing.assert_array_equal(np.asarray(total), np.asarray(a) + np.asarray(b))
+        assert jax.sharding.get_abstract_mesh().axis_types == (AxisType.Explicit, AxisType.Explicit)
+    auto = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto, AxisType.Auto), devices=devices)
+    with jax.set_mesh(auto):
+        c = jax.device_put(np.arange(8.0).reshape(4, 2), P("x", "y"))
+        assert str(jax.typeof(c)) == "float32[4,2]"  # Auto axes stay out of the types
+        inside: list[str] = []
+
+        @explicit_axes
+        def double(u: Any) -> Any:
+            inside.append(str(jax.typeof(u)))
+            return u * 2
+
+        out = double(c, in_sharding=P("x", "y"))
+        assert inside == ["float32[4@x,2@y]"]
+        assert str(jax.typeof(out)) == "float32[4,2]"  # retyped back over the caller's Auto axes
+        np.testing.assert_array_equal(np.asarray(out), np.arange(8.0).reshape(4, 2) * 2)
