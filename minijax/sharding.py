@@ -138,10 +138,18 @@ def _with_mesh_spec(shardings: Any) -> Any:
     )
 
 
-def _axis_names(axes: Any, mesh: AbstractMesh) -> tuple[str, ...]:
-    if axes is None:
-        return tuple(mesh.axis_names)
-    return (axes,) if isinstance(axes, str) else tuple(axes)
+def _switched_mesh(axes: Any, shardings: Any = None) -> tuple[AbstractMesh, tuple[str, ...]] | None:
+    """The current abstract mesh (or, with none set, the one ``shardings`` name) and the axes
+    ``axes`` names (all by default); None when there is no mesh at all."""
+    mesh = get_abstract_mesh()
+    if mesh.empty:
+        named = [s.mesh for s in tree_util.tree_leaves(shardings, is_leaf=lambda s: isinstance(s, Sharding))
+                 if isinstance(s, NamedSharding)]  # fmt: skip
+        if not named:
+            return None
+        mesh = named[0].abstract_mesh if isinstance(named[0], Mesh) else named[0]
+    names = tuple(mesh.axis_names) if axes is None else (axes,) if isinstance(axes, str) else tuple(axes)
+    return mesh, names
 
 
 def _mesh_cast(xs: Any, types: dict[str, AxisType]) -> Any:
@@ -164,7 +172,8 @@ def _mesh_cast(xs: Any, types: dict[str, AxisType]) -> Any:
 
 
 def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_sharding: Any = None) -> Any:
-    """``f`` with mesh axes ``axes`` (all by default) Auto inside, its results laid out as ``out_sharding``.
+    """``f`` with mesh axes ``axes`` (all by default) Auto inside, its results laid out as ``out_sharding``
+    (given here or per call; JAX requires it).
 
     Inside, ``get_abstract_mesh()`` shows those axes as Auto and the arguments' arrays are
     retyped over them, so the compiler, not the types, decides the layouts there; the results are
@@ -174,34 +183,48 @@ def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_s
         return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
     fun = f
 
-    def wrapped(*args: Any, out_sharding: Any = out_sharding, **kwargs: Any) -> Any:  # also given per call, as in JAX
-        outer = get_abstract_mesh()
-        names = _axis_names(axes, outer)
-        inner = outer.update_axis_types({n: AxisType.Auto for n in names})
-        with use_abstract_mesh(inner):
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        given = out_sharding if out_sharding is not None else kwargs.pop("out_sharding", None)
+        if given is None:
+            raise TypeError("Missing required keyword argument: 'out_sharding'")
+        switched = _switched_mesh(axes, given)
+        if switched is None:  # no mesh: nothing to switch
+            return fun(*args, **kwargs)
+        outer, names = switched
+        if set(outer.auto_axes) == set(names):  # already Auto: JAX calls f as it is
+            return fun(*args, **kwargs)
+        with use_abstract_mesh(outer.update_axis_types({n: AxisType.Auto for n in names})):
             out = fun(*_mesh_cast(args, {n: AxisType.Auto for n in names}), **kwargs)
         out = _mesh_cast(out, {n: t for n, t in zip(outer.axis_names, outer.axis_types) if n in names})
-        return out if out_sharding is None else lay_out(out, _with_mesh_spec(out_sharding), "auto_axes")
+        return lay_out(out, _with_mesh_spec(given), "auto_axes")
 
     return wrapped
 
 
 def explicit_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, in_sharding: Any = None) -> Any:
     """``f`` with mesh axes ``axes`` (all by default) Explicit inside, its arguments laid out as
-    ``in_sharding`` first; the results are retyped back over the caller's axes."""
+    ``in_sharding`` first (given here or per call; JAX requires it); the results are retyped back
+    over the caller's axes."""
     if f is None:
         return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
     fun = f
 
-    def wrapped(*args: Any, in_sharding: Any = in_sharding) -> Any:  # also given per call, as in JAX
-        outer = get_abstract_mesh()
-        names = _axis_names(axes, outer)
-        inner = outer.update_axis_types({n: AxisType.Explicit for n in names})
-        if in_sharding is not None:  # laid out over the caller's mesh, then retyped: nothing moves twice
-            shardings = in_sharding if isinstance(in_sharding, tuple) else (in_sharding,) * len(args)
-            args = lay_out(args, _with_mesh_spec(shardings), "explicit_axes")
-        with use_abstract_mesh(inner):
-            out = fun(*_mesh_cast(args, {n: AxisType.Explicit for n in names}))
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        given = in_sharding if in_sharding is not None else kwargs.pop("in_sharding", None)
+        if given is None:
+            raise TypeError("Missing required keyword argument: 'in_sharding'")
+        switched = _switched_mesh(axes)
+        if switched is None:
+            raise ValueError(
+                "Context mesh cannot be empty. Please use `jax.set_mesh` API to enter into a mesh context when "
+                "using `explicit_axes` API."
+            )
+        outer, names = switched
+        # Laid out over the caller's mesh, then retyped: nothing moves twice.
+        args = lay_out(args, _with_mesh_spec(given if isinstance(given, tuple) else (given,) * len(args)),
+                       "explicit_axes")  # fmt: skip
+        with use_abstract_mesh(outer.update_axis_types({n: AxisType.Explicit for n in names})):
+            out = fun(*_mesh_cast(args, {n: AxisType.Explicit for n in names}), **kwargs)
         return _mesh_cast(out, {n: t for n, t in zip(outer.axis_names, outer.axis_types) if n in names})
 
     return wrapped

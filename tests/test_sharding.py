@@ -349,3 +349,16 @@ def test_auto_and_explicit_axes_retype_the_mesh_and_the_arrays_inside(devices: l
         assert inside == ["float32[4@x,2@y]"]
         assert str(jax.typeof(out)) == "float32[4,2]"  # retyped back over the caller's Auto axes
         np.testing.assert_array_equal(np.asarray(out), np.arange(8.0).reshape(4, 2) * 2)
+
+
+def test_auto_and_explicit_axes_need_their_sharding_and_explicit_axes_a_mesh() -> None:
+    # JAX's errors (checked on JAX 0.10.2); with no mesh at all, auto_axes just calls the function.
+    from minijax.sharding import auto_axes, explicit_axes
+
+    with pytest.raises(TypeError, match="Missing required keyword argument: 'out_sharding'"):
+        auto_axes(lambda x: x)(1.0)
+    with pytest.raises(TypeError, match="Missing required keyword argument: 'in_sharding'"):
+        explicit_axes(lambda x: x)(1.0)
+    with pytest.raises(ValueError, match="Context mesh cannot be empty"):
+        explicit_axes(lambda x: x, in_sharding=P())(1.0)
+    assert auto_axes(lambda x: x * 2, out_sharding=P())(1.5) == 3.0
