@@ -36,7 +36,7 @@ from minijax.mesh import (
     use_abstract_mesh as use_abstract_mesh,
 )
 from minijax.placement import holds_shards, lay_out, put_sharded, resolve_sharding
-from minijax.primitives.autodiff import sharding_constraint_p
+from minijax.primitives.autodiff import reshard_p, sharding_constraint_p
 from minijax.sharding_rules import explicit_constraint
 
 __all__ = [
@@ -78,7 +78,26 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
                         f"Got PartitionSpec: {spec!r} with axis name: {name} of type: AxisType.{kinds[name].name}. "
                         "Make the mesh axis Explicit (jax.make_mesh(..., axis_types=...)), or pass a NamedSharding."
                     )
-    return lay_out(xs, out_shardings, "reshard")
+    if not any(isinstance(v, core.Tracer) for v in tree_util.tree_leaves(xs)):
+        return lay_out(xs, out_shardings, "reshard")
+
+    def is_spec(s: Any) -> bool:
+        return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+    specs, spec_tree = tree_util.tree_flatten(out_shardings, is_leaf=is_spec)
+    out = []
+    for spec, sub in zip(specs, spec_tree.flatten_up_to(xs)):
+        if spec is None:
+            raise ValueError(
+                "Reshard should only be used with out_shardings which are non-None and have a non-empty mesh. "
+                f"Got sharding {spec}."
+            )
+        sharding = resolve_sharding(spec, "reshard")
+        concrete = sharding.mesh if isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, Mesh) else None
+        out.append(tree_util.tree_map(
+            lambda v, s=sharding, c=concrete: reshard_p.bind(v, dst_sharding=s, concrete_mesh=c)
+            if isinstance(v, core.Tracer) else lay_out(v, s, "reshard"), sub))  # fmt: skip
+    return tree_util.tree_unflatten(spec_tree, out)
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
@@ -157,6 +176,8 @@ def _mesh_cast(xs: Any, types: dict[str, AxisType]) -> Any:
     sharding: the same devices and blocks, so nothing moves (JAX's ``mesh_cast`` of a value)."""
 
     def cast(x: Any) -> Any:
+        if isinstance(x, core.Tracer):
+            return _retyped_tracer(x, types)
         sharding = getattr(x, "_sharding", None)
         if type(x) is not Array or not isinstance(sharding, NamedSharding) or not isinstance(sharding.mesh, Mesh):
             return x
@@ -169,6 +190,26 @@ def _mesh_cast(xs: Any, types: dict[str, AxisType]) -> Any:
         return out
 
     return tree_util.tree_map(cast, xs)
+
+
+def _retyped_tracer(x: Any, types: dict[str, AxisType]) -> Any:
+    """A traced value retyped over the current abstract mesh: its Explicit layout kept on the axes
+    that stay Explicit (``types`` says which switch), dropped on those that become Auto."""
+    aval = core.get_aval(x)
+    sharding = getattr(aval, "sharding", None)
+    mesh = get_abstract_mesh()
+    if mesh.empty:
+        return x
+    if not isinstance(sharding, NamedSharding):
+        entries: list[Any] = [None] * aval.ndim
+    else:
+        def keep(entry: Any) -> Any:
+            names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+            kept = tuple(n for n in names if types.get(n, AxisType.Explicit) is AxisType.Explicit)
+            return None if not kept else kept[0] if len(kept) == 1 else kept
+
+        entries = [keep(e) for e in sharding.spec] + [None] * (aval.ndim - len(sharding.spec))
+    return reshard_p.bind(x, dst_sharding=NamedSharding(mesh, PartitionSpec(*entries)), concrete_mesh=None)
 
 
 def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_sharding: Any = None) -> Any:
@@ -195,8 +236,10 @@ def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_s
             return fun(*args, **kwargs)
         with use_abstract_mesh(outer.update_axis_types({n: AxisType.Auto for n in names})):
             out = fun(*_mesh_cast(args, {n: AxisType.Auto for n in names}), **kwargs)
-        out = _mesh_cast(out, {n: t for n, t in zip(outer.axis_names, outer.axis_types) if n in names})
-        return lay_out(out, _with_mesh_spec(given), "auto_axes")
+        back = {n: t for n, t in zip(outer.axis_names, outer.axis_types) if n in names}
+        out = tree_util.tree_map(lambda v: v if isinstance(v, core.Tracer) else _mesh_cast(v, back), out)
+        return reshard(out, given) if any(isinstance(v, core.Tracer) for v in tree_util.tree_leaves(out)) else \
+            lay_out(out, _with_mesh_spec(given), "auto_axes")
 
     return wrapped
 
@@ -220,10 +263,16 @@ def explicit_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, i
                 "using `explicit_axes` API."
             )
         outer, names = switched
-        # Laid out over the caller's mesh, then retyped: nothing moves twice.
-        args = lay_out(args, _with_mesh_spec(given if isinstance(given, tuple) else (given,) * len(args)),
-                       "explicit_axes")  # fmt: skip
-        with use_abstract_mesh(outer.update_axis_types({n: AxisType.Explicit for n in names})):
+        shardings = given if isinstance(given, tuple) else (given,) * len(args)
+        # Concrete arrays: laid out over the caller's mesh, then retyped (nothing moves twice).
+        args = tuple(a if isinstance(a, core.Tracer) else lay_out(a, _with_mesh_spec(s), "explicit_axes")
+                     for a, s in zip(args, shardings))  # fmt: skip
+        inner = outer.update_axis_types({n: AxisType.Explicit for n in names})
+        with use_abstract_mesh(inner):
+            # Traced values: their types take the layout over the switched mesh (JAX's reshard).
+            args = tuple(reshard_p.bind(a, dst_sharding=NamedSharding(inner, s.spec if isinstance(s, NamedSharding) else s),
+                                        concrete_mesh=None) if isinstance(a, core.Tracer) and s is not None else a
+                         for a, s in zip(args, shardings))  # fmt: skip
             out = fun(*_mesh_cast(args, {n: AxisType.Explicit for n in names}), **kwargs)
         return _mesh_cast(out, {n: t for n, t in zip(outer.axis_names, outer.axis_types) if n in names})
 

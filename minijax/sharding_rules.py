@@ -621,6 +621,19 @@ def _sharding_constraint_rule(name: str, in_avals: Sequence[ShapedArray], out: S
     return operand if have is not None else out
 
 
+def _reshard_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
+    # The result's type is the layout asked for (its Explicit axes: over Auto ones the compiler decides).
+    dst = params["dst_sharding"]
+    if not isinstance(dst, NamedSharding):
+        return out
+    spec = tuple(dst.spec)
+    dims = spec[: out.ndim] + (None,) * (out.ndim - len(spec))
+    typed = ShardedAval(out.shape, out.dtype, out.weak_type, NamedSharding(dst.mesh, PartitionSpec(*dims)))
+    if _explicit_dims(typed) is None:
+        return ShapedArray(out.shape, out.dtype, out.weak_type)
+    return _with_dims(out, dst.mesh, dims, name, in_avals)
+
+
 _ELEMENTWISE = (
     "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan "
     "sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square integer_pow erf erfc "
@@ -637,6 +650,7 @@ _SHARDING_RULES: dict[str, Any] = {
     "slice": _slice_rule,
     "concatenate": _concatenate_rule,
     "sharding_constraint": _sharding_constraint_rule,
+    "reshard": _reshard_rule,
     "reshape": _reshape_rule,
     "squeeze": _squeeze_rule,
     "pad": _varying_rule("padding"),
@@ -671,7 +685,7 @@ def _given(params: dict[str, Any]) -> NamedSharding | None:
 
 
 # Primitives whose ``sharding`` param is no result type (their rule reads it).
-_RULE_OWN_SHARDING = {"sharding_constraint"}
+_RULE_OWN_SHARDING = {"sharding_constraint", "reshard"}
 
 
 def _propagate(prim: Any, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:

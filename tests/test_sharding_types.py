@@ -296,3 +296,60 @@ def test_an_illegal_sharding_error_names_the_operation_and_its_inputs(mesh: Any)
     with pytest.raises(ShardingTypeError, match=r"^add operation with inputs: i32\[4@y,4\], i32\[4,4@y\] produces an "
                                                 r"illegally sharded result: i32\[4@y,4@y\]"):  # fmt: skip
         x + y
+
+
+def test_reshard_in_a_trace_changes_the_type_and_the_results_layout(backend_name: str) -> None:
+    # Checked against JAX 0.10.2: the jaxpr text, the result's type and layout, grad's and vmap's types.
+    devices = eight(backend_name)
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2, devices=devices)
+    with jax.set_mesh(mesh):
+        x = jax.device_put(np.arange(8.0).reshape(4, 2), P("x", None))
+
+        def f(v: Any) -> Any:
+            return jax.reshard(v * 2, P(None, "y"))
+
+        assert str(jax.make_jaxpr(f)(x)) == (
+            "{ lambda ; a:f32[4@x,2]. let\n"
+            "    b:f32[4@x,2] = mul a 2.0:f32[]\n"
+            "    c:f32[4,2@y] = reshard b\n"
+            "  in (c,) }"
+        )
+        out = jax.jit(f)(x)
+        assert str(jax.typeof(out)) == "float32[4,2@y]" and out.sharding.spec == P(None, "y")
+        np.testing.assert_array_equal(np.asarray(out), np.arange(8.0).reshape(4, 2) * 2)
+        g = jax.jit(jax.grad(lambda v: jnp.sum(jnp.sin(f(v)))))(x)
+        assert str(jax.typeof(g)) == "float32[4@x,2]"  # the cotangent goes back to the operand's layout
+        np.testing.assert_allclose(np.asarray(g), 2 * np.cos(np.arange(8.0).reshape(4, 2) * 2), rtol=1e-6)
+        vm = jax.jit(jax.vmap(lambda r: jax.reshard(r * 3, P("y"))))(x)
+        assert str(jax.typeof(vm)) == "float32[4@x,2@y]"  # the mapped dimension keeps the operand's layout
+        np.testing.assert_array_equal(np.asarray(vm), np.arange(8.0).reshape(4, 2) * 3)
+        with pytest.raises(ValueError, match="more than the rank"):
+            jax.jit(lambda v: jax.reshard(v, P(None, None, "y")))(x)
+
+
+def test_explicit_axes_types_traced_arguments_over_the_switched_axes(backend_name: str) -> None:
+    # JAX's parallel page: explicit_axes inside a jit over Auto axes.
+    from minijax.sharding import explicit_axes
+
+    devices = eight(backend_name)
+    auto = jax.make_mesh((4, 2), ("X", "Y"), axis_types=(AxisType.Auto,) * 2, devices=devices)
+    seen: list[str] = []
+
+    @explicit_axes
+    def g(y: Any) -> Any:
+        seen.append(str(jax.typeof(y)))
+        z = y * 2
+        seen.append(str(jax.typeof(z)))
+        return z
+
+    @jax.jit
+    def f(a: Any) -> Any:
+        z = g(jnp.sin(a), in_sharding=P("X", "Y"))
+        seen.append(str(jax.typeof(z)))
+        return z + 1
+
+    with jax.set_mesh(auto):
+        x = jax.device_put(np.arange(16.0).reshape(4, 4), P("X", "Y"))
+        out = f(x)
+    assert seen == ["float32[4@X,4@Y]", "float32[4@X,4@Y]", "float32[4,4]"]
+    np.testing.assert_allclose(np.asarray(out), np.sin(np.arange(16.0).reshape(4, 4)) * 2 + 1, rtol=1e-6)

@@ -41,6 +41,13 @@ def _custom_lin(ctx: LoweringRuleContext, *operands: ir.Value[Any], **_: Any) ->
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
+@register("reshard")
+def _reshard(ctx: LoweringRuleContext, x: ir.Value[Any], **_: Any) -> list[ir.Value[Any]]:
+    # The value is unchanged; the program's results are laid out as their types say, and inside
+    # the program XLA's partitioner places it.
+    return [x]
+
+
 @register("sharding_constraint")
 def _sharding_constraint(ctx: LoweringRuleContext, x: ir.Value[Any], *, sharding: Any, **_: Any) -> list[ir.Value[Any]]:
     """spmdx (issue 17): the layout as XLA's ``@Sharding`` annotation (the GSPMD form, as

@@ -121,6 +121,7 @@ class DynamicJaxprTrace(Trace):
             any(type(a) is not ShapedArray for a in in_avals)
             or params.get("out_sharding") is not None
             or params.get("sharding") is not None
+            or params.get("dst_sharding") is not None
         ):
             out = sharding_in_types["propagate"](prim, in_avals, out, params)  # shtypes: sharding in types
         fold = _CONST_FOLDING.get(prim.name)

@@ -255,3 +255,58 @@ def sharding_constraint_mesh(jaxpr: Jaxpr) -> Any:
 
 __all__ = ["add_any_p", "custom_lin_p", "name_p", "optimization_barrier_p", "sharding_constraint_mesh",
            "sharding_constraint_p", "stop_gradient_p"]  # fmt: skip
+
+
+# ---- reshard: a traced value's layout changed by its type (jax.reshard inside a trace) ----
+#
+# ``dst_sharding`` is the layout the result's type carries (over a concrete or an abstract
+# mesh); ``concrete_mesh`` the concrete mesh it was given over, or None. The value passes
+# unchanged on every backend: where it lives is the type's business (a program's results are
+# laid out as their types say). JAX prints the equation with no params.
+
+
+def _reshard_rule(aval: ShapedArray, *, dst_sharding: Any, concrete_mesh: Any) -> ShapedArray:
+    spec = getattr(dst_sharding, "spec", None)
+    if spec is not None and len(spec) > len(aval.shape):
+        raise ValueError(
+            f"reshard: the sharding {dst_sharding!r} has {len(spec)} entries, more than the rank {len(aval.shape)} "
+            f"of the value {aval.str_short()}; give one entry per dimension at most."
+        )
+    return aval
+
+
+reshard_p = standard_primitive("reshard", _reshard_rule)
+param_filters["reshard"] = lambda params: []
+
+
+def _reshard_eager(backend: Backend, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    return [put_sharded(args[0], params["dst_sharding"])]
+
+
+def _reshard_transpose(ct: Any, x: Any, *, dst_sharding: Any, concrete_mesh: Any) -> list[Any]:
+    # The cotangent goes back to the operand's layout (its type's, or none).
+    source = getattr(x.aval, "sharding", None)
+    ct = ad.instantiate_zeros(ct)
+    if not isinstance(source, NamedSharding):
+        return [ct]
+    return [reshard_p.bind(ct, dst_sharding=source, concrete_mesh=None)]
+
+
+def _reshard_batcher(vals: Sequence[Any], dims: Sequence[batching.BatchDim], *, dst_sharding: Any,
+                     concrete_mesh: Any) -> tuple[Any, Any]:  # fmt: skip
+    (x,), (d,) = vals, dims
+    spec = getattr(dst_sharding, "spec", None)
+    if d is batching.not_mapped or spec is None:
+        return reshard_p.bind(x, dst_sharding=dst_sharding, concrete_mesh=concrete_mesh), d
+    entries = list(spec) + [None] * (len(x.shape) - 1 - len(spec))
+    # The mapped dimension keeps the layout the operand's type gives it (as JAX's vmap does).
+    operand = getattr(get_aval(x), "sharding", None)
+    given = tuple(operand.spec) if isinstance(operand, NamedSharding) else ()
+    entries.insert(d, given[d] if d < len(given) else None)
+    new = NamedSharding(dst_sharding.mesh, PartitionSpec(*entries))
+    return reshard_p.bind(x, dst_sharding=new, concrete_mesh=concrete_mesh), d
+
+
+eager_rules[reshard_p] = _reshard_eager
+ad.deflinear(reshard_p, _reshard_transpose)
+batching.primitive_batchers[reshard_p] = _reshard_batcher

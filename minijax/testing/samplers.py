@@ -91,6 +91,8 @@ UNSAMPLED: dict[str, str] = {
     # spmdx (issue 17): an identity on values whose param is a sharding over a mesh of devices
     "sharding_constraint": "its param lays the value out over a mesh of devices (values pass unchanged); "
     "tests/test_spmdx.py checks it on both backends, with its jvp, transpose and vmap",
+    "reshard": "an identity on values whose param is the layout the result's type carries; "
+    "tests/test_sharding.py checks it in traces on both backends, with its jvp, transpose and vmap",
 }
 
 
