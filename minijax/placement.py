@@ -307,16 +307,18 @@ def _put_shards(x: Any, aval: core.ShapedArray, sharding: NamedSharding, donate:
     return out
 
 
+def is_sharding_leaf(s: Any) -> bool:
+    """A leaf of a tree of shardings: a Sharding, a PartitionSpec, or None (that subtree as it is)."""
+    return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+
 def lay_out(tree: Any, shardings: Any, what: str) -> Any:
     """``tree`` with each leaf laid out by the sharding of the subtree it is in: ``shardings``
     is a prefix of ``tree``'s structure whose leaves are Shardings, PartitionSpecs (over the
     current mesh) or None (that subtree as it is). Traced values are left alone: minijax's
     traces carry no shardings."""
 
-    def is_spec(s: Any) -> bool:
-        return s is None or isinstance(s, (Sharding, PartitionSpec))
-
-    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_spec)
+    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_sharding_leaf)
     try:
         subtrees = spec_tree.flatten_up_to(tree)
     except Exception:

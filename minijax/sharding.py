@@ -35,7 +35,7 @@ from minijax.mesh import (
     set_mesh as set_mesh,
     use_abstract_mesh as use_abstract_mesh,
 )
-from minijax.placement import holds_shards, lay_out, put_sharded, resolve_sharding
+from minijax.placement import holds_shards, is_sharding_leaf, lay_out, put_sharded, resolve_sharding
 from minijax.primitives.autodiff import reshard_p, sharding_constraint_p
 from minijax.sharding_rules import explicit_constraint
 
@@ -81,10 +81,7 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     if not any(isinstance(v, core.Tracer) for v in tree_util.tree_leaves(xs)):
         return lay_out(xs, out_shardings, "reshard")
 
-    def is_spec(s: Any) -> bool:
-        return s is None or isinstance(s, (Sharding, PartitionSpec))
-
-    specs, spec_tree = tree_util.tree_flatten(out_shardings, is_leaf=is_spec)
+    specs, spec_tree = tree_util.tree_flatten(out_shardings, is_leaf=is_sharding_leaf)
     out = []
     for spec, sub in zip(specs, spec_tree.flatten_up_to(xs)):
         if spec is None:
@@ -114,10 +111,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     if not any(isinstance(v, core.Tracer) for v in tree_util.tree_leaves(x)):
         return constrained
 
-    def is_spec(s: Any) -> bool:
-        return s is None or isinstance(s, (Sharding, PartitionSpec))
-
-    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_spec)
+    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_sharding_leaf)
     out = []
     for spec, sub in zip(specs, spec_tree.flatten_up_to(constrained)):
         if spec is not None:
@@ -135,10 +129,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
 def _explicit_checks(x: Any, shardings: Any) -> bool:
     """Whether every constrained leaf of ``x`` is one ``explicit_constraint`` checks (and it holds)."""
 
-    def is_spec(s: Any) -> bool:
-        return s is None or isinstance(s, (Sharding, PartitionSpec))
-
-    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_spec)
+    specs, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_sharding_leaf)
     try:
         subs = spec_tree.flatten_up_to(x)
     except Exception:
