@@ -37,6 +37,7 @@ from minijax.jaxpr_check import nested_context
 from minijax.lax.structural import index_in_dim, reshape, transpose
 from minijax.mesh import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec, get_abstract_mesh, get_mesh
 from minijax.placement import holds_shards, put_sharded
+from minijax.primitives.autodiff import MESH_OF_EQUATION
 from minijax.primitives.collectives import (
     block_shape as _block_shape,
     shard_map_p,
@@ -523,6 +524,9 @@ ad.trace_jvp_rules[shard_map_p] = _shard_map_jvp
 ad.transpose_rules[shard_map_p] = _shard_map_transpose
 batching.trace_batch_rules[shard_map_p] = _shard_map_batch
 param_filters["shard_map"] = lambda params: sorted(params.items())
+# jit of a program holding a shard_map compiles it over the shard_map's mesh (as JAX does):
+# the XLA backend then lowers the equation as a manual region with real collectives.
+MESH_OF_EQUATION[shard_map_p] = lambda params: params["mesh"]
 
 
 def _body_axis_env(params: dict[str, Any]) -> Any:

@@ -64,7 +64,7 @@ from minijax.interpreters.tracing import (
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr
 from minijax.mesh import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 from minijax.placement import install_reshard, lay_out, placement, put_sharded, resolve_sharding, to_device
-from minijax.primitives.autodiff import sharding_constraint_mesh
+from minijax.primitives.autodiff import partitioning_mesh
 from minijax.primitives.calls import jit_p
 from minijax.sharding_rules import typed_out_shardings
 from minijax.state import Ref, closed_refs, lending, lent, values_of, write_back
@@ -76,7 +76,7 @@ logger = logging.getLogger(__name__)
 
 class _CacheEntry:
     __slots__ = ("name", "closed", "out_avals", "out_tree", "single_output", "backend", "executables", "runners",
-                 "consumed", "tracer_consts", "spmd", "constraint_mesh", "typed_outs", "partitioned")
+                 "consumed", "tracer_consts", "spmd", "program_mesh", "typed_outs", "partitioned")
 
     def __init__(
         self, name: str, closed: ClosedJaxpr, out_tree: tree_util.PyTreeDef, backend: Backend, donated: Sequence[bool]
@@ -100,14 +100,15 @@ class _CacheEntry:
         # for those devices, each result's sharding): see ``run_spmd``.
         # None: the program cannot run so (it calls back into Python) and runs on one device.
         self.spmd: dict[tuple[Any, ...], tuple[Callable[[list[Any]], list[Any]], list[Any]] | None] = {}
-        # spmdx: the mesh of a with_sharding_constraint over several devices in the program:
-        # then it runs partitioned over that mesh, whatever its arguments' layouts (as in JAX).
-        self.constraint_mesh = sharding_constraint_mesh(closed.jaxpr)
+        # spmdx: the mesh of a with_sharding_constraint or a shard_map over several devices in
+        # the program: then it runs partitioned over that mesh, whatever its arguments' layouts
+        # (as in JAX).
+        self.program_mesh = partitioning_mesh(closed.jaxpr)
         # shtypes: results whose types carry a sharding over Explicit axes (an ``out_sharding=``
         # inside, or the operands') come back laid out so: the program runs over their mesh.
         self.typed_outs = typed_out_shardings(self.out_avals)
         # Runs as an SPMD program even when no argument is laid out over several devices.
-        self.partitioned = self.constraint_mesh is not None or self.typed_outs is not None
+        self.partitioned = self.program_mesh is not None or self.typed_outs is not None
 
     def executable(self, device: Device) -> Executable:
         executable = self.executables.get(device)
@@ -169,19 +170,19 @@ class _CacheEntry:
         sharded = [x for x in flat if type(x) is Array and x._shards is not None]
         if sharded:
             layout = sharded[0]._sharding
-        else:  # spmdx: no argument laid out, a sharding_constraint inside: over its mesh
+        else:  # spmdx: no argument laid out, a sharding_constraint or shard_map inside: over its mesh
             typed = None if self.typed_outs is None else next(s.mesh for s in self.typed_outs if s is not None)
-            mesh_of_program = self.constraint_mesh or typed
+            mesh_of_program = self.program_mesh or typed
             assert mesh_of_program is not None  # (the caller runs a program over several devices only so)
             layout = NamedSharding(mesh_of_program, PartitionSpec())
         assert isinstance(layout, NamedSharding)  # (only those hold per-device buffers)
         devices = layout._device_assignment
-        mesh = self.constraint_mesh
+        mesh = self.program_mesh
         if mesh is not None and tuple(mesh.devices.flat) != devices:
             raise ValueError(
-                f"Received incompatible devices for jitted computation {self.name}: a with_sharding_constraint lays "
-                f"a value out over the devices {[d.id for d in mesh.devices.flat]} and an argument is laid out over "
-                f"{[d.id for d in devices]}. Use one mesh for the arguments and the constraints."
+                f"Received incompatible devices for jitted computation {self.name}: a with_sharding_constraint or shard_map "
+                f"lays a value out over the devices {[d.id for d in mesh.devices.flat]} and an argument is laid out over "
+                f"{[d.id for d in devices]}. Use one mesh for the arguments and the program."
             )
         for x in sharded:
             assert x._sharding is not None
@@ -982,7 +983,7 @@ class Jitted(Wrapped):
     def _sharded_fast_key(self, args: tuple[Any, ...], entry: _CacheEntry) -> tuple[Any, Any] | None:
         """``_call_sharded``'s key for ``args`` and the key of the SPMD program they run
         (``_CacheEntry.spmd_plan``), or None when that path does not take them."""
-        if entry.constraint_mesh is not None:  # (its unsharded arguments are laid out first: _call)
+        if entry.program_mesh is not None:  # (its unsharded arguments are laid out first: _call)
             return None
         if type(args[0]) is Array and type(args[-1]) is Array:
             if any(type(a) is not Array for a in args):

@@ -44,8 +44,6 @@ def _launch_jax(tmp_path: Path, nproc: int) -> list[dict]:
 # result: (minijax's spec, JAX's spec)
 KNOWN_LAYOUTS = {
     "slice": ("P('data')", "P()"),  # an eager slice: XLA keeps it split, JAX's partitioner replicates it
-    "sm_all_gather": ("P()", "P('data')"),  # jitted shard_map results laid out otherwise than out_specs
-    "sm_ppermute": ("P()", "P('data')"),
 }
 
 

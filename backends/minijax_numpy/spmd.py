@@ -316,6 +316,8 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
             ]
         elif name == "scan":
             outs = _scan_layouts(known, params, sizes)
+        elif name == "shard_map":  # (XLA lays a manual region's results out as its out_specs say)
+            outs = [layout_of(spec, a.ndim) for spec, a in zip(params["out_specs"], out_avals)]
         elif name == "dot_general":
             outs = [
                 _dot_layout(known[0], known[1], params, out_avals[0].shape, len(avals[0].shape), len(avals[1].shape))

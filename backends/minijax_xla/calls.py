@@ -16,7 +16,6 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func
 
 from minijax.jaxpr import ClosedJaxpr
-from minijax.shard_map import per_device_program
 from minijax_xla.lowering import LoweringRuleContext, ModuleContext, ir_type, register
 
 
@@ -30,13 +29,6 @@ def _call(ctx: LoweringRuleContext, operands: tuple[ir.Value[Any], ...], closed:
 @register("jit")
 def _jit_lowering(ctx: LoweringRuleContext, *operands: ir.Value[Any], jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[ir.Value[Any]]:
     return _call(ctx, operands, jaxpr, name)
-
-
-@register("shard_map")
-def _shard_map_lowering(ctx: LoweringRuleContext, *operands: ir.Value[Any], **params: Any) -> list[ir.Value[Any]]:
-    # The body once per device block, vectorized over the mesh axes (minijax/shard_map.py);
-    # not a manual-sharded region (docs/differences.md).
-    return _call(ctx, operands, per_device_program(params), "shard_map")
 
 
 @register("custom_jvp_call")

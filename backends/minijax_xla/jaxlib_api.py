@@ -485,6 +485,11 @@ def check_module(module: ir.Module, n_host_callbacks: int) -> None:
     """
     problems: list[str] = []
     targets = set(HOST_CALLBACK_TARGETS.values())
+    # In an SPMD program (several partitions) a channel_handle is what pairs the devices'
+    # collective_permutes, as JAX emits them.
+    with context_lock, module.context:
+        partitions = module.operation.attributes["mhlo.num_partitions"] if "mhlo.num_partitions" in module.operation.attributes else None
+        spmd = partitions is not None and ir.IntegerAttr(partitions).value > 1
 
     def visit(op: Any) -> Any:
         name = op.name
@@ -498,7 +503,7 @@ def check_module(module: ir.Module, n_host_callbacks: int) -> None:
                         f"compiled with {n_host_callbacks} host callbacks; running it would crash the process. "
                         "Emit host callbacks through minijax_xla.callbacks (which registers the function)."
                     )
-        elif name == "stablehlo.collective_permute" and "channel_handle" in op.attributes:
+        elif name == "stablehlo.collective_permute" and "channel_handle" in op.attributes and not spmd:
             problems.append(
                 "a collective_permute has a channel_handle, which aborts XLA in a one-replica program; "
                 "emit it without channel_handle"

@@ -122,7 +122,10 @@ INLINE_CONST_MAX_SIZE = 16
 class ModuleContext:
     """The module under construction: its symbol names and nested functions."""
 
-    def __init__(self, module: ir.Module, host_callbacks: list[Callable[..., Any]] | None = None, platform: str = "cpu") -> None:
+    def __init__(
+        self, module: ir.Module, host_callbacks: list[Callable[..., Any]] | None = None, platform: str = "cpu",
+        spmd_devices: Sequence[Any] | None = None,
+    ) -> None:
         self.module = module
         # The values of the symbolic dimensions (jax.export) in the function being built, by name.
         self.dim_values: dict[str, ir.Value[Any]] = {}
@@ -132,10 +135,17 @@ class ModuleContext:
         # Python functions the module's host-callback custom calls name by
         # index (callbacks.py adds them); the backend hands them to XLA.
         self.host_callbacks: list[Callable[..., Any]] = [] if host_callbacks is None else host_callbacks
+        # The devices of an SPMD program, in partition order (None: one device). A shard_map
+        # over them lowers as a manual region (collectives.py), which ``manual`` describes
+        # while its body is lowered.
+        self.spmd_devices = None if spmd_devices is None else tuple(spmd_devices)
+        self.manual: Any = None
+        self._channels = 0
         self._names: set[str] = set()
-        # id(ClosedJaxpr) -> (the jaxpr, kept alive so the id stays unique; func name;
-        # the depth of its deepest output, see MAX_FUSED_DEPTH)
-        self._lowered: dict[int, tuple[ClosedJaxpr, str, int]] = {}
+        # (id(ClosedJaxpr), manual region) -> (the jaxpr, kept alive so the id stays unique;
+        # func name; the depth of its deepest output, see MAX_FUSED_DEPTH). Inside a manual
+        # region the collectives lower differently: a function is lowered once per region.
+        self._lowered: dict[tuple[int, Any], tuple[ClosedJaxpr, str, int]] = {}
         # the types passed -> the identity function that ``fusion_break`` calls
         self._identities: dict[tuple[str, ...], str] = {}
 
@@ -154,15 +164,21 @@ class ModuleContext:
         The same ClosedJaxpr called twice is lowered once. Its consts are
         embedded as constants (nested functions take only the call's operands).
         """
-        entry = self._lowered.get(id(closed))
+        key = (id(closed), self.manual)
+        entry = self._lowered.get(key)
         if entry is not None and entry[0] is closed:
             return entry[1]
         sym = self.fresh_name(name)
-        self._lowered[id(closed)] = (closed, sym, 0)  # (a call of itself is never lowered)
+        self._lowered[key] = (closed, sym, 0)  # (a call of itself is never lowered)
         with ir.InsertionPoint(self.module.body):
             _, depth = _build_func(self, sym, closed, private=True, hoist_consts=False, aliases={})
-        self._lowered[id(closed)] = (closed, sym, depth)
+        self._lowered[key] = (closed, sym, depth)
         return sym
+
+    def new_channel(self) -> int:
+        """A fresh channel id for a cross-device collective (XLA pairs the devices' ops by it)."""
+        self._channels += 1
+        return self._channels
 
     def fusion_break(self, values: Sequence[ir.Value[Any]]) -> list[ir.Value[Any]]:
         """``values`` passed through a call that XLA keeps (``inlineable="false"``):
@@ -189,7 +205,7 @@ class ModuleContext:
         deepest = 0
         for value in eqn.params.values():
             if isinstance(value, ClosedJaxpr):
-                entry = self._lowered.get(id(value))
+                entry = self._lowered.get((id(value), self.manual))
                 if entry is not None and entry[0] is value:
                     deepest = max(deepest, entry[2])
         return deepest
@@ -419,6 +435,7 @@ def lower_jaxpr(
     aliases: Mapping[int, int] | None = None,
     host_callbacks: list[Callable[..., Any]] | None = None,
     platform: str = "cpu",
+    spmd_devices: Sequence[Any] | None = None,
 ) -> tuple[ir.Module, list[int]]:
     """Lower ``closed`` to a StableHLO module with a public ``func.func @name``.
 
@@ -428,14 +445,15 @@ def lower_jaxpr(
     ``aliases`` maps an input position (of the jaxpr's invars) to the output
     that may reuse its buffer (donation). The Python functions the module
     calls back (debug.print, pure_callback, ...) are appended to ``host_callbacks``.
-    ``platform`` ("cpu" or "gpu") is where the module will run.
+    ``platform`` ("cpu" or "gpu") is where the module will run; ``spmd_devices``, the
+    devices of an SPMD program (in partition order), when it runs on several.
     """
     # A context keeps every attribute built in it: a module embedding large
     # constants gets one of its own, which goes with the module.
     context = jaxlib_api.new_mlir_context() if _embeds_large_consts(closed.jaxpr, set()) else jaxlib_api.mlir_context()
     with jaxlib_api.context_lock, context, ir.Location.unknown():
         module = ir.Module.create()
-        mctx = ModuleContext(module, host_callbacks, platform)
+        mctx = ModuleContext(module, host_callbacks, platform, spmd_devices)
         sym = mctx.fresh_name(name)
         with ir.InsertionPoint(module.body):
             hoisted, _ = _build_func(mctx, sym, closed, private=False, hoist_consts=True, aliases=aliases or {})

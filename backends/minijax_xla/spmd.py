@@ -209,7 +209,7 @@ def lower_spmd(
     jaxpr's) are the donated inputs; the Python functions its host callbacks call are
     appended to ``host_callbacks``. Returns it and the hoisted constants' positions."""
     callbacks: list[Callable[..., Any]] = [] if host_callbacks is None else host_callbacks
-    module, hoisted = lower_jaxpr(closed, "main", {}, callbacks, jaxlib_api.device_platform(pjrt_devices[0]))
+    module, hoisted = lower_jaxpr(closed, "main", {}, callbacks, jaxlib_api.device_platform(pjrt_devices[0]), pjrt_devices)
     if callbacks:
         _callbacks_on_first_device(module)
     replicated = xc.HloSharding.replicate()

@@ -11,7 +11,7 @@ itself. ``stop_gradient`` is the identity whose derivative is zero.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -238,22 +238,31 @@ ad.deflinear(sharding_constraint_p, lambda ct, x, **params: [sharding_constraint
 batching.primitive_batchers[sharding_constraint_p] = _sharding_constraint_batcher
 
 
-def sharding_constraint_mesh(jaxpr: Jaxpr) -> Any:
-    """The mesh of the first ``sharding_constraint`` in ``jaxpr`` (or a jaxpr in its params)
-    laid out over several devices, or None: jit runs such a program partitioned over them."""
+# primitive -> the mesh one of its equations lays values out over (from its params), for
+# ``partitioning_mesh``: with_sharding_constraint's here, shard_map's in collectives.py.
+MESH_OF_EQUATION: dict[Any, Callable[[dict[str, Any]], Any]] = {
+    sharding_constraint_p: lambda params: getattr(params["sharding"], "mesh", None),
+}
+
+
+def partitioning_mesh(jaxpr: Jaxpr) -> Any:
+    """The mesh of the first equation in ``jaxpr`` (or a jaxpr in its params) that lays values
+    out over several devices (a ``sharding_constraint``, a ``shard_map``), or None: jit runs
+    such a program partitioned over that mesh, as JAX does."""
     for eqn in jaxpr.eqns:
-        if eqn.primitive is sharding_constraint_p:
-            mesh = getattr(eqn.params["sharding"], "mesh", None)
+        mesh_of = MESH_OF_EQUATION.get(eqn.primitive)
+        if mesh_of is not None:
+            mesh = mesh_of(eqn.params)
             if isinstance(mesh, Mesh) and mesh.size > 1:
                 return mesh
         for sub in subjaxprs(eqn.params):
-            found = sharding_constraint_mesh(sub)
+            found = partitioning_mesh(sub)
             if found is not None:
                 return found
     return None
 
 
-__all__ = ["add_any_p", "custom_lin_p", "name_p", "optimization_barrier_p", "sharding_constraint_mesh",
+__all__ = ["add_any_p", "custom_lin_p", "name_p", "optimization_barrier_p", "MESH_OF_EQUATION", "partitioning_mesh",
            "sharding_constraint_p", "stop_gradient_p"]  # fmt: skip
 
 
