@@ -37,13 +37,14 @@ from minijax.jaxpr_check import nested_context
 from minijax.lax.structural import index_in_dim, reshape, transpose
 from minijax.mesh import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec, get_abstract_mesh, get_mesh
 from minijax.placement import holds_shards, put_sharded
-from minijax.primitives.autodiff import MESH_OF_EQUATION
+from minijax.primitives.autodiff import MESH_OF_EQUATION, reshard_p
 from minijax.primitives.collectives import (
     block_shape as _block_shape,
     shard_map_p,
     spec_axes as _spec_axes,
     spec_sizes as _spec_sizes,
 )
+from minijax.sharding_rules import explicit_spec, shard_map_out_sharding
 from minijax.stages import jit
 
 __all__ = ["per_device_program", "shard_map", "shard_map_p"]
@@ -229,6 +230,16 @@ class _ShardMap:
             "argument to `jax.shard_map`."
         )
 
+    def _check_inferrable(self) -> None:
+        """Traced arguments' layouts are known from their types over Explicit mesh axes only (JAX's TypeError)."""
+        kinds = dict(zip(self.mesh.axis_names, self.mesh.axis_types))
+        if not all(kinds[a] is AxisType.Explicit for a in self.manual):
+            axis_types = ", ".join(str(kinds[a]) for a in self.manual)
+            raise TypeError(
+                "shard_map in_specs argument must be a pytree of `jax.sharding.PartitionSpec` instances, but it was "
+                f"`None` when axis_names={frozenset(self.manual)} are of type {axis_types}"
+            )
+
     def _check_explicit(self, x: Any, spec: PartitionSpec) -> None:
         """Over Explicit mesh axes the argument's own layout must be the spec's (JAX checks the types)."""
         explicit = {n for n, t in zip(self.mesh.axis_names, self.mesh.axis_types) if t is AxisType.Explicit and n in self.manual}
@@ -258,15 +269,10 @@ class _ShardMap:
         for x in flat:
             if not core.is_array_like(x):
                 raise TypeError(f"shard_map: every argument leaf must be an array, got {type(x).__name__}")
-        if in_specs is None:  # inferred from the arguments' own layouts
+        if in_specs is None:  # inferred from the arguments' own layouts (a traced one's: its type's)
             if any(isinstance(x, core.Tracer) for x in flat):
-                raise NotImplementedError(
-                    f"shard_map of '{fun_name(self.f)}' without in_specs, under jit or another transformation: the "
-                    "in_specs would be inferred from the arguments' layouts, and minijax's traced values carry no "
-                    "layout. Pass in_specs= (e.g. in_specs=P('x') for arguments split over mesh axis 'x')."
-                )
-            specs = [x._sharding.spec if type(x) is Array and isinstance(x._sharding, NamedSharding) else PartitionSpec()
-                     for x in flat]  # fmt: skip
+                self._check_inferrable()
+            specs = [_own_spec(x) for x in flat]
         else:
             specs = _broadcast_specs("shard_map in_specs", in_specs, args)
         names = arg_names_of(self.f, args, {})
@@ -394,6 +400,15 @@ class _ShardMap:
         return reshape(transpose(v, tuple(order)), tuple(merged))
 
 
+def _own_spec(x: Any) -> PartitionSpec:
+    """The PartitionSpec ``x`` is laid out by: an Array's sharding, a traced value's type's
+    (over Explicit axes; unsplit when its type carries none)."""
+    if type(x) is Array and isinstance(x._sharding, NamedSharding):
+        return x._sharding.spec
+    sharding = getattr(core.get_aval(x), "sharding", None) if isinstance(x, core.Tracer) else None
+    return sharding.spec if isinstance(sharding, NamedSharding) else PartitionSpec()
+
+
 def _reworded(describe: Callable[[], str]) -> str:
     """JAX's divisibility message puts the shape right after ``args[i]``, before the binding."""
     head, _, shape = describe().rpartition(", has shape ")
@@ -445,7 +460,25 @@ def _run_per_device(
         return list(eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *blocks))
 
     smap = _ShardMap(body, mesh, manual, check_vma)
-    return smap.run_flat(body, args, in_specs, out_specs)
+    # The blocks' stacking reshapes a value split over Explicit axes in ways no sharding rule
+    # follows: the program runs on values whose types carry no layout, and its results get the
+    # types the equation gives them (the partitioner places the values either way).
+    outs = smap.run_flat(body, [_without_layout(x) for x in args], in_specs, out_specs)
+    return [_with_layout(v, mesh, spec) for v, spec in zip(outs, out_specs)]
+
+
+def _without_layout(x: Any) -> Any:
+    sharding = getattr(core.get_aval(x), "sharding", None)
+    if not isinstance(x, core.Tracer) or not isinstance(sharding, NamedSharding) or explicit_spec(core.get_aval(x)) is None:
+        return x
+    return reshard_p.bind(x, dst_sharding=NamedSharding(sharding.mesh, PartitionSpec()), concrete_mesh=None)
+
+
+def _with_layout(v: Any, mesh: Mesh | AbstractMesh, spec: PartitionSpec) -> Any:
+    sharding = shard_map_out_sharding(mesh, spec, core.get_aval(v).ndim)
+    if sharding is None or not isinstance(v, core.Tracer):
+        return v
+    return reshard_p.bind(v, dst_sharding=sharding, concrete_mesh=mesh if isinstance(mesh, Mesh) else None)
 
 
 register_lowering_fun(shard_map_p, _run_per_device)

@@ -634,6 +634,29 @@ def _reshard_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, 
     return _with_dims(out, dst.mesh, dims, name, in_avals)
 
 
+def shard_map_out_sharding(mesh: Any, spec: PartitionSpec, ndim: int) -> NamedSharding | None:
+    """The type's sharding of a shard_map result laid out by ``spec``: its Explicit axes, over the
+    abstract mesh (None where no Explicit axis splits it)."""
+    abstract = mesh.abstract_mesh if isinstance(mesh, Mesh) else mesh
+    kinds = dict(zip(abstract.axis_names, abstract.axis_types))
+    dims: list[Any] = []
+    for d in range(ndim):
+        axes = tuple(a for a in _entry_axes(spec[d] if d < len(spec) else None) if kinds.get(a) is AxisType.Explicit)
+        dims.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+    while dims and dims[-1] is None:
+        dims.pop()
+    return NamedSharding(abstract, PartitionSpec(*dims)) if dims else None
+
+
+def _shard_map_rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
+    # Each result is laid out as its out_specs entry says: its type names the Explicit axes (as JAX's).
+    typed = []
+    for o, spec in zip(out, params["out_specs"]):
+        sharding = shard_map_out_sharding(params["mesh"], spec, o.ndim)
+        typed.append(o if sharding is None else ShardedAval(o.shape, o.dtype, o.weak_type, sharding))
+    return typed
+
+
 _ELEMENTWISE = (
     "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan "
     "sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square integer_pow erf erfc "
@@ -668,6 +691,7 @@ _SHARDING_RULES: dict[str, Any] = {
     "conv_general_dilated": _conv_rule,
     "gather": _gather_rule,
     "scan": _scan_rule,
+    "shard_map": _shard_map_rule,
     **dict.fromkeys("scatter scatter-add scatter-sub scatter-mul scatter-min scatter-max".split(), _scatter_rule),
     **dict.fromkeys("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor".split(),
                     _reduce_rule),  # fmt: skip

@@ -217,15 +217,26 @@ def test_vmap_spmd_axis_name_inside_shard_map(devices: list[Device]) -> None:
     np.testing.assert_array_equal(np.asarray(f(X)), X.sum(1, keepdims=True))
 
 
-def test_inferring_in_specs_needs_concrete_arguments(devices: list[Device]) -> None:
-    # Under jit the arguments' layouts are unknown to minijax: guessing "replicated" would give
-    # other values than JAX's, so it is refused with the fix.
+def test_in_specs_are_inferred_from_the_arguments_types_under_jit(devices: list[Device]) -> None:
+    # Under jit a traced argument's layout over Explicit axes is in its type (as in JAX).
     mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devices)
     placed = jax.device_put(X, NamedSharding(mesh, P("x", "y")))
-    total = jax.shard_map(lambda b: jax.lax.psum(b.sum(), ("x", "y")), mesh=mesh, out_specs=P())
-    assert float(total(placed)) == X.sum()
-    with pytest.raises(NotImplementedError, match="Pass in_specs="):
-        jax.jit(total)(placed)
+    whole = jax.device_put(X, NamedSharding(mesh, P()))
+    total = jax.shard_map(lambda b, w: jax.lax.psum(b.sum(), ("x", "y")) + w.sum(), mesh=mesh, out_specs=P())
+    assert float(total(placed, whole)) == X.sum() * 2
+    assert float(jax.jit(total)(placed, whole)) == X.sum() * 2
+    grads = jax.jit(jax.grad(total, argnums=(0, 1)))(placed, whole)
+    np.testing.assert_array_equal(np.asarray(grads[0]), np.ones_like(X))
+    np.testing.assert_array_equal(np.asarray(grads[1]), np.ones_like(X))  # (an invariant value, read once)
+    # A result's type names the Explicit axes its out_specs entry splits it over, as JAX's does.
+    split = jax.shard_map(lambda b, w: b * w, mesh=mesh, in_specs=(P("x", "y"), P()), out_specs=P("x", "y"))
+    (eqn,) = jax.make_jaxpr(split)(placed, X[:4, :1]).eqns
+    assert str(eqn.outvars[0].aval.str_short()) == "f32[8@x,4@y]"
+    # Over Auto axes the types say nothing: in_specs must be given (JAX's TypeError).
+    auto = auto_mesh(devices)
+    untyped = jax.shard_map(lambda b: jax.lax.psum(b.sum(), ("x", "y")), mesh=auto, out_specs=P())
+    with pytest.raises(TypeError, match="in_specs argument must be a pytree of `jax.sharding.PartitionSpec`"):
+        jax.jit(untyped)(jax.device_put(X, NamedSharding(auto, P("x", "y"))))
 
 
 def test_pcast_to_varying_keeps_the_value_and_makes_it_vary(devices: list[Device]) -> None:
