@@ -292,6 +292,8 @@ def typeof(x: Any) -> core.ShapedArray:
     if isinstance(x, (list, tuple, dict)) or not (isinstance(x, core.Tracer) or core.is_array_like(x)):
         raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")
     aval = core.get_aval(x)
+    if isinstance(x, core.Tracer) and hasattr(aval, "vma"):  # inside an eager shard_map: its axes of variation
+        return aval
     if isinstance(x, core.Tracer) and isinstance(aval, ShardedAval):  # shtypes: a traced value over Explicit axes carries its sharding
         if isinstance(aval.sharding, NamedSharding):
             return ShardedAval(aval.shape, aval.dtype, aval.weak_type, _type_sharding(aval.sharding))

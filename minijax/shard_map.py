@@ -44,6 +44,7 @@ from minijax.primitives.collectives import (
     spec_axes as _spec_axes,
     spec_sizes as _spec_sizes,
 )
+from minijax.shard_map_eager import ShardMapTrace, ShardMapTracer
 from minijax.sharding_rules import explicit_spec, shard_map_out_sharding
 from minijax.stages import jit
 
@@ -87,6 +88,8 @@ def shard_map(
                         if type(x) is Array and isinstance(x._sharding, NamedSharding) and x._sharding.mesh == the_mesh]  # fmt: skip
             if flat and len(inferred) == len(flat):
                 specs, key = tree_util.tree_unflatten(in_tree, inferred), (the_mesh, in_tree, *inferred)
+        if _runs_eagerly(the_mesh, manual, flat):
+            return smap.run_eagerly(args, specs, out_specs)
         if not any(isinstance(x, core.Tracer) for x in flat):
             # Concrete arguments: the equation runs as a jitted program (JAX also stages the
             # body first), laid out per device where the mesh's backend holds shards (a
@@ -120,6 +123,15 @@ def shard_map(
         return smap.bind(args, specs, out_specs)
 
     return mapped
+
+
+def _runs_eagerly(mesh: Mesh | AbstractMesh, manual: tuple[str, ...], flat: Sequence[Any]) -> bool:
+    """Whether a call runs its body eagerly, one primitive at a time (as JAX does): on concrete
+    arguments, over a concrete mesh every axis of which is manual, within this process. (Else:
+    one staged equation; a partly manual or multi-process one is not built eagerly.)"""
+    return (isinstance(mesh, Mesh) and len(manual) == len(mesh.axis_names)
+            and len({d.process_index for d in mesh.devices.flat}) == 1
+            and not any(isinstance(x, core.Tracer) for x in flat))  # fmt: skip
 
 
 def _laid_out_per_device(smap: _ShardMap, mesh: Mesh, args: tuple[Any, ...], in_specs: Any) -> tuple[Any, ...] | None:
@@ -266,6 +278,99 @@ class _ShardMap:
 
         Checks the specs against the arguments and the body's outputs (JAX's errors)."""
         flat, in_tree = tree_util.tree_flatten(args)
+        specs, block_avals = self.checked_specs(args, flat, in_specs)
+        out_tree_box: list[tree_util.PyTreeDef] = []
+        out_specs_box: list[list[PartitionSpec]] = []
+
+        def body(*blocks: Any) -> list[Any]:
+            out = self.f(*tree_util.tree_unflatten(in_tree, blocks))
+            leaves, tree = tree_util.tree_flatten(out)
+            ospecs = _broadcast_specs("shard_map out_specs", out_specs, out)
+            for leaf, spec in zip(leaves, ospecs):
+                aval = core.get_aval(leaf)
+                self._check_spec(spec, aval.shape, "out_specs", functools.partial(self._describe_output, aval))
+            out_tree_box.append(tree)
+            out_specs_box.append(ospecs)
+            return leaves
+
+        with batching.extend_axis_env([(a, self.sizes[a]) for a in self.manual]):
+            closed, _ = trace_to_jaxpr(body, block_avals)
+        params = {
+            "jaxpr": closed, "mesh": self.mesh, "in_specs": tuple(specs), "out_specs": tuple(out_specs_box[0]),
+            "newly_manual_axes": frozenset(self.manual), "check_vma": self.check_vma,
+        }  # fmt: skip
+        if self.check_vma:
+            # An output whose spec leaves out a manual axis must not vary along it: the body run
+            # over every device's blocks (as an eager call runs it) finds out, as JAX's types do.
+            def call(tracers: list[Any]) -> tuple[list[Any], list[PartitionSpec], Any]:
+                return list(eval_jaxpr(closed.jaxpr, closed.consts, *tracers)), out_specs_box[0], None
+
+            def per_device(*xs: Any) -> list[Any]:
+                return self.per_device_eagerly(call, xs, specs)[0]
+
+            # (over plain types: the block stacking's reshapes are no user's, so no sharding rule's)
+            plain = [core.ShapedArray(a.shape, a.dtype, a.weak_type) for a in map(core.get_aval, flat)]
+            trace_to_jaxpr(per_device, plain)
+        return closed, params, out_tree_box[0]
+
+    def run_eagerly(self, args: tuple[Any, ...], in_specs: Any, out_specs: Any) -> Any:
+        """The body on concrete arguments, one primitive at a time over every device's blocks
+        (minijax/shard_map_eager.py), the results laid out over the mesh by ``out_specs``."""
+        flat, in_tree = tree_util.tree_flatten(args)
+        specs, _ = self.checked_specs(args, flat, in_specs)
+        # (The blocks' stacking reshapes values in ways no sharding rule follows: over values whose
+        # types carry no layout, as the staged program's, minijax/shard_map.py's _run_per_device.)
+        plain = [put_sharded(x, NamedSharding(x._sharding.mesh, PartitionSpec())) if _explicitly_laid_out(x) else x
+                 for x in flat]  # fmt: skip
+
+        def call(tracers: list[Any]) -> tuple[list[Any], list[PartitionSpec], Any]:
+            out = self.f(*tree_util.tree_unflatten(in_tree, tracers))
+            leaves, out_tree = tree_util.tree_flatten(out)
+            return leaves, _broadcast_specs("shard_map out_specs", out_specs, out), out_tree
+
+        results, out_tree = self.per_device_eagerly(call, plain, specs)
+        return tree_util.tree_unflatten(out_tree, results)
+
+    def per_device_eagerly(
+        self, call: Callable[[list[Any]], tuple[list[Any], list[PartitionSpec], Any]], flat: Sequence[Any],
+        specs: Sequence[PartitionSpec],
+    ) -> tuple[list[Any], Any]:  # fmt: skip
+        """``call`` (tracers -> result leaves, their out_specs, anything) on every device's blocks of
+        ``flat`` under a ShardMapTrace; the results put together by their specs (JAX's error for a
+        result varying along an axis its spec leaves out, with ``check_vma``), and the anything."""
+        trace = ShardMapTrace(core.current_trace(), self.mesh, self.manual)
+        tracers = [ShardMapTracer(trace, self._stack(x, spec), trace.ordered(set(spec.axis_names())))
+                   for x, spec in zip(flat, specs)]  # fmt: skip
+        try:
+            with core.set_current_trace(trace), batching.extend_axis_env([(a, self.sizes[a]) for a in self.manual]):
+                leaves, ospecs, extra = call(tracers)
+            results = [self._eager_result(trace, leaf, spec) for leaf, spec in zip(leaves, ospecs)]
+        finally:
+            trace.invalidate()
+        return results, extra
+
+    def _eager_result(self, trace: ShardMapTrace, leaf: Any, spec: PartitionSpec) -> Any:
+        """A result of the eager body put together as its out_specs entry says."""
+        val, vma = trace.lift(leaf)
+        aval = core.get_aval(leaf)
+        block = core.ShapedArray(aval.shape, aval.dtype, aval.weak_type)
+        self._check_spec(spec, block.shape, "out_specs", functools.partial(self._describe_output, block))
+        named = set(spec.axis_names())
+        extra = [a for a in vma if a not in named]
+        if self.check_vma and extra:
+            raise self._replication_error(spec, extra[0])
+        with core.set_current_trace(trace.parent):
+            for a in reversed(extra):  # (check_vma=False: the first device's value along it)
+                val = index_in_dim(val, 0, axis=vma.index(a), keepdims=False)
+            kept = tuple(a for a in vma if a in named)
+            whole = self._unstack_used(trace.varying(val, kept, trace.ordered(named)), spec)
+        if isinstance(whole, core.Tracer) or not isinstance(self.mesh, Mesh):
+            return whole  # (the staged check's run)
+        return put_sharded(whole, NamedSharding(self.mesh, spec))
+
+    def checked_specs(self, args: tuple[Any, ...], flat: list[Any], in_specs: Any) -> tuple[list[PartitionSpec], list[core.ShapedArray]]:
+        """Each argument leaf's spec (given, or inferred from its layout) and its block's type;
+        JAX's errors for a spec that does not fit its argument."""
         for x in flat:
             if not core.is_array_like(x):
                 raise TypeError(f"shard_map: every argument leaf must be an array, got {type(x).__name__}")
@@ -289,36 +394,7 @@ class _ShardMap:
             if in_specs is not None:
                 self._check_explicit(x, spec)
             block_avals.append(core.ShapedArray(_block_shape(aval.shape, spec, self.sizes), aval.dtype, aval.weak_type))
-        out_tree_box: list[tree_util.PyTreeDef] = []
-        out_specs_box: list[list[PartitionSpec]] = []
-
-        def body(*blocks: Any) -> list[Any]:
-            out = self.f(*tree_util.tree_unflatten(in_tree, blocks))
-            leaves, tree = tree_util.tree_flatten(out)
-            ospecs = _broadcast_specs("shard_map out_specs", out_specs, out)
-            for leaf, spec in zip(leaves, ospecs):
-                aval = core.get_aval(leaf)
-                self._check_spec(spec, aval.shape, "out_specs", functools.partial(self._describe_output, aval))
-            out_tree_box.append(tree)
-            out_specs_box.append(ospecs)
-            return leaves
-
-        with batching.extend_axis_env([(a, self.sizes[a]) for a in self.manual]):
-            closed, _ = trace_to_jaxpr(body, block_avals)
-        params = {
-            "jaxpr": closed, "mesh": self.mesh, "in_specs": tuple(specs), "out_specs": tuple(out_specs_box[0]),
-            "newly_manual_axes": frozenset(self.manual), "check_vma": self.check_vma,
-        }  # fmt: skip
-        if self.check_vma:
-            # An output whose spec leaves out a manual axis must not vary along it: the
-            # per-device program (the lowering below) finds out, as JAX's types do.
-            def per_device(*xs: Any) -> list[Any]:
-                return self.run_flat(lambda *b: list(eval_jaxpr(closed.jaxpr, closed.consts, *b)), xs, specs, out_specs_box[0])
-
-            # (over plain types: the block stacking's reshapes are no user's, so no sharding rule's)
-            plain = [core.ShapedArray(a.shape, a.dtype, a.weak_type) for a in map(core.get_aval, flat)]
-            trace_to_jaxpr(per_device, plain)
-        return closed, params, out_tree_box[0]
+        return specs, block_avals
 
     def bind(self, args: tuple[Any, ...], in_specs: Any, out_specs: Any) -> Any:
         """The shard_map equation on ``args`` (the body staged first)."""
@@ -385,6 +461,11 @@ class _ShardMap:
             for k in reversed(range(len(self.manual))):
                 if self.manual[k] not in used:
                     v = index_in_dim(v, 0, axis=k, keepdims=False)
+        return self._unstack_used(v, spec)
+
+    def _unstack_used(self, v: Any, spec: PartitionSpec) -> Any:
+        """``v`` stacked along the manual axes its spec names (in mesh order), merged into the array."""
+        used = [a for a in self.manual if a in spec.axis_names()]
         lead = len(used)
         aval = core.get_aval(v)
         block = aval.shape[lead:]
@@ -398,6 +479,14 @@ class _ShardMap:
         if not used:
             return v
         return reshape(transpose(v, tuple(order)), tuple(merged))
+
+
+def _explicitly_laid_out(x: Any) -> bool:
+    """Whether ``x`` is an Array whose type names Explicit mesh axes (``float32[8@x]``)."""
+    if type(x) is not Array or not isinstance(x._sharding, NamedSharding):
+        return False
+    kinds = dict(zip(x._sharding.mesh.axis_names, x._sharding.mesh.axis_types))
+    return any(kinds.get(a) is AxisType.Explicit for a in x._sharding.spec.axis_names())
 
 
 def _own_spec(x: Any) -> PartitionSpec:

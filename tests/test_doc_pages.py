@@ -54,6 +54,13 @@ PAGES = [
          different_output=(("c2", "the error names the argument's class: JAX's internal tracer class, minijax's Ref"),
                            ("c16", "unsafe_buffer_pointer: JAX updates the ref's buffer in place, minijax's ref "
                                    "holds a new Array after the call (refs are discharged at trace time)"))),
+    # issue 17: shard_map, eager (per-device values printed) and jitted (real collectives on XLA).
+    Page("shard_map", cell_count=69, rtol=1e-5, print_rtol=1e-5,
+         different_output=(("c19", "JAX's error names the function it wraps the lambda in (_rem_singleton); "
+                                   "minijax's names the lambda"),
+                           ("c21", "not built (docs/differences.md): JAX's staged types carry the mesh axes a value "
+                                   "varies over ({V:i}) and insert pvary equations, and its shard_map equation "
+                                   "names the abstract mesh"))),
 ]
 BY_NAME = {page.name: page for page in PAGES}
 

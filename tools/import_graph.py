@@ -60,7 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    # extend (issue 20): jax.extend, and jax._src.util for JAX's pages
                    "minijax.extend", "minijax.extend.*", "minijax._src", "minijax._src.*",
                    # sharding (issue 17): jax.sharding, shard_map
-                   "minijax.sharding", "minijax.shard_map",
+                   "minijax.sharding", "minijax.shard_map", "minijax.shard_map_eager",
                    # refs (issue 24): jax.ref
                    "minijax.ref")),
     ("backends", ("minijax_numpy", "minijax_numpy.*", "minijax_xla", "minijax_xla.*")),

@@ -332,6 +332,29 @@ def vmap_flat(
     single spec can apply to all of them); an output with out dim None must
     be unbatched.
     """
+    parent = core.current_trace()
+    pairs = vmap_flat_dims(fun, args, in_dims, axis_size, axis_name)
+    wanted = out_dims(len(pairs)) if callable(out_dims) else out_dims
+    results: list[Any] = []
+    for (val, dim), want in zip(pairs, wanted):
+        if want is None:
+            if dim is not None:
+                raise BatchedOutputError(len(results), dim)
+            results.append(val)
+            continue
+        with set_current_trace(parent):
+            ndim = get_aval(val).ndim + (1 if dim is None else 0)
+            if not -ndim <= want < ndim:
+                raise ValueError(f"axis {want} is out of bounds for array of dimension {ndim}")
+            results.append(matchaxis(val, dim, want % ndim, axis_size))
+    return results
+
+
+def vmap_flat_dims(
+    fun: Callable[..., Sequence[Any]], args: Sequence[Any], in_dims: Sequence[BatchDim], axis_size: int, axis_name: Any = None
+) -> list[tuple[Any, BatchDim]]:
+    """``fun`` applied to ``args`` batched along ``in_dims``: each result and the dimension it is
+    batched along, None where it does not vary along the axis (``vmap_flat`` places them)."""
     trace = BatchTrace(core.current_trace(), axis_size, axis_name)
     tracers = [trace.wrap(x, d) for x, d in zip(args, in_dims)]
     try:
@@ -342,20 +365,7 @@ def vmap_flat(
         trace.invalidate()
     if leak_checks_enabled():
         check_for_leaks(trace, tracers, outs)
-    wanted = out_dims(len(pairs)) if callable(out_dims) else out_dims
-    results: list[Any] = []
-    for (val, dim), want in zip(pairs, wanted):
-        if want is None:
-            if dim is not None:
-                raise BatchedOutputError(len(results), dim)
-            results.append(val)
-            continue
-        with set_current_trace(trace.parent):
-            ndim = get_aval(val).ndim + (1 if dim is None else 0)
-            if not -ndim <= want < ndim:
-                raise ValueError(f"axis {want} is out of bounds for array of dimension {ndim}")
-            results.append(matchaxis(val, dim, want % ndim, axis_size))
-    return results
+    return pairs
 
 
 def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims: Sequence[BatchDim], out_dims: Sequence[BatchDim] | None = None, axis_name: Any = None) -> tuple[Any, list[BatchDim]]:
@@ -421,4 +431,5 @@ __all__ = [
     "only_batch_dim",
     "primitive_batchers",
     "vmap_flat",
+    "vmap_flat_dims",
 ]
