@@ -677,6 +677,15 @@ class NamedSharding(Sharding):
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{memory})"
 
 
+def result_hints(in_shardings: Sequence[NamedSharding], in_avals: Sequence[Any], out_aval: Any) -> list[PartitionSpec]:
+    """The spec a result laid out by the partitioner is named by when it lays it out alike: the first
+    argument's, for a result of its rank (JAX's rule; else the spec read from the layout, trailing
+    unsplit dimensions left out). Both backends name results so."""
+    if in_shardings and in_avals and in_avals[0].ndim == out_aval.ndim:
+        return [in_shardings[0].spec]
+    return []
+
+
 def candidate_specs(axis_names: Sequence[str], ndim: int) -> Iterator[tuple[tuple[tuple[str, ...], ...], PartitionSpec]]:
     """Every PartitionSpec of a rank-``ndim`` array that gives each mesh axis at most one
     dimension, with the axes it puts on each dimension, in one fixed order: how a backend

@@ -13,6 +13,7 @@ from typing import Any
 
 from minijax.core import ShapedArray, Tracer, partial_sum_products, sharding_in_types
 from minijax.mesh import (
+    AbstractMesh,
     AxisType,
     Mesh,
     NamedSharding,
@@ -758,7 +759,16 @@ def concrete_sharding(sharding: Any) -> NamedSharding | None:
     if isinstance(mesh, Mesh):
         return sharding
     current = get_mesh()
-    return NamedSharding(current, sharding.spec) if not current.empty and current.abstract_mesh == mesh else None
+    if current.empty:
+        return None
+    if current.abstract_mesh == mesh:
+        return NamedSharding(current, sharding.spec)
+    if isinstance(mesh, AbstractMesh) and mesh.size == current.size:
+        # An abstract mesh of other axes (``use_abstract_mesh`` inside a jit) over the same devices: JAX
+        # builds its concrete mesh from the program's devices, in their order.
+        devices = current.devices.reshape(tuple(mesh.axis_sizes))
+        return NamedSharding(Mesh(devices, tuple(mesh.axis_names), axis_types=tuple(mesh.axis_types)), sharding.spec)
+    return None
 
 
 def typed_out_shardings(avals: Sequence[ShapedArray]) -> list[NamedSharding | None] | None:

@@ -395,3 +395,25 @@ def test_pmap_lays_out_one_slice_per_device_alike(n: int) -> None:
     np.testing.assert_allclose(ref[0], got[0], rtol=1e-5)
     assert ref[1:4] == got[1:4]
     assert [b[:3] for b in ref[4]] == [b[:3] for b in got[4]]
+
+
+@pytest.mark.parametrize("mesh_def", [((4, 2), ("a", "b")), ((2, 2, 2), ("a", "b", "c"))])
+def test_constraints_and_the_first_arguments_layout_name_the_results(mesh_def: Any) -> None:
+    """A result the partitioner lays out is named as JAX names it: by the first argument's spec when
+    laid out alike (and of its rank), else by the spec its layout reads as, trailing unsplit
+    dimensions left out; a with_sharding_constraint inside sets the layout on both backends."""
+    shape_m, names = mesh_def
+
+    def program(mesh: Mesh) -> Any:
+        x = jax.device_put(value((8, 4)), NamedSharding(mesh, P(names[0], names[1])))
+        y = jax.device_put(value((4, 4)), NamedSharding(mesh, P(names[1], None)))
+
+        def f(x: Any, y: Any) -> Any:
+            z = jax.lax.with_sharding_constraint(x @ y, NamedSharding(mesh, P(names[0], None)))
+            return z, jnp.sin(x), z.sum(0)
+
+        z, s, total = jax.jit(f)(x, y)
+        assert z.sharding.spec == P(names[0]) and s.sharding.spec == P(names[0], names[1])
+        return z, s, total
+
+    check_same(program, shape_m, names)

@@ -25,7 +25,7 @@ import numpy as np
 
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
-from minijax.mesh import NamedSharding, PartitionSpec, candidate_specs
+from minijax.mesh import NamedSharding, PartitionSpec, candidate_specs, result_hints
 from minijax.primitives import complex as complex_family, elementwise as elementwise_family
 
 Blocks = list[np.ndarray[Any, Any]]
@@ -258,6 +258,10 @@ def _scan_layouts(layouts: Sequence[Layout], params: dict[str, Any], sizes: dict
     return [*carry, *ys]
 
 
+# Primitives whose result is laid out as a sharding in their params says.
+_LAID_OUT_BY_PARAM = {"sharding_constraint": "sharding", "reshard": "dst_sharding"}
+
+
 def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, int]) -> list[Layout | None]:
     """Each result's layout, from the arguments' (see the module's docstring); None for a
     layout no PartitionSpec names (a reshape that cuts a split dimension's blocks across
@@ -316,6 +320,13 @@ def propagate(jaxpr: Jaxpr, layouts: Sequence[Layout | None], sizes: dict[str, i
             ]
         elif name == "scan":
             outs = _scan_layouts(known, params, sizes)
+        elif (name in _LAID_OUT_BY_PARAM and isinstance(params[_LAID_OUT_BY_PARAM[name]], NamedSharding)
+              and set(params[_LAID_OUT_BY_PARAM[name]].spec.axis_names()) <= set(sizes)):  # fmt: skip
+            # (XLA keeps a constraint's layout; an UNCONSTRAINED dimension keeps the operand's)
+            given = layout_of(params[_LAID_OUT_BY_PARAM[name]].spec, len(out_avals[0].shape))
+            spec = tuple(params[_LAID_OUT_BY_PARAM[name]].spec)
+            outs = [tuple(known[0][d] if d < len(spec) and spec[d] is PartitionSpec.UNCONSTRAINED else given[d]
+                          for d in range(len(given)))]  # fmt: skip
         elif name == "shard_map":  # (XLA lays a manual region's results out as its out_specs say)
             outs = [layout_of(spec, a.ndim) for spec, a in zip(params["out_specs"], out_avals)]
         elif name == "dot_general":
@@ -359,7 +370,6 @@ def compile_spmd(
     mesh = in_shardings[0].mesh
     in_avals: list[ShapedArray] = list(closed.in_avals)
     out_avals: list[ShapedArray] = list(closed.out_avals)
-    hints = [s.spec for s in in_shardings] + [s.spec for s in out_shardings if s is not None]
     sizes = dict(mesh.shape)
     # Axes of size 1 split nothing: the rules see only real splits.
     layouts = [
@@ -368,7 +378,7 @@ def compile_spmd(
     ]
     derived = propagate(closed.jaxpr, layouts, sizes)
     results: list[NamedSharding] = []
-    for given, lay in zip(out_shardings, derived):
+    for given, lay, out_aval in zip(out_shardings, derived, out_avals):
         if given is not None:
             results.append(given)
         elif lay is None:  # as on XLA, where such a layout comes back from the partitioner
@@ -377,7 +387,7 @@ def compile_spmd(
                 f"{mesh} names; give jit out_shardings= for it."
             )
         else:
-            results.append(NamedSharding(mesh, spec_of(lay, dict(mesh.shape), hints)))
+            results.append(NamedSharding(mesh, spec_of(lay, dict(mesh.shape), result_hints(in_shardings, in_avals, out_aval))))
 
     def run(args: list[Blocks]) -> list[Blocks]:
         values = [assemble(b, s, a.shape, a.dtype) for b, s, a in zip(args, in_shardings, in_avals)]

@@ -40,7 +40,7 @@ from minijax.caching import BoundedCache
 from minijax.config import executable_cache_size, read as read_flag, x64_enabled
 from minijax.core import Primitive, ShapedArray
 from minijax.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from minijax.mesh import NamedSharding, PartitionSpec
+from minijax.mesh import NamedSharding, PartitionSpec, result_hints
 from minijax.primitives import FAMILIES
 from minijax_xla import jaxlib_api, spmd
 from minijax_xla.lowering import LOWERINGS, lower_jaxpr, module_text
@@ -377,13 +377,12 @@ class XlaBackend(Backend):
         aliases = _spmd_aliases(closed, donated)
         program = spmd.SpmdProgram(closed, pjrt, in_hlos, out_hlos, put_replicated, aliases, name)
         self._spmd_programs[program.run] = program
-        hints = [s.spec for s in in_shardings] + [s.spec for s in out_shardings if s is not None]
         results = []
         for given, hlo, aval in zip(out_shardings, program.out_hlos, closed.out_avals):
             if given is not None:
                 results.append(given)
                 continue
-            spec = spmd.spec_for(hlo, mesh, aval.ndim, hints)
+            spec = spmd.spec_for(hlo, mesh, aval.ndim, result_hints(in_shardings, closed.in_avals, aval))
             if spec is None:  # a layout no PartitionSpec names: laid out anew, replicated
                 raise NotImplementedError(
                     f"minijax: XLA laid a result of the SPMD program out as {hlo}, which no PartitionSpec over "
