@@ -353,3 +353,20 @@ def test_explicit_axes_types_traced_arguments_over_the_switched_axes(backend_nam
         out = f(x)
     assert seen == ["float32[4@X,4@Y]", "float32[4@X,4@Y]", "float32[4,4]"]
     np.testing.assert_allclose(np.asarray(out), np.sin(np.arange(16.0).reshape(4, 4)) * 2 + 1, rtol=1e-6)
+
+
+def test_a_reshard_onto_an_abstract_mesh_of_other_axes_inside_jit(mesh: Any) -> None:
+    # (JAX's parallel page) The result is laid out over the program's devices arranged as that mesh.
+    x = jax.device_put(np.arange(32, dtype=np.float32).reshape(8, 4), NamedSharding(mesh, P("x", "y")))
+
+    @jax.jit
+    def f(v: Any) -> Any:
+        other = jax.sharding.AbstractMesh((8,), ("A",), (AxisType.Explicit,))
+        with jax.sharding.use_abstract_mesh(other):
+            return jax.reshard(v, P("A", None)) * 2
+
+    with jax.set_mesh(mesh):
+        z = f(x)
+    assert str(jax.typeof(z)) == "float32[8@A,4]"
+    assert z.sharding.mesh.axis_names == ("A",) and list(z.sharding.mesh.devices.flat) == list(mesh.devices.flat)
+    np.testing.assert_array_equal(np.asarray(z), np.arange(32).reshape(8, 4) * 2)
