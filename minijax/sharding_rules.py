@@ -149,23 +149,6 @@ def _dot_general_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArr
     return _with_dims(out, mesh, [*lhs_batch, *lhs_free, *rhs_free], name, in_avals)
 
 
-def _slice_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
-    # The operand's sharding, kept (as JAX 0.10.2 does) where each sliced dimension still divides evenly.
-    operand = in_avals[0]
-    dims = _explicit_dims(operand)
-    if dims is None:
-        return out
-    mesh = _mesh_of(operand)
-    for n_in, n_out, entry in zip(operand.shape, out.shape, dims):
-        size = math.prod(mesh.shape[a] for a in _entry_axes(entry))
-        if n_in != n_out and entry is not None and n_out % size:
-            raise ShardingTypeError(
-                f"slicing on sharded dims where out dim ({n_out}) is not divisible by mesh axes ({size}) with spec "
-                f"({entry}) is not implemented. Got input type={operand.str_short()} and output shape={out.shape}"
-            )
-    return _with_dims(out, mesh, dims, name, in_avals)
-
-
 def _concatenate_rule(name: str, in_avals: Sequence[ShapedArray], out: ShapedArray, params: dict[str, Any]) -> Any:
     placed = [a for a in in_avals if _explicit_dims(a) is not None]
     first = _explicit_dims(placed[0]) if placed else None
@@ -306,8 +289,8 @@ def _long(aval: ShapedArray) -> str:
 
 
 def _varying_rule(what: str) -> Any:
-    """pad, dynamic_slice, split: the operand's sharding, where each dimension that changes size
-    still divides by the axes that split it (JAX asks for even shards)."""
+    """slice, pad, dynamic_slice, split: the operand's sharding (as JAX 0.10.2 keeps it), where each
+    dimension that changes size still divides by the axes that split it (JAX asks for even shards)."""
 
     def rule(name: str, in_avals: Sequence[ShapedArray], out: Any, params: dict[str, Any]) -> Any:
         operand = in_avals[0]
@@ -671,7 +654,7 @@ _SHARDING_RULES: dict[str, Any] = {
     "transpose": _transpose_rule,
     "broadcast_in_dim": _broadcast_in_dim_rule,
     "dot_general": _dot_general_rule,
-    "slice": _slice_rule,
+    "slice": _varying_rule("slicing"),
     "concatenate": _concatenate_rule,
     "sharding_constraint": _sharding_constraint_rule,
     "reshard": _reshard_rule,
