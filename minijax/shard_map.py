@@ -134,6 +134,33 @@ def _runs_eagerly(mesh: Mesh | AbstractMesh, manual: tuple[str, ...], flat: Sequ
             and not any(isinstance(x, core.Tracer) for x in flat))  # fmt: skip
 
 
+@functools.lru_cache(maxsize=256)
+def _collective_program(mesh: Mesh, prim: Any, params: tuple[tuple[str, Any], ...], in_vma: tuple[str, ...],
+                        out_vma: tuple[str, ...]) -> Any:  # fmt: skip
+    """A collective applied in an eager body, as JAX runs it: one jitted shard_map over the mesh
+    (so the backends run it across the devices: XLA's cross-device operation, the NumPy backend's
+    lockstep). Its operand and result are stacked blocks (one leading dimension per axis they vary
+    over, each split over its axis)."""
+
+    def body(block: Any) -> Any:
+        local = reshape(block, core.get_aval(block).shape[len(in_vma):])
+        out = prim.bind(local, **dict(params))
+        return reshape(out, (1,) * len(out_vma) + core.get_aval(out).shape)
+
+    return jit(shard_map(body, mesh=mesh, in_specs=PartitionSpec(*in_vma), out_specs=PartitionSpec(*out_vma), check_vma=False))
+
+
+def _run_collective(mesh: Mesh, prim: Any, params: dict[str, Any], stacked: Any, in_vma: tuple[str, ...],
+                    out_vma: tuple[str, ...]) -> Any:  # fmt: skip
+    """ShardMapTrace's way to apply a collective to concrete stacked blocks; None where its params
+    cannot key a program (it then runs vectorized)."""
+    try:
+        program = _collective_program(mesh, prim, tuple(sorted(params.items())), in_vma, out_vma)
+    except TypeError:  # (an unhashable param)
+        return None
+    return program(stacked)
+
+
 def _laid_out_per_device(smap: _ShardMap, mesh: Mesh, args: tuple[Any, ...], in_specs: Any) -> tuple[Any, ...] | None:
     """``args`` laid out over ``mesh`` by ``in_specs`` as per-device buffers, when the mesh's
     backend holds them (XLA over several devices), no argument is traced and every spec
@@ -338,7 +365,8 @@ class _ShardMap:
         """``call`` (tracers -> result leaves, their out_specs, anything) on every device's blocks of
         ``flat`` under a ShardMapTrace; the results put together by their specs (JAX's error for a
         result varying along an axis its spec leaves out, with ``check_vma``), and the anything."""
-        trace = ShardMapTrace(core.current_trace(), self.mesh, self.manual)
+        across = _run_collective if all(not isinstance(x, core.Tracer) for x in flat) else None
+        trace = ShardMapTrace(core.current_trace(), self.mesh, self.manual, across)
         tracers = [ShardMapTracer(trace, self._stack(x, spec), trace.ordered(set(spec.axis_names())))
                    for x, spec in zip(flat, specs)]  # fmt: skip
         try:

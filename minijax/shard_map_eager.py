@@ -9,9 +9,11 @@ does): a tracer holds every device's block at once, stacked along one leading
 dimension per mesh axis it *varies* over (in mesh order; along the others all
 devices hold the same block, stored once). Each primitive the body applies
 runs right away on the stacked blocks, vectorized over the mesh axes (one
-named ``vmap`` per axis, so a collective combines the blocks as its batching
-rule says: the same per-device program the staged equation runs,
-minijax/shard_map.py). Under ``jit`` the body is staged instead, and the
+named ``vmap`` per axis: the per-device program the staged equation runs
+elsewhere, minijax/shard_map.py); a collective runs as JAX runs it, as a
+jitted ``shard_map`` of it alone over the mesh, so the backend combines the
+devices' blocks across the devices (XLA's all-reduce, ..., the NumPy
+backend's lockstep). Under ``jit`` the body is staged instead, and the
 backends run the ``shard_map`` equation.
 
 Which axes a result varies over: those its per-device program is batched
@@ -19,8 +21,7 @@ along (a value computed from invariant ones alone is invariant), except that
 a collective applied in the body follows JAX's rules: ``psum``/``pmax``/
 ``pmin`` make it invariant along their axes; ``all_gather``,
 ``psum_scatter``, ``ppermute`` and ``all_to_all`` make it vary along theirs,
-as ``axis_index`` does. A result
-whose ``out_specs`` entry leaves out an axis it varies over is JAX's error
+as ``axis_index`` does. A result whose ``out_specs`` entry leaves out an axis it varies over is JAX's error
 (``check_vma=True``).
 """
 
@@ -119,11 +120,16 @@ class ShardMapTrace(core.Trace):
     transform_name = "shard_map"
     tracer_kind = "ShardMapTracer"
 
-    def __init__(self, parent: core.Trace, mesh: Any, manual: tuple[str, ...]) -> None:
+    def __init__(self, parent: core.Trace, mesh: Any, manual: tuple[str, ...],
+                 across: Callable[..., Any] | None = None) -> None:  # fmt: skip
         self.parent = parent
         self.mesh = mesh
         self.manual = manual
         self.sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+        # How a collective on concrete blocks runs across the devices (minijax/shard_map.py's
+        # _run_collective: a jitted shard_map of it, as JAX runs it); None: vectorized, as any
+        # other primitive (the staged check's run, on abstract values).
+        self.across = across
 
     def lift(self, x: Any) -> tuple[Any, tuple[str, ...]]:
         """``x``'s stacked blocks and the axes it varies over (a value from outside: none)."""
@@ -150,9 +156,16 @@ class ShardMapTrace(core.Trace):
             out = prim.bind(*blocks, **params)
             return list(out) if prim.multiple_results else [out]
 
+        rule = _VMA_RULES.get(prim.name)
+        if rule is not None and self.across is not None and len(lifted) == 1:
+            val, vma = lifted[0]
+            out_vma = self.ordered(rule(set(vma), params))
+            with core.set_current_trace(self.parent):
+                out = self.across(self.mesh, prim, params, val, vma, out_vma)
+            if out is not None:
+                return ShardMapTracer(self, out, out_vma)
         with core.set_current_trace(self.parent):
             outs = self.per_device(apply, [v for v, _ in lifted], [m for _, m in lifted])
-        rule = _VMA_RULES.get(prim.name)
         if rule is not None:  # (JAX's type rule, over what the values show)
             union = set().union(*(m for _, m in lifted))
             want = rule(union, params)

@@ -129,3 +129,27 @@ def test_a_leaked_value_is_reported(devices: list[Device]) -> None:
     jax.shard_map(lambda b: (kept.append(b), b)[1], mesh=mesh, in_specs=P("i"), out_specs=P("i"))(np.arange(4.0))
     with pytest.raises(jax.errors.UnexpectedTracerError):
         jnp.sin(kept[0])
+
+
+def test_an_eager_collective_runs_across_the_devices(backend_name: str, devices: list[Device], monkeypatch: Any) -> None:
+    # As in JAX, each collective of an eager body is a jitted shard_map over the mesh: the backend
+    # runs it across the devices (XLA's all-reduce; the NumPy backend's lockstep, watched here).
+    mesh = auto_mesh(devices)
+    bodies: list[str] = []
+    if backend_name == "numpy":
+        import minijax_numpy.calls as numpy_calls
+
+        lockstep = numpy_calls.HIGHER_ORDER["shard_map"]
+
+        def watched(backend: Any, params: Any) -> Any:
+            bodies.append(" ".join(e.primitive.name for e in params["jaxpr"].jaxpr.eqns))
+            return lockstep(backend, params)
+
+        monkeypatch.setitem(numpy_calls.HIGHER_ORDER, "shard_map", watched)
+    body = lambda b: jax.lax.psum(jnp.cos(b), "y") + jax.lax.ppermute(b, "x", [(0, 1), (1, 0)])  # noqa: E731
+    f = jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    x = np.linspace(-1, 1, 16 * 12, dtype=np.float32).reshape(16, 12)  # (a shape no other test compiles)
+    np.testing.assert_allclose(np.asarray(f(x)), np.asarray(jax.jit(f)(x)), rtol=1e-6)
+    if backend_name == "numpy":
+        assert any("psum" in b and "cos" not in b for b in bodies), bodies  # (the psum alone, across devices)
+        assert any("ppermute" in b for b in bodies), bodies
