@@ -54,6 +54,14 @@ PAGES = [
          different_output=(("c2", "the error names the argument's class: JAX's internal tracer class, minijax's Ref"),
                            ("c16", "unsafe_buffer_pointer: JAX updates the ref's buffer in place, minijax's ref "
                                    "holds a new Array after the call (refs are discharged at trace time)"))),
+    # issue 17: "Distributed arrays and automatic parallelization" (sharding in types, jit, reshard).
+    Page("parallel", cell_count=36, rtol=1e-5, print_rtol=1e-5,
+         different_output=(("c8", "jax.set_mesh's object prints its class: JAX's set_mesh, minijax's own"),
+                           ("c17", "prints the shards of c16's unreduced array, which minijax does not build"),
+                           ("c18", "prints c16's unreduced array's sharding, which minijax does not build")),
+         different_output_on=(("c25", "numpy", "XLA's compiled program text (an all-reduce): the NumPy backend "
+                                               "compiles none"),),
+         known_gaps=(("c16", "unreduced layouts (PartitionSpec(unreduced=...))"),)),
     # issue 17: shard_map, eager (per-device values printed) and jitted (real collectives on XLA).
     Page("shard_map", cell_count=69, rtol=1e-5, print_rtol=1e-5,
          different_output=(("c19", "JAX's error names the function it wraps the lambda in (_rem_singleton); "
