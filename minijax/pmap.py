@@ -1,12 +1,14 @@
 """``pmap``: map a function over a leading axis, one slice per device, as ``jax.pmap``.
 
-A pmapped function is compiled once as ``jit(vmap(fun, axis_name=...))``.
 On a backend that holds arrays as per-device buffers (XLA over several
-devices) the mapped arguments are first laid out one slice per device, so the
-program is an SPMD one: slice ``i`` is computed on device ``i``, and the
-collectives over ``axis_name`` (``psum``, ``all_gather``, ...) become XLA's
-cross-device ones. Elsewhere (the NumPy backend) it runs on one device with
-the same values. As in JAX, the mapped axis may not be longer
+devices, the NumPy backend's simulated ones) the mapped arguments are laid out
+one slice per device and the function is compiled as JAX 0.10 compiles it:
+``jit`` of a ``shard_map`` over the one-axis mesh of the devices, whose body
+takes its device's slice, so slice ``i`` is computed on device ``i`` and the
+collectives over ``axis_name`` (``psum``, ``all_gather``, ...) are XLA's
+cross-device ones. The plain form, for what that one does not take (pytree
+``in_axes``, donated or keyword arguments, one device), is
+``jit(vmap(fun, axis_name=...))``: the same values. As in JAX, the mapped axis may not be longer
 than the number of devices: ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
 (or the ``jax_num_cpu_devices`` flag) gives the XLA backend N CPU devices.
 """
@@ -21,8 +23,10 @@ from typing import Any
 import numpy as np
 
 from minijax import api, core, tree_util
+from minijax.lax.structural import expand_dims, squeeze
 from minijax.mesh import Mesh, NamedSharding, PartitionSpec
 from minijax.placement import put_sharded
+from minijax.shard_map import shard_map
 from minijax.stages import jit
 from minijax.vectorization import vmap
 
@@ -101,14 +105,54 @@ def pmap(
             # JAX, arguments passed by keyword are never donated.
             positions = [d % len(args) for d in donated if -len(args) <= d < len(args)]
             dyn_donated = tuple(i - sum(1 for s in static_positions if s < i) for i in positions)
-            run = jit(vmap(body, in_axes=axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size),
-                      donate_argnums=dyn_donated, backend=backend, out_shardings=out_shardings)
+            if mesh is not None and _per_device_axes(axes, out_axes):
+                run = jit(_per_device(body, axes, out_axes, mesh), donate_argnums=dyn_donated, backend=backend,
+                          out_shardings=out_shardings)  # fmt: skip
+            else:
+                run = jit(vmap(body, in_axes=axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size),
+                          donate_argnums=dyn_donated, backend=backend, out_shardings=out_shardings)
             compiled[key] = run
         if mesh is not None:
             dynamic = _one_slice_per_device(dynamic, axes, mesh)
         return run(*dynamic, **kwargs)
 
     return pmapped
+
+
+def _per_device_axes(in_axes: Any, out_axes: Any) -> bool:
+    """Whether the axes are plain enough for the shard_map form: an int or None per argument, and
+    the results stacked along a non-negative axis (or not at all)."""
+    per_arg = in_axes if isinstance(in_axes, (tuple, list)) else [in_axes]
+    plain = all(a is None or (isinstance(a, int) and not isinstance(a, bool)) for a in per_arg)
+    return plain and (out_axes is None or (isinstance(out_axes, int) and not isinstance(out_axes, bool) and out_axes >= 0))
+
+
+def _per_device(body: Callable[..., Any], in_axes: Any, out_axes: int | None, mesh: Mesh) -> Callable[..., Any]:
+    """pmap as JAX 0.10 runs it: a shard_map over the one-axis mesh of its devices whose body takes
+    its device's slice (the mapped dimension, of size 1 in the block, squeezed out), calls ``body``
+    and stacks the results along ``out_axes``. So the collectives over the axis name are the mesh
+    axis's: on XLA the cross-device operations of a manual region."""
+    name = mesh.axis_names[0]
+
+    def _fun(*dyn: Any) -> Any:  # (named as JAX's: make_jaxpr prints jit[name=_fun])
+        per_arg = in_axes if isinstance(in_axes, (tuple, list)) else [in_axes] * len(dyn)
+
+        def spec(leaf: Any, axis: int | None) -> PartitionSpec:
+            ndim = core.get_aval(leaf).ndim
+            return PartitionSpec() if axis is None else PartitionSpec(*([None] * (axis % ndim)), name)
+
+        in_specs = tuple(tree_util.tree_map(lambda leaf, a=a: spec(leaf, a), x) for x, a in zip(dyn, per_arg))
+
+        def per_device(*blocks: Any) -> Any:
+            sliced = [x if a is None else tree_util.tree_map(lambda b, a=a: squeeze(b, (a % core.get_aval(b).ndim,)), x)
+                      for x, a in zip(blocks, per_arg)]  # fmt: skip
+            out = body(*sliced)
+            return out if out_axes is None else tree_util.tree_map(lambda o: expand_dims(o, (out_axes,)), out)
+
+        out_specs = PartitionSpec() if out_axes is None else PartitionSpec(*([None] * out_axes), name)
+        return shard_map(per_device, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)(*dyn)
+
+    return _fun
 
 
 def _pmap_mesh(devices: Sequence[Any], axis_name: Any) -> Mesh | None:

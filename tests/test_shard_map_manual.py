@@ -241,3 +241,21 @@ def test_a_body_calling_back_into_python_runs_per_device() -> None:
     assert_same(xla, ref)
     np.testing.assert_array_equal(xla, X.sum(0, keepdims=True) * 3)
     assert seen
+
+
+def test_pmap_is_a_shard_map_over_its_devices() -> None:
+    # As in JAX 0.10: the body on each device's slice, its collectives the mesh axis's (on XLA, the
+    # cross-device operations of a manual region).
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    outs = []
+    for kind in ("xla", "numpy"):
+        f = jax.pmap(lambda v: jax.lax.psum(v, "i") * jax.lax.axis_index("i"), axis_name="i", devices=eight(kind)[:4])
+        outs.append(np.asarray(f(x)))
+        text = str(jax.make_jaxpr(f)(x))
+        assert "jit[\n      name=_fun" in text and "shard_map[" in text and "in_specs=(P('i',),)" in text
+        assert "d:f32[3] = squeeze[dimensions=(0,)] c" in text
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], x.sum(0) * np.arange(4, dtype=np.float32)[:, None])
+    f = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i", devices=eight("xla")[:4])
+    hlo = jax.jit(f).lower(x).compile().as_text()
+    assert " all-reduce(" in hlo or " all-reduce-start(" in hlo

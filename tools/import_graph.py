@@ -45,7 +45,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("transformations", ("minijax.api", "minijax.stages", "minijax.autodiff", "minijax.vectorization",
                          "minijax.custom_derivatives", "minijax.ad_checkpoint", "minijax.callbacks", "minijax.debug",
                          "minijax.debugger",  # jax.debug.breakpoint's jdb
-                         "minijax.pmap",
                          # stagesx (issue 20): jax.export, jax.profiler
                          "minijax.export", "minijax.profiler",
                          # refs (issue 24): the Ref type, which jit's argument handling knows
@@ -61,6 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "minijax.extend", "minijax.extend.*", "minijax._src", "minijax._src.*",
                    # sharding (issue 17): jax.sharding, shard_map
                    "minijax.sharding", "minijax.shard_map", "minijax.shard_map_eager",
+                   "minijax.pmap",  # a shard_map over its devices, as JAX 0.10's
                    # refs (issue 24): jax.ref
                    "minijax.ref")),
     ("backends", ("minijax_numpy", "minijax_numpy.*", "minijax_xla", "minijax_xla.*")),
