@@ -259,3 +259,16 @@ def test_pmap_is_a_shard_map_over_its_devices() -> None:
     f = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i", devices=eight("xla")[:4])
     hlo = jax.jit(f).lower(x).compile().as_text()
     assert " all-reduce(" in hlo or " all-reduce-start(" in hlo
+
+
+def test_nested_pmaps_and_transformations_of_pmap() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
+    for kind in ("xla", "numpy"):
+        devices = eight(kind)
+        inner = jax.pmap(lambda v: jax.lax.psum(v, "j") + jax.lax.psum(v, "i"), axis_name="j", devices=devices[:4])
+        nested = jax.pmap(inner, axis_name="i", devices=devices[:2])
+        np.testing.assert_array_equal(np.asarray(nested(x)), x.sum(1, keepdims=True) + x.sum(0, keepdims=True))
+        squares = jax.pmap(lambda a: jax.lax.psum(a**2, "i"), axis_name="i", devices=devices[:4])
+        np.testing.assert_array_equal(np.asarray(jax.grad(lambda v: squares(v).sum())(x[0])), 8 * x[0])
+        index = jax.pmap(lambda a: a * jax.lax.axis_index("i"), axis_name="i", devices=devices[:4])
+        np.testing.assert_array_equal(np.asarray(jax.vmap(index)(x)), x * np.arange(4, dtype=np.float32)[:, None])

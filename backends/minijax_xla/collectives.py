@@ -275,7 +275,8 @@ def _shard_map_lowering(ctx: LoweringRuleContext, *operands: ir.Value[Any], **pa
             layout = str(hlo_sharding(NamedSharding(params["mesh"], spec), aval.ndim))
             blocks.append(_custom_call("SPMDFullToShardShape", _custom_call("Sharding", x, x.type, layout),
                                        ir_type(block), "{manual}"))  # fmt: skip
-    saved, mctx.manual = mctx.manual, region
+    # (a per-device program inside a manual region: its collectives over the outer axes are the region's)
+    saved, mctx.manual = mctx.manual, region or mctx.manual
     try:
         symbol = mctx.lower_nested(closed, name)
     finally:
