@@ -269,6 +269,6 @@ def test_nested_pmaps_and_transformations_of_pmap() -> None:
         nested = jax.pmap(inner, axis_name="i", devices=devices[:2])
         np.testing.assert_array_equal(np.asarray(nested(x)), x.sum(1, keepdims=True) + x.sum(0, keepdims=True))
         squares = jax.pmap(lambda a: jax.lax.psum(a**2, "i"), axis_name="i", devices=devices[:4])
-        np.testing.assert_array_equal(np.asarray(jax.grad(lambda v: squares(v).sum())(x[0])), 8 * x[0])
+        np.testing.assert_array_equal(np.asarray(jax.grad(lambda v, f=squares: f(v).sum())(x[0])), 8 * x[0])
         index = jax.pmap(lambda a: a * jax.lax.axis_index("i"), axis_name="i", devices=devices[:4])
         np.testing.assert_array_equal(np.asarray(jax.vmap(index)(x)), x * np.arange(4, dtype=np.float32)[:, None])
