@@ -6,17 +6,22 @@ block with the mesh axes bound as named axes (so ``psum(v, 'y')``,
 ``axis_index('x')`` ... combine the blocks), and assembles the results as
 ``out_specs`` says.
 
-Staging: ``f`` is traced once on one device's blocks, and the call is one
-``shard_map`` equation holding that jaxpr and JAX's params (``mesh``,
-``in_specs``, ``out_specs``, ``newly_manual_axes``, ``check_vma``), as
-``jax.make_jaxpr`` shows it. How minijax runs the equation (both backends,
-expanded before compilation): each mesh axis is one nested ``vmap`` with that
-axis's name, over the blocks stacked along a leading dimension. The per-block
-program, the collectives' values and the derivatives are JAX's; the blocks
-run on one device, one vectorized program (docs/parallelism.md). An output
-whose spec leaves out a mesh axis must not vary along it: with
-``check_vma=True`` that is checked from the program (an unbatched value is an
-invariant one), as JAX checks it from the types.
+Called on concrete arrays, the body runs eagerly, one primitive at a time
+over every device's block (minijax/shard_map_eager.py), as JAX's does. Under
+``jit`` or a transformation it is staged: ``f`` is traced once on one
+device's blocks, and the call is one ``shard_map`` equation holding that
+jaxpr and JAX's params (``mesh``, ``in_specs``, ``out_specs``,
+``newly_manual_axes``, ``check_vma``), as ``jax.make_jaxpr`` shows it. How
+the backends run the equation: the NumPy backend runs the body once per
+device in lockstep; the XLA backend, in a program over the mesh's devices,
+lowers it as a manual region with XLA's collectives
+(backends/minijax_xla/collectives.py); elsewhere it is expanded into its
+per-device program, one nested ``vmap`` per mesh axis with that axis's name
+over the blocks stacked along a leading dimension (``_ShardMap.run_flat``,
+which grad and transpose also go through). An output whose spec leaves out
+a mesh axis must not vary along it: with ``check_vma=True`` the body is run
+over every device's blocks as an eager call runs it, whose values know the
+axes they vary over (JAX checks it from the types).
 """
 
 from __future__ import annotations
