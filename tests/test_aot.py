@@ -478,3 +478,13 @@ def test_a_program_with_cpu_kernels_is_not_exported_for_another_platform() -> No
     with pytest.raises(NotImplementedError, match=r"for platforms \('cuda',\): the program calls cpu kernels"):
         export.export(inv, platforms=["cuda"])(jnp.eye(2))
     assert export.export(inv, platforms=["cpu"])(jnp.eye(2)).platforms == ("cpu",)
+
+
+def test_dim_as_value_checks_its_dimension() -> None:
+    from minijax.primitives.structural import dim_as_value_p
+
+    with pytest.raises(TypeError, match="dim_as_value dim must be an integer"):  # dim_as_value C1
+        dim_as_value_p.bind(dim=2.5)
+    with pytest.raises(OverflowError, match="dim_as_value: dim=1099511627776 does not fit"):  # dim_as_value C2
+        dim_as_value_p.bind(dim=1 << 40)
+    assert int(dim_as_value_p.bind(dim=7)) == 7

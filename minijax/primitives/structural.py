@@ -236,7 +236,11 @@ iota_p = standard_primitive("iota", _iota_rule)
 def _dim_as_value_rule(*, dim: Any) -> ShapedArray:
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer, DimExpr)):  # dim_as_value C1
         raise TypeError(f"dim_as_value dim must be an integer or a symbolic dimension, got {dim!r}.")
-    return ShapedArray((), dtypes.canonicalize_dtype(np.int64))
+    dt = dtypes.canonicalize_dtype(np.int64)
+    if not isinstance(dim, DimExpr) and not np.iinfo(dt).min <= int(dim) <= np.iinfo(dt).max:  # dim_as_value C2
+        raise OverflowError(f"dim_as_value: dim={int(dim)} does not fit its result type {np.dtype(dt).name} "
+                            "(int64 with jax_enable_x64).")  # fmt: skip
+    return ShapedArray((), dt)
 
 
 dim_as_value_p = standard_primitive("dim_as_value", _dim_as_value_rule)
