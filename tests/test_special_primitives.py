@@ -272,3 +272,10 @@ def test_the_numpy_backends_erf_inv_is_float64_exact_over_its_whole_range() -> N
     want = special.erfinv(x)
     np.testing.assert_allclose(_erf_inv(x), want, rtol=2e-14, atol=0)
     np.testing.assert_array_equal(_erf_inv(np.array([1.0, -1.0, 2.0, np.nan])), [np.inf, -np.inf, np.nan, np.nan])
+    # float32 operands (random.normal's): the float64 result rounds to scipy's value rounded,
+    # on float32s spread over every binade of (-1, 1) and the last ones below 1.
+    from minijax_numpy.elementwise import IMPLS
+
+    x32 = np.arange(0, 0x3F800000, 4099, dtype=np.uint32).view(np.float32)
+    x32 = np.concatenate([x32, -x32, np.nextafter(np.float32(1), 0) - np.arange(64, dtype=np.float32) * 2**-24])
+    np.testing.assert_array_equal(IMPLS["erf_inv"](x32), special.erfinv(x32.astype(np.float64)).astype(np.float32))
