@@ -70,11 +70,27 @@ def _in_float32(fn: Callable[..., Any]) -> Callable[..., Array]:
     return run
 
 
+# Elements per block in _in_float64: a block's float64 temporaries (a few dozen
+# of them in erf_inv) stay in the CPU's caches; a whole large operand's would go
+# out to memory and back for every step (random.normal of 25M elements: ~2x).
+_SPECIAL_BLOCK = 1 << 14
+
+
 def _in_float64(fn: Callable[[Array], Array]) -> Callable[..., Array]:
-    """``fn`` evaluated in float64 and rounded to the operand dtype (the special functions)."""
+    """``fn`` evaluated in float64 and rounded to the operand dtype (the special functions).
+
+    ``fn`` is elementwise, so a large operand is evaluated block by block: the
+    same operations on each element, the same results, in less time."""
 
     def run(x: Array, **params: Any) -> Array:
-        return np.asarray(fn(x.astype(_F64))).astype(x.dtype)
+        if x.size <= _SPECIAL_BLOCK:
+            return np.asarray(fn(x.astype(_F64))).astype(x.dtype)
+        flat = x.reshape(-1)
+        out = np.empty(flat.shape, x.dtype)
+        for start in range(0, flat.size, _SPECIAL_BLOCK):
+            block = flat[start : start + _SPECIAL_BLOCK]
+            out[start : start + _SPECIAL_BLOCK] = np.asarray(fn(block.astype(_F64)))
+        return out.reshape(x.shape)
 
     return run
 
