@@ -242,6 +242,8 @@ def _float_max(x: Array, y: Array) -> Array:
         return np.where(_complex_picks(x, y, True), x, y)
     # np.maximum propagates NaN; between +0.0 and -0.0 it returns either, XLA returns +0.0.
     zeros = (x == 0) & (y == 0)
+    if not zeros.any():  # (the usual case: no pair of zeros to order, NumPy's result is XLA's)
+        return np.asarray(np.maximum(x, y))
     return np.where(zeros, np.where(np.signbit(x), y, x), np.maximum(x, y))
 
 
@@ -249,6 +251,8 @@ def _float_min(x: Array, y: Array) -> Array:
     if x.dtype.kind == "c":
         return np.where(_complex_picks(x, y, False), x, y)
     zeros = (x == 0) & (y == 0)
+    if not zeros.any():
+        return np.asarray(np.minimum(x, y))
     return np.where(zeros, np.where(np.signbit(x), x, y), np.minimum(x, y))
 
 
