@@ -49,7 +49,8 @@ def threefry2x32_words(k1: Array, k2: Array, x1: Array, x2: Array) -> tuple[Arra
         y1, y2 = np.empty_like(x1), np.empty_like(x2)
         for i in range(0, x1.size, _BLOCK):
             block = slice(i, i + _BLOCK)
-            y1[block], y2[block] = _threefry_rounds(*(w if w.size == 1 else w[block] for w in (k1, k2)), x1[block], x2[block])
+            b1, b2 = (k if k.size == 1 else k[block] for k in (k1, k2))
+            y1[block], y2[block] = _threefry_rounds(b1, b2, x1[block], x2[block])
     return y1.reshape(shape), y2.reshape(shape)
 
 
