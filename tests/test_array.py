@@ -324,3 +324,29 @@ def test_method_and_function_jaxprs_agree() -> None:
     ]
     for method, function in pairs:
         assert str(jax.make_jaxpr(method)(x)) == str(jax.make_jaxpr(function)(x))
+
+
+def test_iterating_gives_the_rows_that_indexing_gives_with_one_program_for_all_rows(backend_name: str) -> None:
+    # issue 23: a concrete array's rows are taken at an index passed as an operand, so that
+    # iterating over many rows compiles one program on XLA, not one slice per row.
+    from minijax.backend import get_backend
+
+    for value in [np.arange(12.0, dtype=np.float32).reshape(4, 3), np.arange(5, dtype=np.uint8), np.zeros((0, 2), bool),
+                  (np.arange(6) + 1j).astype(np.complex64).reshape(3, 2)]:
+        a = jnp.asarray(value)
+        rows, indexed = list(a), [a[i] for i in range(a.shape[0])]
+        assert [r.aval for r in rows] == [r.aval for r in indexed]
+        assert all(np.array_equal(np.asarray(r), np.asarray(s)) for r, s in zip(rows, indexed))
+    weak = jnp.asarray(np.arange(3.0, dtype=np.float32)) * 2.0 + jnp.ones(3)
+    assert [r.aval for r in jnp.array([1, 2]) * 1.5] == [s.aval for s in [(jnp.array([1, 2]) * 1.5)[i] for i in range(2)]]
+    assert [float(r) for r in weak] == [1.0, 3.0, 5.0]
+    keys = jax.random.split(jax.random.key(0), 3)  # key arrays: row by row, as before
+    assert [str(k) for k in keys] == [str(keys[i]) for i in range(3)]
+    if backend_name == "xla":
+        backend = get_backend("xla")
+        many = jnp.asarray(np.arange(3 * 137, dtype=np.float32).reshape(137, 3))
+        before = backend.stats["compiles"]
+        assert [float(r[1]) for r in many] == [3.0 * i + 1 for i in range(137)]
+        assert backend.stats["compiles"] - before < 10  # one per row would be 137
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        iter(jnp.asarray(1.0)).__next__()

@@ -530,3 +530,28 @@ def test_key_arrays_compare_copy_and_index_under_vmap() -> None:
     by_index = jax.vmap(lambda i: random.normal(keys[i]))(jnp.arange(3))
     by_key = jax.vmap(lambda key: random.normal(key))(keys)
     np.testing.assert_array_equal(np.asarray(by_index), np.asarray(by_key))
+
+
+@pytest.mark.single_backend
+def test_the_numpy_backends_threefry_gives_the_same_words_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 23: a large operand is hashed in blocks (minijax_numpy.random.threefry2x32_words),
+    # one key kept as one word; every element must get the words the whole-array rounds give it.
+    from minijax_numpy import random as numpy_random
+
+    rng = np.random.default_rng(0)
+
+    def words(shape: tuple[int, ...]) -> np.ndarray:
+        return rng.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32)
+
+    for shapes in [((3, 1), (3, 1), (1, 1000), (1, 1000)), ((), (), (999,), (999,)), ((1,), (999,), (), (999,)),
+                   ((), (), (1,), (999,)), ((2, 1), (2, 1), (1, 0), (1, 0))]:
+        args = [words(s) for s in shapes]
+        monkeypatch.setattr(numpy_random, "_BLOCK", 10**9)
+        whole = numpy_random.threefry2x32_words(*args)
+        monkeypatch.setattr(numpy_random, "_BLOCK", 64)
+        blocked = numpy_random.threefry2x32_words(*args)
+        for b, w in zip(blocked, whole):
+            assert b.shape == w.shape == np.broadcast_shapes(*shapes) and b.dtype == np.uint32
+            np.testing.assert_array_equal(b, w)
+    # Random123's known answer: key (0, 0), counter (0, 0).
+    assert [int(w) for w in numpy_random.threefry2x32_words(*[np.uint32(0)] * 4)] == [0x6B200159, 0x99BA4EFE]

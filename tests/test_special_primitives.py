@@ -256,6 +256,7 @@ def test_polygamma_at_its_poles_is_jaxs_on_every_jaxlib(backend_name: str) -> No
         assert np.isposinf(got[[2, 3, 5]]).all(), got
 
 
+@pytest.mark.single_backend  # (the NumPy backend's function itself, called directly)
 def test_the_numpy_backends_erf_inv_is_float64_exact_over_its_whole_range() -> None:
     # issue 23: the reference erf_inv starts from Giles's approximation (fit on float32's range)
     # and, within ~1e-7 of +-1 where that fit does not hold, from Winitzki's; both branches and the
@@ -272,3 +273,32 @@ def test_the_numpy_backends_erf_inv_is_float64_exact_over_its_whole_range() -> N
     want = special.erfinv(x)
     np.testing.assert_allclose(_erf_inv(x), want, rtol=2e-14, atol=0)
     np.testing.assert_array_equal(_erf_inv(np.array([1.0, -1.0, 2.0, np.nan])), [np.inf, -np.inf, np.nan, np.nan])
+    # float32 operands (random.normal's): the float64 result rounds to scipy's value rounded,
+    # on float32s spread over every binade of (-1, 1) and the last ones below 1.
+    from minijax_numpy.elementwise import IMPLS
+
+    x32 = np.arange(0, 0x3F800000, 4099, dtype=np.uint32).view(np.float32)
+    x32 = np.concatenate([x32, -x32, np.nextafter(np.float32(1), 0) - np.arange(64, dtype=np.float32) * 2**-24])
+    np.testing.assert_array_equal(IMPLS["erf_inv"](x32), special.erfinv(x32.astype(np.float64)).astype(np.float32))
+
+
+@pytest.mark.single_backend
+def test_the_numpy_backends_special_functions_give_the_same_values_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 23: a large operand is evaluated in blocks (minijax_numpy.elementwise._in_float64);
+    # every element must get what the whole-array evaluation gives it, bit for bit.
+    from minijax_numpy import elementwise
+
+    rng = np.random.default_rng(0)
+    edges = [0.0, -0.0, 1.0, -1.0, -2.0, 0.5, 1.5, np.inf, -np.inf, np.nan, 1e-300, 1e10]
+    for dtype in (np.float32, np.float64):
+        x = np.concatenate([rng.uniform(-30, 30, 3000), rng.uniform(-1.1, 1.1, 3000), np.tile(edges, 20)])
+        x = rng.permutation(x).astype(dtype).reshape(-1, 3)
+        for name in ("erf", "erfc", "erf_inv", "lgamma", "digamma"):
+            with np.errstate(all="ignore"):
+                monkeypatch.setattr(elementwise, "_SPECIAL_BLOCK", x.size)
+                whole = elementwise.IMPLS[name](x)
+                monkeypatch.setattr(elementwise, "_SPECIAL_BLOCK", 100)
+                blocked = elementwise.IMPLS[name](x)
+            assert blocked.shape == x.shape and blocked.dtype == x.dtype, name
+            np.testing.assert_array_equal(blocked, whole, err_msg=name)
+            np.testing.assert_array_equal(np.signbit(blocked), np.signbit(whole), err_msg=name)

@@ -38,10 +38,32 @@ def _rotate_left(x: Array, r: int) -> Array:
 
 def threefry2x32_words(k1: Array, k2: Array, x1: Array, x2: Array) -> tuple[Array, Array]:
     """The Threefry-2x32 hash of the counter words (x1, x2) under the key (k1, k2), all broadcast together."""
-    k1, k2, x1, x2 = (np.asarray(a, _U32) for a in np.broadcast_arrays(k1, k2, x1, x2))
-    shape = x1.shape
+    shape = np.broadcast_shapes(np.shape(k1), np.shape(k2), np.shape(x1), np.shape(x2))
     # 1-d while computing: NumPy warns about (and does not wrap silently) overflow of 0-d scalars.
-    k1, k2, x1, x2 = (a.reshape(-1) for a in (k1, k2, x1, x2))
+    # A single key stays one word (broadcast by each operation) rather than a copy per element.
+    k1, k2 = (np.asarray(k, _U32).reshape(1) if np.size(k) == 1 else _flat(k, shape) for k in (k1, k2))
+    x1, x2 = _flat(x1, shape), _flat(x2, shape)
+    if x1.size <= _BLOCK:
+        y1, y2 = _threefry_rounds(k1, k2, x1, x2)
+    else:  # block by block, so the rounds' temporaries stay in cache (the same words result)
+        y1, y2 = np.empty_like(x1), np.empty_like(x2)
+        for i in range(0, x1.size, _BLOCK):
+            block = slice(i, i + _BLOCK)
+            b1, b2 = (k if k.size == 1 else k[block] for k in (k1, k2))
+            y1[block], y2[block] = _threefry_rounds(b1, b2, x1[block], x2[block])
+    return y1.reshape(shape), y2.reshape(shape)
+
+
+def _flat(a: Array, shape: tuple[int, ...]) -> Array:
+    return np.broadcast_to(np.asarray(a, _U32), shape).reshape(-1)
+
+
+# Words per block in threefry2x32_words: twenty rounds over a large operand at once
+# would send every round's temporaries out to memory and back.
+_BLOCK = 1 << 15
+
+
+def _threefry_rounds(k1: Array, k2: Array, x1: Array, x2: Array) -> tuple[Array, Array]:
     ks = (k1, k2, k1 ^ k2 ^ np.uint32(_SCHEDULE_PARITY))
     x1 = x1 + ks[0]
     x2 = x2 + ks[1]
@@ -52,7 +74,7 @@ def threefry2x32_words(k1: Array, k2: Array, x1: Array, x2: Array) -> tuple[Arra
         # Key injection after each group of four rounds: the schedule rotates by one.
         x1 = x1 + ks[(group + 1) % 3]
         x2 = x2 + ks[(group + 2) % 3] + np.uint32(group + 1)
-    return x1.reshape(shape), x2.reshape(shape)
+    return x1, x2
 
 
 @impl("threefry2x32")
@@ -75,7 +97,11 @@ def _pack(hi: Array, lo: Array) -> Array:
 def _counters(keys_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[Array, Array]:
     """The 64-bit index of each element of ``shape`` in row-major order, as (high, low) uint32 words,
     with leading size-1 axes for the key axes."""
-    index = np.arange(shape_size(shape), dtype=np.uint64).reshape((1,) * len(keys_shape) + shape)
+    size = shape_size(shape)
+    full = (1,) * len(keys_shape) + shape
+    if size <= 1 << 32:  # every index fits the low word (the usual case: no 64-bit temporaries)
+        return np.zeros(full, _U32), np.arange(size, dtype=_U32).reshape(full)
+    index = np.arange(size, dtype=np.uint64).reshape(full)
     return (index >> np.uint64(32)).astype(_U32), (index & np.uint64(0xFFFFFFFF)).astype(_U32)
 
 
