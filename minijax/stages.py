@@ -983,8 +983,8 @@ class Jitted(Wrapped):
     def _sharded_fast_key(self, args: tuple[Any, ...], entry: _CacheEntry) -> tuple[Any, Any] | None:
         """``_call_sharded``'s key for ``args`` and the key of the SPMD program they run
         (``_CacheEntry.spmd_plan``), or None when that path does not take them."""
-        if entry.program_mesh is not None:  # (its unsharded arguments are laid out first: _call)
-            return None
+        # (A program over a constraint's or shard_map's mesh takes this path too: _sharded_key keeps
+        # only arguments all laid out over several devices, and spmd_plan checks they are the mesh's.)
         if type(args[0]) is Array and type(args[-1]) is Array:
             if any(type(a) is not Array for a in args):
                 return None
