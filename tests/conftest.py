@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,6 +34,25 @@ from hypothesis import HealthCheck, settings
 
 from minijax.backend import get_backend
 from minijax.config import config
+
+
+def _share_compiled_bytecode() -> None:
+    """Let the Python subprocesses the tests start (doc pages, seed scripts, processes of a
+    distributed run: several hundred) import minijax from compiled bytecode.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set, as on some machines, every one of them
+    compiled all of minijax from source again (about 0.35 s of CPU each). The
+    bytecode goes to a folder of its own outside the tree (``PYTHONPYCACHEPREFIX``),
+    so the tree stays as that setting keeps it. Python checks each file against
+    its source, so a stale one is recompiled, never used.
+    """
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        folder = os.path.join(tempfile.gettempdir(), f"minijax-tests-pycache-{os.getuid()}")
+        os.environ["PYTHONPYCACHEPREFIX"] = folder
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+
+_share_compiled_bytecode()
 
 _COMMON: dict[str, Any] = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
