@@ -20,6 +20,7 @@ JAX uses for its context-manager flags.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -187,9 +188,9 @@ class _ThreadOverrides(threading.local):
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
         # trace_context() while this thread overrides one of its flags, else None
-        # (jit reads it on every call: one tuple, not one per call), with the
+        # (jit reads it on every call: one token, not one per call), with the
         # _trace_context_version it was computed at.
-        self.trace_context: tuple[Any, ...] | None = None
+        self.trace_context: int | None = None
         self.trace_context_version = -1
 
 
@@ -289,8 +290,9 @@ TRACE_CONTEXT_FLAGS = (
 _trace_context_version = 0
 
 
-def trace_context() -> tuple[Any, ...]:
-    """The values of TRACE_CONTEXT_FLAGS in force in this thread."""
+def trace_context() -> int:
+    """The values of TRACE_CONTEXT_FLAGS in force in this thread, as a token: equal
+    values, equal tokens (``context_token``)."""
     overrides = _overrides
     local = overrides.trace_context
     if local is None:
@@ -305,14 +307,33 @@ def _refresh_thread_trace_context() -> None:
     """Cache this thread's trace context if it overrides one of its flags."""
     local = _overrides.values
     overridden = any(name in local for name in TRACE_CONTEXT_FLAGS)
-    _overrides.trace_context = tuple(read(name) for name in TRACE_CONTEXT_FLAGS) if overridden else None
+    values = tuple(read(name) for name in TRACE_CONTEXT_FLAGS)
+    _overrides.trace_context = context_token(values) if overridden else None
     _overrides.trace_context_version = _trace_context_version
 
 
-def global_trace_context() -> tuple[Any, ...]:
+def global_trace_context() -> int:
     """trace_context() for a thread that overrides nothing (jit's hot path reads
     ``global_values[GLOBAL_TRACE_CONTEXT]``, kept up to date by ``update``)."""
-    return tuple(_global_values[name] for name in TRACE_CONTEXT_FLAGS)
+    return context_token(tuple(_global_values[name] for name in TRACE_CONTEXT_FLAGS))
+
+
+# Trace contexts enter every cache key of the hot paths (eager dispatch, jit
+# calls) as small ints: a tuple of six flag values would be hashed again at
+# every lookup (tuples do not keep their hash). Few contexts ever occur, so the
+# table is never trimmed.
+_context_tokens: dict[tuple[Any, ...], int] = {}
+_context_counter = itertools.count()
+
+
+def context_token(values: tuple[Any, ...]) -> int:
+    """The int naming the trace-context flag values ``values``."""
+    # The values' types too: True == 1 hash alike, but a flag read as either means another thing.
+    key = (values, tuple(map(type, values)))
+    token = _context_tokens.get(key)
+    if token is None:
+        token = _context_tokens.setdefault(key, next(_context_counter))  # (atomic: threads agree)
+    return token
 
 
 def x64_enabled() -> bool:

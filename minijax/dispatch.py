@@ -27,7 +27,14 @@ from minijax import core, monitoring
 from minijax.array import Array
 from minijax.backend import Backend, Device, Executable, default_device, default_device_of
 from minijax.caching import BoundedCache
-from minijax.config import executable_cache_size, read as read_flag, trace_context
+from minijax.config import (
+    GLOBAL_TRACE_CONTEXT,
+    executable_cache_size,
+    global_values,
+    read as read_flag,
+    thread_overrides,
+    trace_context,
+)
 from minijax.core import Primitive, ShapedArray
 from minijax.debug_checks import check_call_outputs, check_primitive_outputs, fp_checks_enabled, fp_switch
 from minijax.jaxpr import ClosedJaxpr, eval_jaxpr, subjaxprs
@@ -96,14 +103,7 @@ def _runner_for(
 ) -> tuple[list[ShapedArray], Runner]:
     """The output avals and the backend's runner for this signature, prepared once."""
     try:
-        # A param's type (and its elements') is part of the key: 1 == True == 1.0 hash alike, but a
-        # rule may accept one and reject another.
-        # The trace context too: a rule's output type may follow a flag (x64 gives ``dim_as_value``
-        # an int64 result, and it has no operand whose type would say so).
-        key: tuple[Any, ...] | None = (
-            prim, *(aval_key(a.aval) for a in arrays), device, trace_context(), *params.items(),
-            *map(core.param_type_key, params.values()),
-        )
+        key: tuple[Any, ...] | None = eager_key(prim, [aval_key(a.aval) for a in arrays], device, params)
         hash(key)
     except TypeError:  # a param value that is not hashable: no caching
         key = None
@@ -111,6 +111,21 @@ def _runner_for(
     if key is None:
         return _prepare(prim, device, in_avals, params)
     return _eager_cache.get_or_make(key, lambda: _prepare(prim, device, in_avals, params))
+
+
+def eager_key(prim: Primitive, operand_keys: list[Any], device: Device, params: dict[str, Any]) -> tuple[Any, ...]:
+    """The eager cache's key for ``prim`` on operands of ``operand_keys`` (``aval_key``).
+
+    A param's type (and its elements', for a tuple or list) is part of the key:
+    1 == True == 1.0 hash alike, but a rule may accept one and reject another.
+    The trace context too: a rule's output type may follow a flag (x64 gives
+    ``dim_as_value`` an int64 result, and it has no operand whose type would
+    say so). ``apply_primitive_fast`` builds the same key inline.
+    """
+    key: list[Any] = [prim, *operand_keys, device, trace_context()]
+    for name, value in params.items():
+        key += (name, value, core.param_type_key(value))
+    return tuple(key)
 
 
 def _prepare(
@@ -308,13 +323,14 @@ def apply_primitive_fast(prim: Primitive, args: Sequence[Any], params: dict[str,
         if args:  # uncommitted operands elsewhere move to the default device
             return apply_primitive(prim, args, params)
         device = default_device()  # no operands (iota)
-    if device is None or prim in eager_rules:
-        return apply_primitive(prim, args, params)
+    # (A primitive with an eager rule never has an entry: apply_primitive runs it.)
     key.append(device)
-    key.append(trace_context())
-    if params:
-        key.extend(params.items())
-        key.extend(map(core.param_type_key, params.values()))
+    key.append(global_values[GLOBAL_TRACE_CONTEXT] if not thread_overrides.values else trace_context())
+    for name, value in params.items():  # as eager_key, param_type_key inlined for a value of no elements
+        t = type(value)
+        key.append(name)
+        key.append(value)
+        key.append(core.param_type_key(value) if t is tuple or t is list else t)
     try:
         cached = _eager_cache.entries.get(tuple(key))  # ``_eager_cache.get``, without the call
     except TypeError:  # a param value that is not hashable
@@ -324,7 +340,7 @@ def apply_primitive_fast(prim: Primitive, args: Sequence[Any], params: dict[str,
     cached[1] = True
     out_avals, runner = cached[0]
     out_bufs = runner(bufs)
-    backend = device.backend
+    backend = device.backend  # type: ignore[union-attr]  # (set: by an operand, or to the default above)
     if prim.multiple_results:
         results = [Array(b, a, backend, device, committed) for b, a in zip(out_bufs, out_avals)]
     else:
@@ -346,6 +362,7 @@ def _eager_rule_from_impl(prim: Primitive) -> None:
         return out if prim.multiple_results else [out]  # type: ignore[no-any-return]
 
     eager_rules[prim] = rule
+    _eager_cache.clear()  # the fast path runs no primitive with an eager rule from the cache
 
 
 core.install_impl_hook(_eager_rule_from_impl)

@@ -73,6 +73,9 @@ __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Jitted", "Lowered", "Trace
 
 logger = logging.getLogger(__name__)
 
+# The hot path's two reads of core's trace state, bound once (neither name is ever rebound).
+_trace_state, _eval_trace = core.trace_state, core.eval_trace
+
 
 class _CacheEntry:
     __slots__ = ("name", "closed", "out_avals", "out_tree", "single_output", "backend", "executables", "runners",
@@ -897,7 +900,7 @@ class Jitted(Wrapped):
     # =================================================================================
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or not self._fast_ok or not args or core.trace_state.trace is not core.eval_trace:
+        if kwargs or not self._fast_ok or not args or _trace_state.trace is not _eval_trace:
             return self._call(args, kwargs)
         if thread_overrides.values:  # some flag overridden in this thread: read through config
             disable_jit, context = config_module.read("jax_disable_jit"), config_module.trace_context()

@@ -118,3 +118,39 @@ def test_eager_runners_are_kept_apart_by_the_trace_context() -> None:
     with minijax.enable_x64(True):
         assert dim_as_value_p.bind(dim=5).dtype == np.int64
     assert dim_as_value_p.bind(dim=5).dtype == np.int32
+
+
+@pytest.mark.parametrize("name", ["unary", "binary", "committed", "integers", "params", "no operands", "multiple results"])
+def test_a_repeated_operation_is_served_by_the_fast_path_alone(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fast path builds the eager cache's key inline: it must be the key the plain path
+    # stored (``eager_key``), or every call would miss and take the plain path again.
+    # (Operands made here: on this test's backend, whose device is the default one.)
+    _, prim, args, params = next(c for c in _operations() if c[0] == name)
+    want = dispatch.apply_primitive_fast(prim, args, params)
+
+    def plain(*_: Any) -> Any:
+        raise AssertionError(f"{prim} went to the plain path with params {params}")
+
+    monkeypatch.setattr(dispatch, "apply_primitive", plain)
+    got = dispatch.apply_primitive_fast(prim, args, dict(params))
+    for w, g in zip(want if prim.multiple_results else [want], got if prim.multiple_results else [got]):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+def test_eager_params_of_other_element_types_are_checked_again_on_the_fast_path() -> None:
+    from minijax.primitives.structural import reshape_p
+
+    x = jnp.ones((3, 4))  # (an Array: the fast path's operand)
+    assert reshape_p.bind(x, new_sizes=(1, 12), dimensions=None, sharding=None).shape == (1, 12)
+    with pytest.raises(TypeError, match=r"reshape new_sizes must have every element be an integer type"):
+        reshape_p.bind(x, new_sizes=(1.0, 12), dimensions=None, sharding=None)
+    with pytest.raises(TypeError):
+        reshape_p.bind(x, new_sizes=(True, 12), dimensions=None, sharding=None)
+
+
+def test_trace_contexts_are_named_by_tokens_that_tell_apart_equal_values_of_other_types() -> None:
+    from minijax.config import context_token
+
+    assert context_token((False, "standard")) == context_token((False, "standard"))
+    assert context_token((False, "standard")) != context_token((0, "standard"))  # False == 0, another flag value
+    assert context_token((True, "standard")) != context_token((False, "standard"))
