@@ -113,6 +113,52 @@ def test_einsum_is_dot_generals_and_transforms() -> None:
     np.testing.assert_allclose(np.asarray(batched), np.stack([a @ b, 2 * a @ b]), rtol=1e-6)
 
 
+@settings(max_examples=20)
+@given(problem=einsum_problems(), optimize=st.sampled_from(["auto", True, False]))
+def test_eager_einsum_on_arrays_runs_its_planned_program_again(problem: tuple[str, list[NDArray]], optimize: Any) -> None:
+    # On concrete Arrays einsum keeps its plan as one jitted program (the fast path); the
+    # second call must be served by it and agree with the first, and with NumPy.
+    from minijax.numpy import matrix_ops
+
+    spec, ops = problem
+    arrays = [jax.device_put(o) for o in ops]
+    expected = np.einsum(spec, *[o.astype(np.float64) for o in ops])
+    first = jnp.einsum(spec, *arrays, optimize=optimize)
+    assert matrix_ops._plan_key((spec, *arrays), optimize, None, None, jax.lax.dot_general) in matrix_ops._einsum_plans
+    again = jnp.einsum(spec, *arrays, optimize=optimize)
+    for out in (first, again):
+        assert out.shape == expected.shape and out.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_eager_einsum_plans_are_kept_apart_by_every_option_and_operand_type() -> None:
+    a16, b16 = jax.device_put(arange((2, 3), np.float16)), jax.device_put(arange((3, 2), np.float16))
+    assert jnp.einsum("ij,jk", a16, b16).dtype == np.float16
+    assert jnp.einsum("ij,jk", a16, b16, preferred_element_type=jnp.float32).dtype == np.float32
+    assert jnp.einsum("ij,jk", a16, b16).dtype == np.float16
+    weak = jax.device_put(2.0) * 1  # a float32 Array of weak type
+    f32 = jax.device_put(arange((3,)))
+    assert jnp.einsum(",i", weak, f32.astype(np.float16)).dtype == np.float16
+    assert jnp.einsum(",i", weak, f32).dtype == np.float32
+    assert jnp.einsum(",", weak, weak).weak_type and not jnp.einsum(",", weak, weak.astype(np.float32)).weak_type
+    f, g = jax.device_put(arange((3, 4))), jax.device_put(arange((5, 2)))
+    with pytest.raises(ValueError):  # a mismatch is the planner's error, every time
+        jnp.einsum("ij,jk", f, g)
+    with pytest.raises(ValueError):
+        jnp.einsum("ij,jk", f, g)
+
+
+def test_eager_einsum_plans_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from minijax.numpy import matrix_ops
+
+    monkeypatch.setattr(matrix_ops, "_einsum_plans", {})
+    monkeypatch.setattr(matrix_ops, "_EINSUM_PLANS_MAX", 3)
+    for n in range(1, 7):
+        x = jax.device_put(arange((n,)))
+        np.testing.assert_allclose(np.asarray(jnp.einsum("i,i", x, x)), float(np.dot(arange((n,)), arange((n,)))))
+    assert len(matrix_ops._einsum_plans) == 3
+
+
 # ---------------------------------------------------------------------------
 # Diagonals, traces, triangles
 

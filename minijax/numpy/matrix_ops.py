@@ -31,6 +31,7 @@ import numpy as np
 import opt_einsum
 
 from minijax import core, dtypes, lax
+from minijax.array import Array as ConcreteArray
 from minijax.mesh import NamedSharding, PartitionSpec as P
 from minijax.numpy import util
 from minijax.numpy.creation import arange, array, eye, ones, zeros, zeros_like
@@ -139,6 +140,11 @@ def einsum(
     all_args = tuple(
         arg.__jax_array__() if hasattr(arg, "__jax_array__") else arg for arg in (subscripts, *operands)
     )
+    eager = sharding is None and _all_concrete(all_args[1:]) and core.trace_state.trace is core.eval_trace
+    plan_key = _plan_key(all_args, optimize, precision, preferred_element_type, _dot_general) if eager else None
+    plan = None if plan_key is None else _einsum_plans.get(plan_key)
+    if plan is not None:  # (an optimisation of the two steps below, for a plan seen before)
+        return plan(*all_args[1:])
     # opt_einsum parses both calling conventions and plans the contraction
     # order from the shapes alone (einsum_call=True hands back the operands).
     contract_operands, planned = opt_einsum.contract_path(
@@ -146,6 +152,13 @@ def einsum(
     )
     contractions: tuple[Contraction, ...] = tuple((tuple(c[0]), frozenset(c[1]), c[2]) for c in planned)
     check_arraylike("einsum", *contract_operands)
+    if plan_key is not None:
+        # Eager einsum on Arrays runs as one compiled program of the whole contraction, with
+        # the plan fixed, as JAX stages it (a jit of ``_einsum`` with the plan static).
+        plan = _einsum_plans[plan_key] = _einsum_program(contractions, precision, preferred_element_type, _dot_general)
+        if len(_einsum_plans) > _EINSUM_PLANS_MAX:
+            del _einsum_plans[next(iter(_einsum_plans))]
+        return plan(*contract_operands)
     arrays = [array(op, copy=False) for op in contract_operands]
     if sharding is not None and (len(contractions) != 1 or len(contractions[0][0]) != 2):
         # JAX computes these under auto_axes and lays the result out afterwards.
@@ -154,6 +167,41 @@ def einsum(
         )
     out = _einsum(arrays, contractions, precision, preferred_element_type, _dot_general, sharding)
     return place_result(out, out_sharding, "einsum")
+
+
+# (subscripts, optimize, operand types) -> the jitted contraction for them (``_einsum_program``):
+# the eager fast path of ``einsum``, which otherwise plans the contraction again at every call.
+# Bounded: the oldest plans go first.
+_einsum_plans: dict[tuple[Any, ...], Callable[..., Array]] = {}
+_EINSUM_PLANS_MAX = 512
+
+
+def _all_concrete(operands: Sequence[Any]) -> bool:
+    return bool(operands) and all(type(op) is ConcreteArray for op in operands)
+
+
+def _plan_key(all_args: Sequence[Any], optimize: Any, *options: Any) -> tuple[Any, ...] | None:
+    """The key of einsum's eager plans for these arguments (subscripts first) and ``options``
+    (the other arguments the program depends on), or None when they name no reusable plan
+    (interleaved subscripts, an explicit path, an option that is not hashable)."""
+    subscripts = all_args[0]
+    if type(subscripts) is not str or not (optimize is None or type(optimize) in (str, bool)):
+        return None
+    key = (subscripts, optimize, *options, *(type(o) for o in options), *(op.aval for op in all_args[1:]))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _einsum_program(contractions: tuple[Contraction, ...], precision: Any, preferred_element_type: Any,
+                    _dot_general: Fn) -> Callable[..., Array]:
+    def contract(*operands: Any) -> Array:
+        return _einsum(list(operands), contractions, precision, preferred_element_type, _dot_general)
+
+    contract.__name__ = contract.__qualname__ = "_einsum"
+    return jit(contract)
 
 
 def einsum_path(subscripts: Any, /, *operands: Any, optimize: Any = "auto") -> tuple[list[tuple[int, ...]], Any]:
