@@ -201,7 +201,8 @@ def _einsum_program(contractions: tuple[Contraction, ...], precision: Any, prefe
         return _einsum(list(operands), contractions, precision, preferred_element_type, _dot_general)
 
     contract.__name__ = contract.__qualname__ = "_einsum"
-    return jit(contract)
+    program: Callable[..., Array] = jit(contract)
+    return program
 
 
 def einsum_path(subscripts: Any, /, *operands: Any, optimize: Any = "auto") -> tuple[list[tuple[int, ...]], Any]:
