@@ -89,9 +89,12 @@ def _lax(name: str) -> Fn:
     return fn
 
 
+_BOOL = np.dtype(np.bool_)
+
+
 def is_bool(x: Any) -> bool:
     aval = getattr(x, "aval", None)  # arrays and tracers: skip the general dtype() (hot path)
-    return bool((aval.dtype if aval is not None else dtypes.dtype(x)) == np.bool_)
+    return bool((aval.dtype if aval is not None else dtypes.dtype(x)) == _BOOL)  # (dtype == dtype: no conversion)
 
 
 def is_unsigned(x: Any) -> bool:

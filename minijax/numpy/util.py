@@ -355,8 +355,8 @@ def _already_promoted(args: tuple[Any, ...], allowed: frozenset[np.dtype[Any]]) 
             if aval.dtype not in allowed:
                 return False
             first = aval
-        elif aval != first:
-            return False
+        elif aval is not first and (aval.fast_key is None or aval.fast_key != first.fast_key) and aval != first:
+            return False  # (equal fast keys name equal avals: dispatch.aval_key)
     return first is not None
 
 
