@@ -609,9 +609,14 @@ def _array_tree_structure(tree: Any, leaves: list[Any]) -> Hashable | None:
     if t is Array:
         leaves.append(tree)
         return 0
+    # (An Array child is taken in the loop, without the call: most children are.)
     if t is tuple or t is list:
         parts: list[Any] = [t]
         for x in tree:
+            if type(x) is Array:
+                leaves.append(x)
+                parts.append(0)
+                continue
             sub = _array_tree_structure(x, leaves)
             if sub is None:
                 return None
@@ -624,7 +629,12 @@ def _array_tree_structure(tree: Any, leaves: list[Any]) -> Hashable | None:
             return None
         parts = [dict, tuple(keys)]
         for k in keys:
-            sub = _array_tree_structure(tree[k], leaves)
+            x = tree[k]
+            if type(x) is Array:
+                leaves.append(x)
+                parts.append(0)
+                continue
+            sub = _array_tree_structure(x, leaves)
             if sub is None:
                 return None
             parts.append(sub)

@@ -243,3 +243,19 @@ def test_the_fast_call_serves_pytree_arguments_from_its_cache():
     jitted({"a": x, "b": y}, [np.ones(2, np.float32)])  # a host leaf
     assert len(calls) == 3
 
+
+
+def test_the_fast_call_keys_nested_pytree_arguments_by_their_whole_structure():
+    # Array children are taken inline (_array_tree_structure): a nested container must still
+    # enter the key as itself, so that a list for a tuple two levels down misses.
+    jitted = jax.jit(lambda d, p: add(d["a"], d["b"][1][0]))
+    x, y = f32([1.0, 2.0]), f32([3.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(jitted({"a": x, "b": [y, (x,)]}, [y])), [2.0, 4.0])
+    calls = []
+    original = jitted._call
+    jitted._call = lambda *a: calls.append(a) or original(*a)
+    np.testing.assert_array_equal(np.asarray(jitted({"a": y, "b": [x, (y,)]}, [x])), [6.0, 8.0])
+    assert calls == []
+    np.testing.assert_array_equal(np.asarray(jitted({"a": y, "b": [x, [y]]}, [x])), [6.0, 8.0])
+    np.testing.assert_array_equal(np.asarray(jitted({"a": y, "b": [x, (y, x)]}, [x])), [6.0, 8.0])
+    assert len(calls) == 2
