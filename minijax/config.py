@@ -307,8 +307,8 @@ def _refresh_thread_trace_context() -> None:
     """Cache this thread's trace context if it overrides one of its flags."""
     local = _overrides.values
     overridden = any(name in local for name in TRACE_CONTEXT_FLAGS)
-    values = tuple(read(name) for name in TRACE_CONTEXT_FLAGS)
-    _overrides.trace_context = context_token(values) if overridden else None
+    values = tuple(read(name) for name in TRACE_CONTEXT_FLAGS) if overridden else None
+    _overrides.trace_context = None if values is None else context_token(values)
     _overrides.trace_context_version = _trace_context_version
 
 

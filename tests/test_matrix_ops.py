@@ -148,15 +148,17 @@ def test_eager_einsum_plans_are_kept_apart_by_every_option_and_operand_type() ->
         jnp.einsum("ij,jk", f, g)
 
 
-def test_eager_einsum_plans_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_eager_einsum_plans_are_bounded_and_cleared_with_the_caches() -> None:
+    from minijax.config import config_context
     from minijax.numpy import matrix_ops
 
-    monkeypatch.setattr(matrix_ops, "_einsum_plans", {})
-    monkeypatch.setattr(matrix_ops, "_EINSUM_PLANS_MAX", 3)
-    for n in range(1, 7):
-        x = jax.device_put(arange((n,)))
-        np.testing.assert_allclose(np.asarray(jnp.einsum("i,i", x, x)), float(np.dot(arange((n,)), arange((n,)))))
-    assert len(matrix_ops._einsum_plans) == 3
+    with config_context(minijax_executable_cache_size=3):
+        for n in range(1, 7):
+            x = jax.device_put(arange((n,)))
+            np.testing.assert_allclose(np.asarray(jnp.einsum("i,i", x, x)), float(np.dot(arange((n,)), arange((n,)))))
+        assert len(matrix_ops._einsum_plans) <= 3
+    jax.clear_caches()
+    assert len(matrix_ops._einsum_plans) == 0
 
 
 # ---------------------------------------------------------------------------

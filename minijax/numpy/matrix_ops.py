@@ -32,6 +32,8 @@ import opt_einsum
 
 from minijax import core, dtypes, lax
 from minijax.array import Array as ConcreteArray
+from minijax.caching import BoundedCache
+from minijax.config import executable_cache_size
 from minijax.mesh import NamedSharding, PartitionSpec as P
 from minijax.numpy import util
 from minijax.numpy.creation import arange, array, eye, ones, zeros, zeros_like
@@ -155,9 +157,8 @@ def einsum(
     if plan_key is not None:
         # Eager einsum on Arrays runs as one compiled program of the whole contraction, with
         # the plan fixed, as JAX stages it (a jit of ``_einsum`` with the plan static).
-        plan = _einsum_plans[plan_key] = _einsum_program(contractions, precision, preferred_element_type, _dot_general)
-        if len(_einsum_plans) > _EINSUM_PLANS_MAX:
-            del _einsum_plans[next(iter(_einsum_plans))]
+        plan = _einsum_program(contractions, precision, preferred_element_type, _dot_general)
+        _einsum_plans.put(plan_key, plan)
         return plan(*contract_operands)
     arrays = [array(op, copy=False) for op in contract_operands]
     if sharding is not None and (len(contractions) != 1 or len(contractions[0][0]) != 2):
@@ -169,11 +170,11 @@ def einsum(
     return place_result(out, out_sharding, "einsum")
 
 
-# (subscripts, optimize, operand types) -> the jitted contraction for them (``_einsum_program``):
-# the eager fast path of ``einsum``, which otherwise plans the contraction again at every call.
-# Bounded: the oldest plans go first.
-_einsum_plans: dict[tuple[Any, ...], Callable[..., Array]] = {}
-_EINSUM_PLANS_MAX = 512
+# (subscripts, optimize, options, operand types) -> the jitted contraction for them
+# (``_einsum_program``): the eager fast path of ``einsum``, which otherwise plans the contraction
+# again at every call. Bounded like the executables each plan compiles, and emptied by
+# ``jax.clear_caches``.
+_einsum_plans: BoundedCache[tuple[Any, ...], Callable[..., Array]] = BoundedCache("einsum plans", executable_cache_size)
 
 
 def _all_concrete(operands: Sequence[Any]) -> bool:
