@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -137,6 +136,8 @@ def _wait_for_coordinator(address: str, process_id: int, num_processes: int, tim
     jaxlib's client, failing to register, ends the whole process from C++ (a fatal
     log, no Python exception); probing the port first turns an unreachable
     coordinator into an error the caller can read and catch."""
+    import socket  # (here: only a multi-process start needs it, and it is ~2% of ``import minijax``)
+
     host, port = address.rsplit(":", 1)
     host = host.strip("[]")
     deadline = time.monotonic() + timeout

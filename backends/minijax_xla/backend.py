@@ -18,11 +18,9 @@ the compiled code; see ``_load_or_compile``.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import logging
 import os
-import tempfile
 import threading
 import time
 import warnings
@@ -145,6 +143,10 @@ def cache_key(module: bytes, device: Any) -> str:
         str(device.device_kind).encode(),
         b"x64" if x64_enabled() else b"x32",
     ]
+    # (hashlib and tempfile are imported by the persistent cache's functions, only when it is
+    # on: together ~2% of the time to the first operation otherwise)
+    import hashlib
+
     digest = hashlib.sha256()
     for part in parts:  # length-prefixed, so that no two part lists hash alike
         digest.update(len(part).to_bytes(8, "little"))
@@ -161,6 +163,8 @@ def _cache_problem(action: str, path: str, error: Exception) -> None:
 
 def _write_atomically(path: str, blob: bytes) -> None:
     # A reader in another process sees the old file or the whole new one.
+    import tempfile
+
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")

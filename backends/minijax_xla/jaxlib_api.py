@@ -21,7 +21,6 @@ import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 # XLA's C++ logging goes to stderr; INFO lines (one per client creation) are
@@ -816,6 +815,8 @@ def find_cuda_plugin() -> CudaPlugin | None:
         library = next((os.path.join(d, _CUDA_LIBRARY) for d in locations if os.path.isfile(os.path.join(d, _CUDA_LIBRARY))), None)
         if library is None:
             continue
+        from importlib import metadata  # (here: ~10 ms to import, and only a found plugin needs it)
+
         try:
             version: str | None = metadata.version(distribution)
         except metadata.PackageNotFoundError:

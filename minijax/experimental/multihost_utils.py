@@ -7,7 +7,6 @@ cross processes over gloo), as JAX does it; with one process each is the identit
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -154,6 +153,8 @@ def assert_equal(in_tree: Any, fail_message: str = "") -> None:
 def sync_global_devices(name: str) -> None:
     """Wait until every process reaches this call with the same ``name`` (an XLA
     collective over all devices); AssertionError when the names differ."""
+    import hashlib  # (here: ~2% of ``import minijax``, for this one call)
+
     digest = np.frombuffer(hashlib.sha256(name.encode()).digest()[:8], dtype=np.uint32).copy()
     assert_equal(digest, f"sync_global_devices name mismatch ('{name}')")
 

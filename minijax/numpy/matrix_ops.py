@@ -23,12 +23,12 @@ traces; triangles; index helpers; grids and shifts; 1-D convolution.
 from __future__ import annotations
 
 import collections
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import opt_einsum
 
 from minijax import core, dtypes, lax
 from minijax.array import Array as ConcreteArray
@@ -99,11 +99,24 @@ def _static_int(x: Any, what: str) -> int:
 # einsum
 
 
-class _Unoptimized(opt_einsum.paths.PathOptimizer):  # type: ignore[misc]
-    """``optimize=False``: contract the operands left to right, as written."""
+@functools.cache
+def _opt_einsum() -> Any:
+    """The opt_einsum module, imported at the first contraction planned rather than with
+    ``minijax.numpy`` (it is ~4% of ``import minijax``, and most programs never call einsum)."""
+    import opt_einsum
 
-    def __call__(self, inputs: Sequence[Any], *args: Any, **kwargs: Any) -> list[tuple[int, int]]:
-        return [(0, 1)] * (len(inputs) - 1)
+    return opt_einsum
+
+
+@functools.cache
+def _unoptimized() -> Any:
+    """opt_einsum's path optimizer for ``optimize=False``: contract the operands left to right, as written."""
+
+    class Unoptimized(_opt_einsum().paths.PathOptimizer):  # type: ignore[misc]
+        def __call__(self, inputs: Sequence[Any], *args: Any, **kwargs: Any) -> list[tuple[int, int]]:
+            return [(0, 1)] * (len(inputs) - 1)
+
+    return Unoptimized()
 
 
 def _path_type(optimize: Any) -> Any:
@@ -111,7 +124,7 @@ def _path_type(optimize: Any) -> Any:
     if optimize is True:
         return "optimal"
     if optimize is False:
-        return _Unoptimized()
+        return _unoptimized()
     return optimize
 
 
@@ -149,7 +162,7 @@ def einsum(
         return plan(*all_args[1:])
     # opt_einsum parses both calling conventions and plans the contraction
     # order from the shapes alone (einsum_call=True hands back the operands).
-    contract_operands, planned = opt_einsum.contract_path(
+    contract_operands, planned = _opt_einsum().contract_path(
         *all_args, einsum_call=True, use_blas=True, optimize=_path_type(optimize)
     )
     contractions: tuple[Contraction, ...] = tuple((tuple(c[0]), frozenset(c[1]), c[2]) for c in planned)
@@ -208,8 +221,9 @@ def _einsum_program(contractions: tuple[Contraction, ...], precision: Any, prefe
 
 def einsum_path(subscripts: Any, /, *operands: Any, optimize: Any = "auto") -> tuple[list[tuple[int, ...]], Any]:
     """The contraction path ``einsum`` would take (for its ``optimize=``), and opt_einsum's report."""
-    optimize2 = ("optimal" if optimize else _Unoptimized()) if isinstance(optimize, bool) else optimize
-    result: tuple[list[tuple[int, ...]], Any] = opt_einsum.contract_path(subscripts, *operands, optimize=optimize2)
+    result: tuple[list[tuple[int, ...]], Any] = _opt_einsum().contract_path(
+        subscripts, *operands, optimize=_path_type(optimize)
+    )
     return result
 
 
